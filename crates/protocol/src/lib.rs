@@ -1,0 +1,1 @@
+//! Wire formats. See the crate description.
