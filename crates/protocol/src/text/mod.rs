@@ -1,0 +1,1 @@
+//! memcached text and meta protocols (in progress).
