@@ -1,1 +1,34 @@
-//! Storage engine.
+//! memstored's storage engine: records with flags, expiry and CAS, kept by an
+//! engine chosen by a name string such as `*#capsiz=64m`, `+`,
+//! `casket.tkh#num_shards=10` or `db.tcb#opts=d`.
+//!
+//! ```
+//! let db = memstored_engine::Db::open("*", true).unwrap();
+//! db.set(b"key", b"value", true).unwrap();
+//! assert_eq!(&db.get(b"key").unwrap()[..], b"value");
+//! ```
+
+pub mod db;
+pub mod format;
+pub mod hint;
+pub mod io;
+pub mod iter;
+mod multi;
+pub mod name;
+mod ops;
+pub mod record;
+pub mod scan;
+pub mod search;
+pub mod shard;
+pub mod status;
+pub mod store;
+
+pub use db::Db;
+pub use iter::Cursor;
+pub use name::{Compression, DbName, EngineKind, SyncMode};
+pub use ops::{StoreMode, StoreOptions};
+pub use record::{now_secs, Meta, Record};
+pub use search::SearchMode;
+pub use shard::Action;
+pub use status::{Error, Result};
+pub use store::StoreStats;

@@ -1,0 +1,275 @@
+//! `Db`: an open database — shards of one engine, chosen by a name string.
+
+use crate::format::FileKind;
+use crate::io::{FileSystem, RealFs};
+use crate::name::{DbName, EngineKind};
+use crate::record::{now_secs, Record};
+use crate::shard::{Action, Shard, ShardState};
+use crate::status::{Error, Result};
+use crate::store::cache::CacheStore;
+use crate::store::index::{HashIndex, TreeIndex};
+use crate::store::log::{LogOptions, LogStore};
+use crate::store::memfile::MemFileStore;
+use crate::store::memory::MemStore;
+use crate::store::{Store, StoreStats};
+use parking_lot::RwLockWriteGuard;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// An open database. Thread-safe: share it with `Arc` and call from any thread.
+pub struct Db {
+    pub(crate) name: DbName,
+    pub(crate) shards: Vec<Shard>,
+    pub(crate) writable: bool,
+}
+
+/// The file of shard `i` of `n`: Tkrzw's `casket.tkh-00003-of-00016` style,
+/// or the path itself for an unsharded database.
+pub fn shard_path(path: &str, i: usize, n: usize) -> PathBuf {
+    if n == 1 {
+        PathBuf::from(path)
+    } else {
+        PathBuf::from(format!("{path}-{i:05}-of-{n:05}"))
+    }
+}
+
+fn open_store(
+    name: &DbName,
+    path: PathBuf,
+    writable: bool,
+    fs: &Arc<dyn FileSystem>,
+) -> Result<Box<dyn Store>> {
+    let buckets = name.num_buckets / name.num_shards;
+    let log = |kind| LogOptions {
+        writable,
+        kind,
+        compression: name.compression,
+        sync: name.sync,
+        buckets,
+    };
+    Ok(match name.kind {
+        EngineKind::MemHash if name.cap_mem_size > 0 || name.cap_rec_num > 0 => {
+            let n = name.num_shards as u64;
+            Box::new(CacheStore::new(
+                name.cap_mem_size / n,
+                name.cap_rec_num.div_ceil(n),
+            ))
+        }
+        EngineKind::MemHash => Box::new(MemStore::<HashIndex<_>>::new(buckets)),
+        EngineKind::MemTree => Box::new(MemStore::<TreeIndex<_>>::new(buckets)),
+        EngineKind::MemFile => Box::new(MemFileStore::open(
+            fs.clone(),
+            path,
+            writable,
+            name.compression,
+            buckets,
+        )?),
+        EngineKind::FileHash => Box::new(LogStore::<HashIndex<_>>::open(
+            fs.clone(),
+            path,
+            log(FileKind::HashLog),
+        )?),
+        EngineKind::FileTree => Box::new(LogStore::<TreeIndex<_>>::open(
+            fs.clone(),
+            path,
+            log(FileKind::TreeLog),
+        )?),
+    })
+}
+
+impl Db {
+    /// Opens a database by name, e.g. `*#capsiz=64m` or `casket.tkh#num_shards=10`.
+    pub fn open(name: &str, writable: bool) -> Result<Db> {
+        Db::open_with_fs(name, writable, Arc::new(RealFs))
+    }
+
+    /// Opens over a given file system (tests pass a simulated one).
+    pub fn open_with_fs(name: &str, writable: bool, fs: Arc<dyn FileSystem>) -> Result<Db> {
+        let name = DbName::parse(name)?;
+        let n = name.num_shards;
+        let mut shards = Vec::with_capacity(n);
+        for i in 0..n {
+            let store = open_store(&name, shard_path(&name.path, i, n), writable, &fs)?;
+            shards.push(Shard::new(store));
+        }
+        Ok(Db {
+            name,
+            shards,
+            writable,
+        })
+    }
+
+    /// The parsed name this database was opened with.
+    pub fn name(&self) -> &DbName {
+        &self.name
+    }
+
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// True when iteration visits keys in order.
+    pub fn is_ordered(&self) -> bool {
+        self.name.kind.is_ordered()
+    }
+
+    /// The shard a key lives in. A stable hash (CRC32C), so files keep their
+    /// keys across restarts.
+    pub(crate) fn shard_of(&self, key: &[u8]) -> &Shard {
+        let i = crc32c::crc32c(key) as usize % self.shards.len();
+        &self.shards[i]
+    }
+
+    pub(crate) fn shard_index(&self, key: &[u8]) -> usize {
+        crc32c::crc32c(key) as usize % self.shards.len()
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.writable {
+            Ok(())
+        } else {
+            Err(Error::Precondition("the database is open read-only".into()))
+        }
+    }
+
+    /// The live record of `key` with its metadata, or `None`.
+    pub fn get_record(&self, key: &[u8]) -> Result<Option<Record>> {
+        self.shard_of(key).state.read().live(key, now_secs())
+    }
+
+    /// Runs `f` on the live record of `key` (or `None`) under the shard's
+    /// write lock and carries out the action it returns: the building block of
+    /// every atomic read-modify-write (Tkrzw's record processor).
+    /// Returns `f`'s result and the new CAS when the action stored a value.
+    pub fn process<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(Option<&Record>) -> Result<(Action, R)>,
+    ) -> Result<(R, Option<u64>)> {
+        self.check_writable()?;
+        let mut state = self.shard_of(key).state.write();
+        let current = state.live(key, now_secs())?;
+        let (action, r) = f(current.as_ref())?;
+        let cas = state.apply(key, action)?;
+        Ok((r, cas))
+    }
+
+    /// Number of records (expired records not yet reclaimed included).
+    pub fn count(&self) -> u64 {
+        self.shards.iter().map(|s| s.state.read().store.len()).sum()
+    }
+
+    /// Removes every record.
+    pub fn clear(&self) -> Result<()> {
+        self.check_writable()?;
+        for s in &self.shards {
+            s.state.write().store.clear()?;
+        }
+        Ok(())
+    }
+
+    /// Hands buffered writes to the OS, shard by shard; with `hard`, fsyncs them.
+    pub fn synchronize(&self, hard: bool) -> Result<()> {
+        for s in &self.shards {
+            s.state.write().store.synchronize(hard)?;
+        }
+        Ok(())
+    }
+
+    /// Synchronizes and closes every shard. Later calls that write fail.
+    pub fn close(&self) -> Result<()> {
+        let mut first_err = None;
+        for s in &self.shards {
+            if let Err(e) = s.state.write().store.close() {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Counters summed over the shards.
+    pub fn stats(&self) -> StoreStats {
+        let mut t = StoreStats::default();
+        for s in &self.shards {
+            let x = s.state.read().store.stats();
+            t.bytes += x.bytes;
+            t.evictions += x.evictions;
+            t.file_size += x.file_size;
+        }
+        t
+    }
+
+    /// Properties as name/value pairs, like Tkrzw's Inspect.
+    pub fn inspect(&self) -> Vec<(String, String)> {
+        let st = self.stats();
+        let mut out = vec![
+            ("class".to_string(), self.name.kind.label().to_string()),
+            ("path".into(), self.name.path.clone()),
+            ("num_records".into(), self.count().to_string()),
+            ("num_shards".into(), self.shards.len().to_string()),
+            ("bytes".into(), st.bytes.to_string()),
+            ("file_size".into(), st.file_size.to_string()),
+            ("evictions".into(), st.evictions.to_string()),
+            ("writable".into(), self.writable.to_string()),
+            (
+                "compression".into(),
+                format!("{:?}", self.name.compression).to_lowercase(),
+            ),
+            (
+                "sync".into(),
+                format!("{:?}", self.name.sync).to_lowercase(),
+            ),
+        ];
+        if self.name.cap_mem_size > 0 {
+            out.push(("cap_mem_size".into(), self.name.cap_mem_size.to_string()));
+        }
+        if self.name.cap_rec_num > 0 {
+            out.push(("cap_rec_num".into(), self.name.cap_rec_num.to_string()));
+        }
+        if !self.name.ignored.is_empty() {
+            out.push(("ignored_params".into(), self.name.ignored.join(",")));
+        }
+        out
+    }
+
+    /// Locks the shards holding `keys` for writing, in shard order, so two
+    /// multi-key calls can never deadlock.
+    pub(crate) fn lock_shards(&self, keys: &[&[u8]]) -> LockedShards<'_> {
+        let mut idx: Vec<usize> = keys.iter().map(|k| self.shard_index(k)).collect();
+        idx.sort_unstable();
+        idx.dedup();
+        LockedShards {
+            db: self,
+            guards: idx
+                .iter()
+                .map(|&i| (i, self.shards[i].state.write()))
+                .collect(),
+        }
+    }
+}
+
+/// Write guards over several shards, for calls atomic across shards.
+pub(crate) struct LockedShards<'a> {
+    db: &'a Db,
+    guards: Vec<(usize, RwLockWriteGuard<'a, ShardState>)>,
+}
+
+impl LockedShards<'_> {
+    /// The locked state of the shard holding `key`.
+    pub fn state(&mut self, key: &[u8]) -> Result<&mut ShardState> {
+        let want = self.db.shard_index(key);
+        self.guards
+            .iter_mut()
+            .find(|(i, _)| *i == want)
+            .map(|(_, g)| &mut **g)
+            .ok_or_else(|| Error::InvalidArgument("key outside the locked set".into()))
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::error!("closing {}: {e}", self.name.path);
+        }
+    }
+}

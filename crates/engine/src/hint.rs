@@ -1,0 +1,143 @@
+//! Hint files: a snapshot of a log file's index written at clean close, so
+//! that reopening reads one entry per key instead of every record's bytes.
+//! A hint is only trusted when its generation matches the data file's, its
+//! covered length fits the file and its CRC is right; otherwise the log is scanned.
+
+use crate::format::{read_u32, read_u64, Codec, HINT_MAGIC};
+use crate::io::FileSystem;
+use crate::record::Meta;
+use crate::status::Result;
+use crate::store::log::Loc;
+use std::path::{Path, PathBuf};
+
+const HINT_HEADER: usize = 64;
+/// Fixed bytes per entry before the key.
+const ENTRY_FIXED: usize = 4 + 8 + 4 + 1 + 4 + 8 + 8;
+
+/// `casket.tkh` -> `casket.tkh.hint`.
+pub fn hint_path(data: &Path) -> PathBuf {
+    let mut s = data.as_os_str().to_owned();
+    s.push(".hint");
+    PathBuf::from(s)
+}
+
+/// A loaded hint.
+pub struct Hint {
+    /// The data file length the hint describes; records after it are replayed.
+    pub data_len: u64,
+    pub max_cas: u64,
+    pub live_bytes: u64,
+    pub entries: Vec<(Vec<u8>, Loc)>,
+}
+
+/// Writes a hint atomically (temporary file, sync, rename, directory sync).
+pub fn save(
+    fs: &dyn FileSystem,
+    path: &Path,
+    generation: u64,
+    data_len: u64,
+    max_cas: u64,
+    live_bytes: u64,
+    entries: &[(&[u8], Loc)],
+) -> Result<()> {
+    let mut b = Vec::with_capacity(
+        HINT_HEADER
+            + entries
+                .iter()
+                .map(|(k, _)| ENTRY_FIXED + k.len())
+                .sum::<usize>()
+            + 4,
+    );
+    b.extend_from_slice(HINT_MAGIC);
+    for n in [
+        generation,
+        data_len,
+        entries.len() as u64,
+        max_cas,
+        live_bytes,
+    ] {
+        b.extend_from_slice(&n.to_le_bytes());
+    }
+    b.resize(HINT_HEADER, 0);
+    for (key, loc) in entries {
+        b.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        b.extend_from_slice(&loc.offset.to_le_bytes());
+        b.extend_from_slice(&loc.stored_len.to_le_bytes());
+        b.push(loc.codec as u8);
+        b.extend_from_slice(&loc.meta.flags.to_le_bytes());
+        b.extend_from_slice(&loc.meta.expires_at.to_le_bytes());
+        b.extend_from_slice(&loc.meta.cas.to_le_bytes());
+        b.extend_from_slice(key);
+    }
+    let crc = crc32c::crc32c(&b);
+    b.extend_from_slice(&crc.to_le_bytes());
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    fs.remove(&tmp)?;
+    let f = fs.open(&tmp, true, true)?;
+    f.write_at(&b, 0)?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, path)?;
+    fs.sync_dir(path)
+}
+
+/// Loads a hint if present and valid for the data file of `generation` and `file_len`.
+pub fn load(fs: &dyn FileSystem, path: &Path, generation: u64, file_len: u64) -> Option<Hint> {
+    if !fs.exists(path) {
+        return None;
+    }
+    let f = fs.open(path, false, false).ok()?;
+    let len = usize::try_from(f.len().ok()?).ok()?;
+    if len < HINT_HEADER + 4 {
+        return None;
+    }
+    let mut b = vec![0u8; len];
+    f.read_at(&mut b, 0).ok()?;
+    let (body, crc) = b.split_at(len - 4);
+    if read_u32(crc, 0) != crc32c::crc32c(body) || &body[..8] != HINT_MAGIC {
+        return None;
+    }
+    if read_u64(body, 8) != generation {
+        return None;
+    }
+    let data_len = read_u64(body, 16);
+    if data_len > file_len {
+        return None;
+    }
+    let count = read_u64(body, 24);
+    let mut entries = Vec::new();
+    let mut at = HINT_HEADER;
+    for _ in 0..count {
+        let fixed = body.get(at..at + ENTRY_FIXED)?;
+        let key_len = read_u32(fixed, 0);
+        let codec = match fixed[16] {
+            0 => Codec::Raw,
+            1 => Codec::Lz4,
+            2 => Codec::Zstd,
+            _ => return None,
+        };
+        let loc = Loc {
+            offset: read_u64(fixed, 4),
+            key_len,
+            stored_len: read_u32(fixed, 12),
+            codec,
+            meta: Meta {
+                flags: read_u32(fixed, 17),
+                expires_at: read_u64(fixed, 21),
+                cas: read_u64(fixed, 29),
+            },
+        };
+        at += ENTRY_FIXED;
+        let key = body.get(at..at + key_len as usize)?;
+        at += key_len as usize;
+        entries.push((key.to_vec(), loc));
+    }
+    (at == body.len()).then_some(Hint {
+        data_len,
+        max_cas: read_u64(body, 32),
+        live_bytes: read_u64(body, 40),
+        entries,
+    })
+}

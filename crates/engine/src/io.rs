@@ -1,0 +1,302 @@
+//! File I/O behind a small trait, so that crash tests can run the real engine
+//! code over a simulated disk that forgets unsynced writes (power loss).
+
+use crate::status::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One open file. Positional reads and writes only, so many readers can share it.
+pub trait DataFile: Send + Sync {
+    fn len(&self) -> Result<u64>;
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()>;
+    fn write_at(&self, data: &[u8], offset: u64) -> Result<()>;
+    fn set_len(&self, len: u64) -> Result<()>;
+    /// Makes everything written so far durable (fdatasync).
+    fn sync(&self) -> Result<()>;
+}
+
+/// The directory operations the engines need.
+pub trait FileSystem: Send + Sync + Debug {
+    /// Opens `path`; creates it when `create` is set and it does not exist.
+    fn open(&self, path: &Path, writable: bool, create: bool) -> Result<Arc<dyn DataFile>>;
+    fn exists(&self, path: &Path) -> bool;
+    /// Atomically replaces `to` with `from`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    fn remove(&self, path: &Path) -> Result<()>;
+    /// Makes creations and renames inside the directory of `path` durable.
+    fn sync_dir(&self, path: &Path) -> Result<()>;
+}
+
+fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::System(format!("{what} {}: {e}", path.display()))
+}
+
+/// The real disk.
+#[derive(Debug, Default)]
+pub struct RealFs;
+
+struct RealFile(std::fs::File);
+
+impl DataFile for RealFile {
+    fn len(&self) -> Result<u64> {
+        Ok(self.0.metadata()?.len())
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        Ok(self.0.read_exact_at(buf, offset)?)
+    }
+    fn write_at(&self, data: &[u8], offset: u64) -> Result<()> {
+        Ok(self.0.write_all_at(data, offset)?)
+    }
+    fn set_len(&self, len: u64) -> Result<()> {
+        Ok(self.0.set_len(len)?)
+    }
+    fn sync(&self) -> Result<()> {
+        Ok(self.0.sync_data()?)
+    }
+}
+
+impl FileSystem for RealFs {
+    fn open(&self, path: &Path, writable: bool, create: bool) -> Result<Arc<dyn DataFile>> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(writable)
+            .create(writable && create)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| io_err("cannot open", path, e))?;
+        Ok(Arc::new(RealFile(file)))
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(|e| io_err("cannot rename", from, e))
+    }
+    fn remove(&self, path: &Path) -> Result<()> {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(io_err("cannot remove", path, e))
+            }
+            _ => Ok(()),
+        }
+    }
+    fn sync_dir(&self, path: &Path) -> Result<()> {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let d = std::fs::File::open(&dir).map_err(|e| io_err("cannot open directory", &dir, e))?;
+        d.sync_all()
+            .map_err(|e| io_err("cannot sync directory", &dir, e))
+    }
+}
+
+/// A write not yet made durable by `sync`.
+#[derive(Debug, Clone)]
+enum PendingOp {
+    Write { offset: u64, data: Vec<u8> },
+    SetLen(u64),
+}
+
+#[derive(Debug, Default)]
+struct SimState {
+    /// What survives a power loss.
+    durable: Vec<u8>,
+    /// What readers see now.
+    current: Vec<u8>,
+    /// Operations since the last sync, in order.
+    pending: Vec<PendingOp>,
+}
+
+/// A simulated file: every write is kept in a pending list until `sync`.
+#[derive(Debug, Default)]
+pub struct SimFile {
+    state: Mutex<SimState>,
+}
+
+fn apply(buf: &mut Vec<u8>, op: &PendingOp) {
+    match op {
+        PendingOp::Write { offset, data } => {
+            let start = *offset as usize;
+            let end = start + data.len();
+            if buf.len() < end {
+                buf.resize(end, 0);
+            }
+            buf[start..end].copy_from_slice(data);
+        }
+        PendingOp::SetLen(len) => buf.resize(*len as usize, 0),
+    }
+}
+
+impl DataFile for SimFile {
+    fn len(&self) -> Result<u64> {
+        Ok(self.state.lock().current.len() as u64)
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let s = self.state.lock();
+        let start =
+            usize::try_from(offset).map_err(|_| Error::System("offset too large".into()))?;
+        let src = s
+            .current
+            .get(start..start.saturating_add(buf.len()))
+            .ok_or_else(|| Error::System("read past the end of file".into()))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+    fn write_at(&self, data: &[u8], offset: u64) -> Result<()> {
+        let mut s = self.state.lock();
+        let op = PendingOp::Write {
+            offset,
+            data: data.to_vec(),
+        };
+        apply(&mut s.current, &op);
+        s.pending.push(op);
+        Ok(())
+    }
+    fn set_len(&self, len: u64) -> Result<()> {
+        let mut s = self.state.lock();
+        let op = PendingOp::SetLen(len);
+        apply(&mut s.current, &op);
+        s.pending.push(op);
+        Ok(())
+    }
+    fn sync(&self) -> Result<()> {
+        let mut s = self.state.lock();
+        s.durable = s.current.clone();
+        s.pending.clear();
+        Ok(())
+    }
+}
+
+/// How much of the unsynced work survives a simulated power loss.
+#[derive(Debug, Clone, Copy)]
+pub struct PowerLoss {
+    /// Leading unsynced operations of each file that reach the disk whole.
+    pub keep_ops: usize,
+    /// Bytes of the next unsynced write that reach the disk (a torn write).
+    pub torn_bytes: usize,
+}
+
+impl PowerLoss {
+    /// Every unsynced byte is lost.
+    pub const DROP_UNSYNCED: PowerLoss = PowerLoss {
+        keep_ops: 0,
+        torn_bytes: 0,
+    };
+}
+
+/// A simulated file system. Directory operations are durable at once (the
+/// engine syncs directories after them anyway); file contents are durable only
+/// after `sync`.
+#[derive(Debug, Default)]
+pub struct SimFs {
+    files: Mutex<HashMap<PathBuf, Arc<SimFile>>>,
+}
+
+impl SimFs {
+    pub fn new() -> Arc<SimFs> {
+        Arc::new(SimFs::default())
+    }
+
+    /// Simulates a power loss: each file keeps its durable bytes plus what `loss` lets through.
+    /// Open handles must not be used afterwards (reopen the database).
+    pub fn power_loss(&self, loss: PowerLoss) {
+        let mut files = self.files.lock();
+        for (path, file) in files.iter_mut() {
+            let s = file.state.lock();
+            let mut survived = s.durable.clone();
+            for op in s.pending.iter().take(loss.keep_ops) {
+                apply(&mut survived, op);
+            }
+            if let Some(PendingOp::Write { offset, data }) = s.pending.get(loss.keep_ops) {
+                let n = loss.torn_bytes.min(data.len());
+                apply(
+                    &mut survived,
+                    &PendingOp::Write {
+                        offset: *offset,
+                        data: data[..n].to_vec(),
+                    },
+                );
+            }
+            drop(s);
+            let _ = path;
+            *file = Arc::new(SimFile {
+                state: Mutex::new(SimState {
+                    durable: survived.clone(),
+                    current: survived,
+                    pending: Vec::new(),
+                }),
+            });
+        }
+    }
+
+    /// Number of unsynced operations pending on `path` (tests use it to pick tear points).
+    pub fn pending_ops(&self, path: &Path) -> usize {
+        self.files
+            .lock()
+            .get(path)
+            .map(|f| f.state.lock().pending.len())
+            .unwrap_or(0)
+    }
+
+    /// The current contents of a file, for tests that corrupt or inspect bytes.
+    pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
+        self.files
+            .lock()
+            .get(path)
+            .map(|f| f.state.lock().current.clone())
+    }
+
+    /// Replaces a file's contents, durable at once.
+    pub fn put_contents(&self, path: &Path, data: Vec<u8>) {
+        let f = SimFile {
+            state: Mutex::new(SimState {
+                durable: data.clone(),
+                current: data,
+                pending: Vec::new(),
+            }),
+        };
+        self.files.lock().insert(path.to_path_buf(), Arc::new(f));
+    }
+}
+
+impl FileSystem for SimFs {
+    fn open(&self, path: &Path, _writable: bool, create: bool) -> Result<Arc<dyn DataFile>> {
+        let mut files = self.files.lock();
+        if let Some(f) = files.get(path) {
+            return Ok(f.clone());
+        }
+        if !create {
+            return Err(Error::System(format!(
+                "cannot open {}: no such file",
+                path.display()
+            )));
+        }
+        let f = Arc::new(SimFile::default());
+        files.insert(path.to_path_buf(), f.clone());
+        Ok(f)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.files.lock().contains_key(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        let mut files = self.files.lock();
+        let f = files.remove(from).ok_or_else(|| {
+            Error::System(format!("cannot rename {}: no such file", from.display()))
+        })?;
+        files.insert(to.to_path_buf(), f);
+        Ok(())
+    }
+    fn remove(&self, path: &Path) -> Result<()> {
+        self.files.lock().remove(path);
+        Ok(())
+    }
+    fn sync_dir(&self, _path: &Path) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,278 @@
+//! Cursors (Tkrzw's iterators). An ordered cursor remembers its key, not a
+//! position in a structure, so writes by other threads never invalidate it:
+//! every move is a fresh seek across the shards, which also merges sharded
+//! ordered databases into one global order. A hash cursor walks a snapshot of
+//! one shard's keys at a time.
+
+use crate::db::Db;
+use crate::record::{now_secs, Record};
+use crate::shard::Action;
+use crate::status::{Error, Result};
+use crate::store::index::Key;
+use bytes::Bytes;
+use std::ops::Bound;
+
+enum Position {
+    /// Not on a record: before `first`, or past either end.
+    Nowhere,
+    /// On this key of an ordered database (it may have been removed since).
+    At(Key),
+    /// On `keys[idx]` of hash shard `shard`; `keys` was snapshotted on entry.
+    Hash {
+        shard: usize,
+        keys: Vec<Key>,
+        idx: usize,
+    },
+}
+
+/// A movable position over a database's records.
+pub struct Cursor<'a> {
+    db: &'a Db,
+    pos: Position,
+}
+
+fn not_positioned() -> Error {
+    Error::NotFound("the cursor is not on a record".into())
+}
+
+fn hash_only(what: &str) -> Error {
+    Error::NotImplemented(format!("{what} needs an ordered database"))
+}
+
+impl Db {
+    /// A new cursor, not yet on a record; call `first`, `last` or a `jump`.
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor {
+            db: self,
+            pos: Position::Nowhere,
+        }
+    }
+}
+
+impl<'a> Cursor<'a> {
+    /// The nearest live key from `from` in the direction, across all shards.
+    fn seek(&self, mut from: Bound<Key>, forward: bool) -> Result<Option<Key>> {
+        let now = now_secs();
+        loop {
+            let bound = match &from {
+                Bound::Included(k) => Bound::Included(&k[..]),
+                Bound::Excluded(k) => Bound::Excluded(&k[..]),
+                Bound::Unbounded => Bound::Unbounded,
+            };
+            let best = self
+                .db
+                .shards
+                .iter()
+                .filter_map(|s| s.state.read().store.seek(bound, forward))
+                .reduce(|a, b| if (b < a) == forward { b } else { a });
+            let Some(key) = best else { return Ok(None) };
+            if self
+                .db
+                .shard_of(&key)
+                .state
+                .read()
+                .live_meta(&key, now)?
+                .is_some()
+            {
+                return Ok(Some(key));
+            }
+            from = Bound::Excluded(key);
+        }
+    }
+
+    fn place(&mut self, key: Option<Key>) {
+        self.pos = key.map_or(Position::Nowhere, Position::At);
+    }
+
+    /// Enters hash shards from `shard` on, stopping at the first live key.
+    fn enter_hash(
+        &mut self,
+        mut shard: usize,
+        mut keys: Option<Vec<Key>>,
+        mut idx: usize,
+    ) -> Result<()> {
+        let now = now_secs();
+        while shard < self.db.shards.len() {
+            let state = self.db.shards[shard].state.read();
+            let ks = keys.take().unwrap_or_else(|| state.store.keys());
+            while idx < ks.len() {
+                if state.live_meta(&ks[idx], now)?.is_some() {
+                    drop(state);
+                    self.pos = Position::Hash {
+                        shard,
+                        keys: ks,
+                        idx,
+                    };
+                    return Ok(());
+                }
+                idx += 1;
+            }
+            shard += 1;
+            idx = 0;
+        }
+        self.pos = Position::Nowhere;
+        Ok(())
+    }
+
+    /// Moves to the first record (in key order on ordered databases).
+    pub fn first(&mut self) -> Result<()> {
+        if self.db.is_ordered() {
+            let k = self.seek(Bound::Unbounded, true)?;
+            self.place(k);
+            Ok(())
+        } else {
+            self.enter_hash(0, None, 0)
+        }
+    }
+
+    /// Moves to the last record (ordered databases).
+    pub fn last(&mut self) -> Result<()> {
+        if !self.db.is_ordered() {
+            return Err(hash_only("last"));
+        }
+        let k = self.seek(Bound::Unbounded, false)?;
+        self.place(k);
+        Ok(())
+    }
+
+    /// Moves to the first record whose key is `key` or after it; on hash
+    /// databases, to `key` itself (`NotFound` if absent).
+    pub fn jump(&mut self, key: &[u8]) -> Result<()> {
+        if self.db.is_ordered() {
+            return self.jump_upper(key, true);
+        }
+        let shard = self.db.shard_index(key);
+        let keys = self.db.shards[shard].state.read().store.keys();
+        let idx = keys
+            .iter()
+            .position(|k| &k[..] == key)
+            .ok_or_else(|| Error::NotFound("no such record".into()))?;
+        self.enter_hash(shard, Some(keys), idx)
+    }
+
+    /// Moves to the last record before `key` (or at it, when `inclusive`).
+    pub fn jump_lower(&mut self, key: &[u8], inclusive: bool) -> Result<()> {
+        if !self.db.is_ordered() {
+            return Err(hash_only("jump_lower"));
+        }
+        let b = if inclusive {
+            Bound::Included(key.into())
+        } else {
+            Bound::Excluded(key.into())
+        };
+        let k = self.seek(b, false)?;
+        self.place(k);
+        Ok(())
+    }
+
+    /// Moves to the first record after `key` (or at it, when `inclusive`).
+    pub fn jump_upper(&mut self, key: &[u8], inclusive: bool) -> Result<()> {
+        if !self.db.is_ordered() {
+            return Err(hash_only("jump_upper"));
+        }
+        let b = if inclusive {
+            Bound::Included(key.into())
+        } else {
+            Bound::Excluded(key.into())
+        };
+        let k = self.seek(b, true)?;
+        self.place(k);
+        Ok(())
+    }
+
+    /// Moves to the next record; past the end the cursor is on nothing.
+    pub fn next(&mut self) -> Result<()> {
+        match std::mem::replace(&mut self.pos, Position::Nowhere) {
+            Position::Nowhere => Err(not_positioned()),
+            Position::At(k) => {
+                let k = self.seek(Bound::Excluded(k), true)?;
+                self.place(k);
+                Ok(())
+            }
+            Position::Hash { shard, keys, idx } => self.enter_hash(shard, Some(keys), idx + 1),
+        }
+    }
+
+    /// Moves to the previous record (ordered databases).
+    pub fn previous(&mut self) -> Result<()> {
+        match std::mem::replace(&mut self.pos, Position::Nowhere) {
+            Position::Nowhere => Err(not_positioned()),
+            Position::At(k) => {
+                let k = self.seek(Bound::Excluded(k), false)?;
+                self.place(k);
+                Ok(())
+            }
+            Position::Hash { .. } => Err(hash_only("previous")),
+        }
+    }
+
+    /// The key the cursor is on.
+    pub fn key(&self) -> Result<Vec<u8>> {
+        match &self.pos {
+            Position::Nowhere => Err(not_positioned()),
+            Position::At(k) => Ok(k.to_vec()),
+            Position::Hash { keys, idx, .. } => keys
+                .get(*idx)
+                .map(|k| k.to_vec())
+                .ok_or_else(not_positioned),
+        }
+    }
+
+    /// The key and record the cursor is on; `NotFound` if it was removed meanwhile.
+    pub fn record(&self) -> Result<(Vec<u8>, Record)> {
+        let key = self.key()?;
+        let rec = self
+            .db
+            .get_record(&key)?
+            .ok_or_else(|| Error::NotFound("the record was removed".into()))?;
+        Ok((key, rec))
+    }
+
+    /// The key and value the cursor is on.
+    pub fn get(&self) -> Result<(Vec<u8>, Bytes)> {
+        self.record().map(|(k, r)| (k, r.value))
+    }
+
+    /// Replaces the value of the current record, keeping its flags and expiry.
+    pub fn set(&self, value: &[u8]) -> Result<()> {
+        let key = self.key()?;
+        let v = Bytes::copy_from_slice(value);
+        self.db
+            .process(&key, |cur| {
+                let r = cur.ok_or_else(|| Error::NotFound("the record was removed".into()))?;
+                Ok((
+                    Action::Put {
+                        value: v,
+                        flags: r.meta.flags,
+                        expires_at: r.meta.expires_at,
+                    },
+                    (),
+                ))
+            })
+            .map(|_| ())
+    }
+
+    /// Removes the current record and moves to the next one.
+    pub fn remove(&mut self) -> Result<()> {
+        let key = self.key()?;
+        self.db.remove(&key)?;
+        self.next()
+    }
+
+    /// Returns the current key and value and moves on: a convenient loop step.
+    /// `None` past the end.
+    pub fn step(&mut self) -> Result<Option<(Vec<u8>, Bytes)>> {
+        loop {
+            if matches!(self.pos, Position::Nowhere) {
+                return Ok(None);
+            }
+            let got = self.get();
+            self.next()?;
+            match got {
+                Ok(kv) => return Ok(Some(kv)),
+                Err(Error::NotFound(_)) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! The database name grammar: `PATH[#k=v[,k=v...]]`, where `#` may also
+//! separate parameters (Tokyo Cabinet style, `db.tch#bnum=1000000#apow=10`).
+
+use crate::status::{Error, Result};
+
+/// Which engine a name selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    /// `*` / `:memory:`: in-memory hash, a cache when capped.
+    MemHash,
+    /// `+`: in-memory ordered.
+    MemTree,
+    /// `PATH.mem` / `.tkmt`: in-memory hash loaded from and saved to a file.
+    MemFile,
+    /// `PATH.hash` / `.tkh` / `.tch`: persistent log-structured hash.
+    FileHash,
+    /// `PATH.tree` / `.tkt` / `.tcb`: persistent log-structured ordered.
+    FileTree,
+}
+
+impl EngineKind {
+    /// True for engines whose iteration order is the key order.
+    pub fn is_ordered(self) -> bool {
+        matches!(self, EngineKind::MemTree | EngineKind::FileTree)
+    }
+
+    /// True for engines that keep data in files.
+    pub fn has_file(self) -> bool {
+        matches!(
+            self,
+            EngineKind::MemFile | EngineKind::FileHash | EngineKind::FileTree
+        )
+    }
+
+    /// The name printed by `inspect`.
+    pub fn label(self) -> &'static str {
+        match self {
+            EngineKind::MemHash => "mem_hash",
+            EngineKind::MemTree => "mem_tree",
+            EngineKind::MemFile => "mem_file",
+            EngineKind::FileHash => "hash",
+            EngineKind::FileTree => "tree",
+        }
+    }
+}
+
+/// Per-record value compression of persistent files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Lz4,
+    Zstd,
+}
+
+/// When data reaches the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Only on `synchronize(hard)` and close; the OS decides otherwise.
+    None,
+    /// The server synchronizes periodically (`--sync-interval`); the engine behaves as `None`.
+    Interval,
+    /// Every write is flushed and fsynced before the call returns.
+    Always,
+}
+
+/// A parsed database name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DbName {
+    /// The path part (empty for `*` and `+`).
+    pub path: String,
+    pub kind: EngineKind,
+    pub num_shards: usize,
+    /// Bucket hint: pre-sizes hash indexes.
+    pub num_buckets: usize,
+    /// Cache capacity in records (0 = unlimited).
+    pub cap_rec_num: u64,
+    /// Cache capacity in bytes (0 = unlimited).
+    pub cap_mem_size: u64,
+    pub compression: Compression,
+    pub sync: SyncMode,
+    /// Parameters accepted for compatibility and ignored, kept for `inspect` and logs.
+    pub ignored: Vec<String>,
+}
+
+/// Parameters that tune Tkrzw or Tokyo Cabinet internals with no meaning here.
+/// They are accepted so that existing names keep working, and logged as ignored.
+const IGNORED_PARAMS: &[&str] = &[
+    "apow",
+    "fpow",
+    "align_pow",
+    "offset_width",
+    "lmemb",
+    "nmemb",
+    "xmsiz",
+    "dfunit",
+    "rcnum",
+    "lcnum",
+    "ncnum",
+    "max_page_size",
+    "max_branches",
+    "max_cached_pages",
+    "page_update_mode",
+    "key_comparator",
+    "fbp_capacity",
+    "min_read_size",
+    "cache_buckets",
+    "restore_mode",
+    "record_crc_mode",
+    "lock_mem_buckets",
+    "file",
+    "truncate",
+    "no_wait",
+    "no_lock",
+    "sync_hard",
+    "cipher_key",
+    "record_comp_mode_level",
+    "mode",
+];
+
+/// Parameters this engine acts on (including aliases).
+const KNOWN_PARAMS: &[&str] = &[
+    "dbm",
+    "num_shards",
+    "num_buckets",
+    "bnum",
+    "cap_rec_num",
+    "capnum",
+    "cap_mem_size",
+    "capsiz",
+    "compression",
+    "record_comp_mode",
+    "opts",
+    "update_mode",
+    "sync",
+];
+
+impl DbName {
+    /// Parses a database name such as `casket.tkh#num_shards=100,num_buckets=1M`.
+    pub fn parse(name: &str) -> Result<DbName> {
+        let (path, params) = match name.find('#') {
+            Some(i) => (&name[..i], &name[i + 1..]),
+            None => (name, ""),
+        };
+        let mut out = DbName {
+            path: path.to_string(),
+            kind: kind_from_path(path)?,
+            num_shards: 1,
+            num_buckets: 0,
+            cap_rec_num: 0,
+            cap_mem_size: 0,
+            compression: Compression::None,
+            sync: SyncMode::None,
+            ignored: Vec::new(),
+        };
+        for item in params.split([',', '#']).filter(|s| !s.trim().is_empty()) {
+            let (k, v) = item.split_once('=').ok_or_else(|| {
+                Error::InvalidArgument(format!("parameter {item:?} is not of the form key=value"))
+            })?;
+            out.apply(k.trim(), v.trim())?;
+        }
+        if out.num_shards == 0 {
+            return Err(Error::InvalidArgument(
+                "num_shards must be at least 1".into(),
+            ));
+        }
+        if out.kind.has_file() && out.path.is_empty() {
+            return Err(Error::InvalidArgument("a file engine needs a path".into()));
+        }
+        Ok(out)
+    }
+
+    fn apply(&mut self, key: &str, value: &str) -> Result<()> {
+        match key {
+            "dbm" => self.kind = kind_from_dbm(value)?,
+            "num_shards" => self.num_shards = to_usize(key, parse_number(key, value)?)?,
+            "num_buckets" | "bnum" => self.num_buckets = to_usize(key, parse_number(key, value)?)?,
+            "cap_rec_num" | "capnum" => self.cap_rec_num = parse_number(key, value)?,
+            "cap_mem_size" | "capsiz" => self.cap_mem_size = parse_number(key, value)?,
+            "compression" | "record_comp_mode" => {
+                self.compression = match value.to_ascii_lowercase().as_str() {
+                    "none" | "" => Compression::None,
+                    "lz4" => Compression::Lz4,
+                    "zstd" | "zlib" | "default" | "rc4" => Compression::Zstd,
+                    _ => {
+                        return Err(Error::InvalidArgument(format!(
+                            "compression={value}: expected none, lz4 or zstd"
+                        )))
+                    }
+                }
+            }
+            "opts" => {
+                // Tokyo Cabinet options: d (deflate), b (bzip2), t (tcbs) all mean compressed;
+                // l (large) means nothing here since offsets are 64-bit anyway.
+                for c in value.chars() {
+                    match c.to_ascii_lowercase() {
+                        'd' | 'b' | 't' | 'x' => self.compression = Compression::Zstd,
+                        'l' => {}
+                        other => {
+                            return Err(Error::InvalidArgument(format!(
+                                "opts={value}: unknown option letter {other:?} (known: l d b t x)"
+                            )))
+                        }
+                    }
+                }
+            }
+            "update_mode" => match value {
+                "appending" | "update_appending" => {}
+                "in_place" | "update_in_place" => {
+                    tracing::info!("update_mode={value}: memstored files are always appending");
+                    self.ignored.push(format!("{key}={value}"));
+                }
+                _ => {
+                    return Err(Error::InvalidArgument(format!(
+                        "update_mode={value}: expected appending or in_place"
+                    )))
+                }
+            },
+            "sync" => {
+                self.sync = match value {
+                    "none" | "" => SyncMode::None,
+                    "interval" => SyncMode::Interval,
+                    "always" => SyncMode::Always,
+                    _ => {
+                        return Err(Error::InvalidArgument(format!(
+                            "sync={value}: expected none, interval or always"
+                        )))
+                    }
+                }
+            }
+            _ if IGNORED_PARAMS.contains(&key) => {
+                tracing::info!(
+                    "database parameter {key}={value} means nothing to memstored; ignored"
+                );
+                self.ignored.push(format!("{key}={value}"));
+            }
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown database parameter {key:?}; known: {}; accepted and ignored: {}",
+                    KNOWN_PARAMS.join(" "),
+                    IGNORED_PARAMS.join(" ")
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+fn kind_from_path(path: &str) -> Result<EngineKind> {
+    if path == "*" || path == ":memory:" || path.is_empty() {
+        return Ok(EngineKind::MemHash);
+    }
+    if path == "+" {
+        return Ok(EngineKind::MemTree);
+    }
+    let ext = path
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "mem" | "tkmt" | "tkmh" => Ok(EngineKind::MemFile),
+        "hash" | "tkh" | "tch" | "kch" => Ok(EngineKind::FileHash),
+        "tree" | "tkt" | "tcb" | "kct" => Ok(EngineKind::FileTree),
+        _ => Err(Error::InvalidArgument(format!(
+            "cannot tell the engine of {path:?}: use *, +, or a path ending in \
+             .hash/.tkh/.tch, .tree/.tkt/.tcb, .mem/.tkmt, or give dbm="
+        ))),
+    }
+}
+
+fn kind_from_dbm(value: &str) -> Result<EngineKind> {
+    match value.to_ascii_lowercase().as_str() {
+        "hash" | "hashdbm" | "tkh" => Ok(EngineKind::FileHash),
+        "tree" | "treedbm" | "tkt" => Ok(EngineKind::FileTree),
+        "mem" | "tiny" | "tinydbm" | "cache" | "cachedbm" => Ok(EngineKind::MemHash),
+        "memtree" | "baby" | "babydbm" => Ok(EngineKind::MemTree),
+        "memfile" | "tkmt" => Ok(EngineKind::MemFile),
+        _ => Err(Error::InvalidArgument(format!(
+            "dbm={value}: expected hash, tree, mem, memtree or memfile"
+        ))),
+    }
+}
+
+fn to_usize(key: &str, n: u64) -> Result<usize> {
+    usize::try_from(n).map_err(|_| Error::InvalidArgument(format!("{key}={n} is too large")))
+}
+
+/// Parses a number with an optional suffix: k/m/g/t or ki/mi/gi/ti, all binary
+/// multiples (1k = 1024) as in Tokyo Cabinet, where `capsiz=64m` means 64 MiB.
+pub fn parse_number(key: &str, value: &str) -> Result<u64> {
+    let v = value.trim();
+    let lower = v.to_ascii_lowercase();
+    let digits_end = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (digits, suffix) = lower.split_at(digits_end);
+    let bad = || {
+        Error::InvalidArgument(format!(
+            "{key}={value}: expected a number like 64, 1k, 64m, 2g"
+        ))
+    };
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let shift = match suffix.trim_end_matches('b').trim_end_matches('i') {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1u64 << shift).ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_names_users_know() {
+        let n = DbName::parse("*#capsiz=1024m").unwrap();
+        assert_eq!((n.kind, n.cap_mem_size), (EngineKind::MemHash, 1 << 30));
+        let n = DbName::parse("db.tch#bnum=1000000#apow=10").unwrap();
+        assert_eq!((n.kind, n.num_buckets), (EngineKind::FileHash, 1_000_000));
+        assert_eq!(n.ignored, vec!["apow=10".to_string()]);
+        let n = DbName::parse("db.tcb#opts=d").unwrap();
+        assert_eq!(
+            (n.kind, n.compression),
+            (EngineKind::FileTree, Compression::Zstd)
+        );
+        let n = DbName::parse("casket.tkh#num_shards=100,num_buckets=1M,update_mode=appending")
+            .unwrap();
+        assert_eq!((n.num_shards, n.num_buckets), (100, 1 << 20));
+        assert_eq!(
+            DbName::parse("casket.tkmt#num_buckets=1M").unwrap().kind,
+            EngineKind::MemFile
+        );
+        assert_eq!(DbName::parse("+").unwrap().kind, EngineKind::MemTree);
+        assert_eq!(
+            DbName::parse("x.dat#dbm=tree").unwrap().kind,
+            EngineKind::FileTree
+        );
+    }
+
+    #[test]
+    fn unknown_parameter_lists_known_ones() {
+        let e = DbName::parse("*#colour=blue").unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("colour") && text.contains("num_shards") && text.contains("capsiz"),
+            "{text}"
+        );
+        assert!(matches!(
+            DbName::parse("x.unknown"),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(DbName::parse("*#num_shards=0").is_err());
+        assert!(DbName::parse("*#capsiz=12q").is_err());
+        assert!(DbName::parse("*#capsiz").is_err());
+    }
+
+    #[test]
+    fn number_suffixes_are_binary() {
+        assert_eq!(parse_number("k", "64").unwrap(), 64);
+        assert_eq!(parse_number("k", "1k").unwrap(), 1024);
+        assert_eq!(parse_number("k", "2Ki").unwrap(), 2048);
+        assert_eq!(parse_number("k", "3g").unwrap(), 3 << 30);
+        assert!(parse_number("k", "99999999999999999999g").is_err());
+    }
+}

@@ -1,0 +1,97 @@
+//! Reading a log file front to back: the recovery rule lives here.
+//! Records are read in order until the end of the file or the first record
+//! that is incomplete or fails its CRC; everything from there on is a torn
+//! tail, never served.
+
+use crate::format::{RecordHeader, RECORD_HEADER_SIZE};
+use crate::io::DataFile;
+use crate::status::Result;
+
+/// Chunk size for streaming a value through the CRC without holding it whole.
+const CHUNK: usize = 1 << 20;
+
+/// How a scan ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanEnd {
+    /// Offset just past the last valid record.
+    pub valid_end: u64,
+    /// True when bytes after `valid_end` were ignored (a torn or corrupt tail).
+    pub torn: bool,
+}
+
+/// One valid record met by a scan.
+pub struct Scanned<'a> {
+    pub offset: u64,
+    pub header: RecordHeader,
+    pub key: &'a [u8],
+    /// The stored value bytes, present only when the scan was asked to keep values.
+    pub stored_value: Option<&'a [u8]>,
+}
+
+/// Scans records from `start` to `file_len`, calling `f` for each valid one.
+pub fn scan(
+    file: &dyn DataFile,
+    start: u64,
+    file_len: u64,
+    keep_values: bool,
+    f: &mut dyn FnMut(Scanned<'_>) -> Result<()>,
+) -> Result<ScanEnd> {
+    let mut offset = start;
+    let mut head = [0u8; RECORD_HEADER_SIZE];
+    let mut body = Vec::new();
+    loop {
+        if offset == file_len {
+            return Ok(ScanEnd {
+                valid_end: offset,
+                torn: false,
+            });
+        }
+        let torn = Ok(ScanEnd {
+            valid_end: offset,
+            torn: true,
+        });
+        if file_len - offset < RECORD_HEADER_SIZE as u64 {
+            return torn;
+        }
+        file.read_at(&mut head, offset)?;
+        let Some(h) = RecordHeader::decode(&head) else {
+            return torn;
+        };
+        if h.total_len() > file_len - offset {
+            return torn;
+        }
+        let mut crc = crc32c::crc32c(&head[4..]);
+        let body_len = h.key_len as u64 + h.stored_len as u64;
+        let held = if keep_values {
+            body_len
+        } else {
+            h.key_len as u64
+        };
+        body.clear();
+        body.resize(held as usize, 0);
+        file.read_at(&mut body, offset + RECORD_HEADER_SIZE as u64)?;
+        crc = crc32c::crc32c_append(crc, &body);
+        // Stream the part of the value not held through the CRC.
+        let mut pos = offset + RECORD_HEADER_SIZE as u64 + held;
+        let end = offset + h.total_len();
+        let mut chunk = Vec::new();
+        while pos < end {
+            let n = ((end - pos) as usize).min(CHUNK);
+            chunk.resize(n, 0);
+            file.read_at(&mut chunk, pos)?;
+            crc = crc32c::crc32c_append(crc, &chunk);
+            pos += n as u64;
+        }
+        if crc != h.crc {
+            return torn;
+        }
+        let (key, value) = body.split_at(h.key_len as usize);
+        f(Scanned {
+            offset,
+            header: h,
+            key,
+            stored_value: keep_values.then_some(value),
+        })?;
+        offset = end;
+    }
+}

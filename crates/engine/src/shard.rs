@@ -1,0 +1,88 @@
+//! One shard: a store behind a reader-writer lock, plus the CAS counter.
+//! Every read-modify-write of the library goes through `ShardState::apply`,
+//! so expiry and CAS are handled in one place for every engine.
+
+use crate::record::{Meta, Record};
+use crate::status::Result;
+use crate::store::Store;
+use bytes::Bytes;
+use parking_lot::RwLock;
+
+/// What a record processor wants done with the record it was shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Leave the record as it is.
+    Keep,
+    /// Store this value with these flags and expiry; a new CAS is assigned.
+    Put {
+        value: Bytes,
+        flags: u32,
+        expires_at: u64,
+    },
+    /// Remove the record.
+    Remove,
+}
+
+pub struct ShardState {
+    pub store: Box<dyn Store>,
+    /// The last CAS handed out; every change takes the next one.
+    pub last_cas: u64,
+}
+
+impl ShardState {
+    pub fn new(store: Box<dyn Store>) -> Self {
+        let last_cas = store.max_cas();
+        ShardState { store, last_cas }
+    }
+
+    /// The record of `key` unless absent or expired at `now`.
+    pub fn live(&self, key: &[u8], now: u64) -> Result<Option<Record>> {
+        Ok(self.store.get(key)?.filter(|r| !r.meta.is_expired(now)))
+    }
+
+    /// The metadata of `key` unless absent or expired at `now`.
+    pub fn live_meta(&self, key: &[u8], now: u64) -> Result<Option<Meta>> {
+        Ok(self.store.get_meta(key)?.filter(|m| !m.is_expired(now)))
+    }
+
+    /// Carries out an action on `key`; returns the new CAS of a put.
+    pub fn apply(&mut self, key: &[u8], action: Action) -> Result<Option<u64>> {
+        match action {
+            Action::Keep => Ok(None),
+            Action::Put {
+                value,
+                flags,
+                expires_at,
+            } => {
+                self.last_cas += 1;
+                let cas = self.last_cas;
+                self.store.put(
+                    key,
+                    value,
+                    Meta {
+                        flags,
+                        expires_at,
+                        cas,
+                    },
+                )?;
+                Ok(Some(cas))
+            }
+            Action::Remove => {
+                self.store.remove(key)?;
+                Ok(None)
+            }
+        }
+    }
+}
+
+pub struct Shard {
+    pub state: RwLock<ShardState>,
+}
+
+impl Shard {
+    pub fn new(store: Box<dyn Store>) -> Self {
+        Shard {
+            state: RwLock::new(ShardState::new(store)),
+        }
+    }
+}

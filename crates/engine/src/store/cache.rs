@@ -1,0 +1,207 @@
+//! The capped in-memory hash (`*#capsiz=..`, `*#capnum=..`): a cache that
+//! evicts with CLOCK, an LRU approximation whose hits only set a bit, so
+//! lookups stay under the shard's shared read lock.
+
+use super::index::{HashIndex, Index, Key};
+use super::{Store, StoreStats};
+use crate::record::{Meta, Record};
+use crate::status::{Error, Result};
+use bytes::Bytes;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Bytes charged per record on top of its key and value, covering the index
+/// entry, the slot and allocator overhead. With it, the accounted size tracks
+/// real memory closely; `docs/format.md` states the bound.
+pub const ENTRY_OVERHEAD: u64 = 128;
+
+/// What one record costs against `cap_mem_size`: the key is held twice
+/// (index and slot), the value once, plus the fixed overhead.
+pub fn charge(key_len: usize, value_len: usize) -> u64 {
+    2 * key_len as u64 + value_len as u64 + ENTRY_OVERHEAD
+}
+
+struct Slot {
+    key: Key,
+    value: Bytes,
+    meta: Meta,
+    /// Set on every hit; the clock hand clears it once before evicting.
+    referenced: AtomicBool,
+}
+
+pub struct CacheStore {
+    /// Key to slot number.
+    map: HashIndex<u32>,
+    slots: Vec<Option<Slot>>,
+    free: Vec<u32>,
+    /// The CLOCK hand: the next slot considered for eviction.
+    hand: usize,
+    /// Sum of `charge` over held records.
+    used: u64,
+    cap_bytes: u64,
+    cap_recs: u64,
+    evictions: u64,
+    max_cas: u64,
+}
+
+impl CacheStore {
+    /// A cache holding at most `cap_bytes` (0 = no byte cap) and `cap_recs` records (0 = no count cap).
+    pub fn new(cap_bytes: u64, cap_recs: u64) -> Self {
+        CacheStore {
+            map: HashIndex::with_capacity(0),
+            slots: Vec::new(),
+            free: Vec::new(),
+            hand: 0,
+            used: 0,
+            cap_bytes,
+            cap_recs,
+            evictions: 0,
+            max_cas: 0,
+        }
+    }
+
+    fn over_cap(&self) -> bool {
+        (self.cap_bytes > 0 && self.used > self.cap_bytes)
+            || (self.cap_recs > 0 && self.map.len() as u64 > self.cap_recs)
+    }
+
+    fn take_slot(&mut self, idx: u32) -> Option<Slot> {
+        let slot = self.slots.get_mut(idx as usize)?.take()?;
+        self.used -= charge(slot.key.len(), slot.value.len());
+        self.free.push(idx);
+        Some(slot)
+    }
+
+    /// Evicts unreferenced records, sparing `keep`, until within the caps.
+    fn evict(&mut self, keep: u32) {
+        let n = self.slots.len();
+        // Two full turns always suffice: the first clears every reference bit.
+        let mut budget = 2 * n + 1;
+        while self.over_cap() && budget > 0 {
+            budget -= 1;
+            self.hand = (self.hand + 1) % n;
+            let idx = self.hand as u32;
+            let victim = match &self.slots[self.hand] {
+                Some(s) if idx != keep => !s.referenced.swap(false, Ordering::Relaxed),
+                _ => false,
+            };
+            if victim {
+                if let Some(slot) = self.take_slot(idx) {
+                    self.map.remove(&slot.key);
+                    self.evictions += 1;
+                }
+            }
+        }
+    }
+}
+
+impl Store for CacheStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Record>> {
+        let Some(&idx) = self.map.get(key) else {
+            return Ok(None);
+        };
+        Ok(self
+            .slots
+            .get(idx as usize)
+            .and_then(Option::as_ref)
+            .map(|s| {
+                s.referenced.store(true, Ordering::Relaxed);
+                Record {
+                    value: s.value.clone(),
+                    meta: s.meta,
+                }
+            }))
+    }
+    fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>> {
+        let Some(&idx) = self.map.get(key) else {
+            return Ok(None);
+        };
+        Ok(self
+            .slots
+            .get(idx as usize)
+            .and_then(Option::as_ref)
+            .map(|s| s.meta))
+    }
+    fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
+        let cost = charge(key.len(), value.len());
+        if self.cap_bytes > 0 && cost > self.cap_bytes {
+            return Err(Error::Infeasible(format!(
+                "a record of {cost} bytes does not fit a cache shard of {} bytes",
+                self.cap_bytes
+            )));
+        }
+        self.max_cas = self.max_cas.max(meta.cas);
+        if let Some(&idx) = self.map.get(key) {
+            self.take_slot(idx);
+            self.free.pop();
+            self.used += cost;
+            self.slots[idx as usize] = Some(Slot {
+                key: key.into(),
+                value,
+                meta,
+                referenced: AtomicBool::new(true),
+            });
+            self.evict(idx);
+            return Ok(());
+        }
+        let slot = Slot {
+            key: key.into(),
+            value,
+            meta,
+            referenced: AtomicBool::new(false),
+        };
+        let idx = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(slot);
+                i
+            }
+            None => {
+                self.slots.push(Some(slot));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.map.insert(key.into(), idx);
+        self.used += cost;
+        self.evict(idx);
+        Ok(())
+    }
+    fn remove(&mut self, key: &[u8]) -> Result<bool> {
+        match self.map.remove(key) {
+            Some(idx) => Ok(self.take_slot(idx).is_some()),
+            None => Ok(false),
+        }
+    }
+    fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+    fn clear(&mut self) -> Result<()> {
+        self.map.clear();
+        self.slots.clear();
+        self.free.clear();
+        self.hand = 0;
+        self.used = 0;
+        Ok(())
+    }
+    fn synchronize(&mut self, _hard: bool) -> Result<()> {
+        Ok(())
+    }
+    fn close(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn seek(&self, _from: Bound<&[u8]>, _forward: bool) -> Option<Key> {
+        None
+    }
+    fn keys(&self) -> Vec<Key> {
+        self.slots.iter().flatten().map(|s| s.key.clone()).collect()
+    }
+    fn max_cas(&self) -> u64 {
+        self.max_cas
+    }
+    fn stats(&self) -> StoreStats {
+        StoreStats {
+            bytes: self.used,
+            evictions: self.evictions,
+            file_size: 0,
+        }
+    }
+}

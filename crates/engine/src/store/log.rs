@@ -1,0 +1,375 @@
+//! The persistent engines (`.hash`/`.tkh`/`.tch`, `.tree`/`.tkt`/`.tcb`):
+//! an append-only file of CRC-checked records and an in-memory index pointing
+//! at the newest record of each key (Bitcask, Tkrzw's appending mode).
+
+use super::index::{Index, Key};
+use super::{Store, StoreStats};
+use crate::format::{
+    self, Codec, FileHeader, FileKind, Op, RecordHeader, FILE_HEADER_SIZE, RECORD_HEADER_SIZE,
+};
+use crate::hint;
+use crate::io::{DataFile, FileSystem};
+use crate::name::{Compression, SyncMode};
+use crate::record::{Meta, Record};
+use crate::scan::{scan, Scanned};
+use crate::status::{Error, Result};
+use bytes::Bytes;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Writes are gathered in memory and handed to the OS once this many bytes
+/// are pending (and at every synchronize/close), saving a system call per record.
+const WRITE_BUFFER: usize = 256 * 1024;
+
+/// Where the newest record of a key lives, with its metadata so that checks
+/// of expiry and CAS need no disk read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loc {
+    pub offset: u64,
+    pub key_len: u32,
+    pub stored_len: u32,
+    pub codec: Codec,
+    pub meta: Meta,
+}
+
+impl Loc {
+    fn total_len(&self) -> u64 {
+        RECORD_HEADER_SIZE as u64 + self.key_len as u64 + self.stored_len as u64
+    }
+}
+
+/// Options for opening a log file.
+#[derive(Debug, Clone, Copy)]
+pub struct LogOptions {
+    pub writable: bool,
+    pub kind: FileKind,
+    pub compression: Compression,
+    pub sync: SyncMode,
+    pub buckets: usize,
+}
+
+pub struct LogStore<I: Index<Loc>> {
+    fs: Arc<dyn FileSystem>,
+    path: PathBuf,
+    file: Arc<dyn DataFile>,
+    header: FileHeader,
+    opts: LogOptions,
+    index: I,
+    /// Encoded records not yet handed to the OS; they start at file offset `flushed`.
+    wbuf: Vec<u8>,
+    flushed: u64,
+    /// Total size of the live records (newest per key), for `should_be_rebuilt`.
+    live_bytes: u64,
+    max_cas: u64,
+    closed: bool,
+}
+
+/// A fresh generation number for a new file.
+pub fn new_generation() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = foldhash::fast::RandomState::default().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
+/// Opens (creating if needed and writable) a file and checks its header.
+/// Returns the file, its header and its length. A foreign file is refused untouched.
+pub fn open_file(
+    fs: &Arc<dyn FileSystem>,
+    path: &Path,
+    writable: bool,
+    kind: FileKind,
+) -> Result<(Arc<dyn DataFile>, FileHeader, u64)> {
+    let shown = path.display().to_string();
+    if !fs.exists(path) && !writable {
+        return Err(Error::NotFound(format!("{shown} does not exist")));
+    }
+    let file = fs.open(path, writable, true)?;
+    let len = file.len()?;
+    if len == 0 && writable {
+        // A new file, or one left empty by a crash right after its creation.
+        let header = FileHeader {
+            kind,
+            generation: new_generation(),
+            created_at: crate::record::now_secs(),
+        };
+        file.write_at(&header.encode(), 0)?;
+        file.sync()?;
+        fs.sync_dir(path)?;
+        return Ok((file, header, FILE_HEADER_SIZE as u64));
+    }
+    let mut head = vec![0u8; (len as usize).min(FILE_HEADER_SIZE)];
+    file.read_at(&mut head, 0)?;
+    let header = FileHeader::decode(&head, &shown)?;
+    if header.kind != kind {
+        return Err(Error::BrokenData(format!(
+            "{shown} holds a {:?} file, not a {kind:?} file",
+            header.kind
+        )));
+    }
+    Ok((file, header, len))
+}
+
+impl<I: Index<Loc>> LogStore<I> {
+    pub fn open(fs: Arc<dyn FileSystem>, path: PathBuf, opts: LogOptions) -> Result<Self> {
+        let (file, header, len) = open_file(&fs, &path, opts.writable, opts.kind)?;
+        let mut store = LogStore {
+            fs,
+            path,
+            file,
+            header,
+            opts,
+            index: I::with_capacity(opts.buckets),
+            wbuf: Vec::new(),
+            flushed: len,
+            live_bytes: 0,
+            max_cas: 0,
+            closed: false,
+        };
+        let start = store.load_hint(len);
+        store.recover(start, len)?;
+        Ok(store)
+    }
+
+    fn hint_path(&self) -> PathBuf {
+        hint::hint_path(&self.path)
+    }
+
+    /// Loads the index snapshot written at the last clean close, if it fits
+    /// this file; returns the offset from which the log must still be scanned.
+    fn load_hint(&mut self, len: u64) -> u64 {
+        match hint::load(&*self.fs, &self.hint_path(), self.header.generation, len) {
+            Some(h) => {
+                for (key, loc) in h.entries {
+                    self.index.insert(&key, loc);
+                }
+                self.live_bytes = h.live_bytes;
+                self.max_cas = h.max_cas;
+                h.data_len
+            }
+            None => FILE_HEADER_SIZE as u64,
+        }
+    }
+
+    /// Replays records from `start`; a torn tail is cut off when writable.
+    fn recover(&mut self, start: u64, len: u64) -> Result<()> {
+        let end = {
+            let file = self.file.clone();
+            scan(&*file, start, len, false, &mut |s: Scanned<'_>| {
+                self.replay(s.offset, &s.header, s.key);
+                Ok(())
+            })?
+        };
+        if end.torn {
+            tracing::warn!(
+                "{}: ignoring {} bytes of torn or corrupt tail after offset {}",
+                self.path.display(),
+                len - end.valid_end,
+                end.valid_end
+            );
+            if self.opts.writable {
+                self.file.set_len(end.valid_end)?;
+                self.file.sync()?;
+            }
+            self.flushed = end.valid_end;
+        }
+        Ok(())
+    }
+
+    fn replay(&mut self, offset: u64, h: &RecordHeader, key: &[u8]) {
+        self.max_cas = self.max_cas.max(h.meta.cas);
+        match h.op {
+            Op::Put => {
+                let loc = Loc {
+                    offset,
+                    key_len: h.key_len,
+                    stored_len: h.stored_len,
+                    codec: h.codec,
+                    meta: h.meta,
+                };
+                self.live_bytes += loc.total_len();
+                if let Some(old) = self.index.insert(key, loc) {
+                    self.live_bytes -= old.total_len();
+                }
+            }
+            Op::Remove => {
+                if let Some(old) = self.index.remove(key) {
+                    self.live_bytes -= old.total_len();
+                }
+            }
+            Op::Clear => {
+                self.index.clear();
+                self.live_bytes = 0;
+            }
+        }
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if !self.opts.writable || self.closed {
+            return Err(Error::Precondition(format!(
+                "{} is not open for writing",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Appends one record and indexes it.
+    fn append(&mut self, op: Op, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
+        self.check_writable()?;
+        let offset = self.flushed + self.wbuf.len() as u64;
+        let h = format::encode_record(&mut self.wbuf, op, key, value, meta, self.opts.compression)?;
+        self.replay(offset, &h, key);
+        if self.opts.sync == SyncMode::Always {
+            self.synchronize(true)?;
+        } else if self.wbuf.len() >= WRITE_BUFFER {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the write buffer to the OS.
+    fn flush(&mut self) -> Result<()> {
+        if !self.wbuf.is_empty() {
+            self.file.write_at(&self.wbuf, self.flushed)?;
+            self.flushed += self.wbuf.len() as u64;
+            self.wbuf.clear();
+        }
+        Ok(())
+    }
+
+    /// Reads the whole record at `loc`, checks its CRC and returns the value.
+    fn read_value(&self, loc: &Loc) -> Result<Bytes> {
+        let total = loc.total_len() as usize;
+        let buf: Vec<u8> = if loc.offset >= self.flushed {
+            let at = (loc.offset - self.flushed) as usize;
+            self.wbuf
+                .get(at..at + total)
+                .ok_or_else(|| Error::BrokenData("index points past the write buffer".into()))?
+                .to_vec()
+        } else {
+            let mut b = vec![0u8; total];
+            self.file.read_at(&mut b, loc.offset)?;
+            b
+        };
+        if !format::crc_ok(&buf) {
+            return Err(Error::BrokenData(format!(
+                "{}: record at offset {} fails its checksum",
+                self.path.display(),
+                loc.offset
+            )));
+        }
+        let value_at = RECORD_HEADER_SIZE + loc.key_len as usize;
+        match loc.codec {
+            Codec::Raw => Ok(Bytes::from(buf).slice(value_at..)),
+            codec => Ok(Bytes::from(format::decompress(codec, &buf[value_at..])?)),
+        }
+    }
+
+    /// Live records' share of the file, for deciding when a rebuild pays.
+    pub fn live_ratio(&self) -> f64 {
+        let size = self.flushed + self.wbuf.len() as u64 - FILE_HEADER_SIZE as u64;
+        if size == 0 {
+            1.0
+        } else {
+            self.live_bytes as f64 / size as f64
+        }
+    }
+}
+
+impl<I: Index<Loc>> Store for LogStore<I> {
+    fn get(&self, key: &[u8]) -> Result<Option<Record>> {
+        match self.index.get(key) {
+            Some(loc) => Ok(Some(Record {
+                value: self.read_value(loc)?,
+                meta: loc.meta,
+            })),
+            None => Ok(None),
+        }
+    }
+    fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>> {
+        Ok(self.index.get(key).map(|l| l.meta))
+    }
+    fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
+        self.append(Op::Put, key, &value, meta)
+    }
+    fn remove(&mut self, key: &[u8]) -> Result<bool> {
+        self.check_writable()?;
+        if self.index.get(key).is_none() {
+            return Ok(false);
+        }
+        self.append(Op::Remove, key, &[], Meta::default())?;
+        Ok(true)
+    }
+    fn len(&self) -> u64 {
+        self.index.len() as u64
+    }
+    fn clear(&mut self) -> Result<()> {
+        self.append(Op::Clear, &[], &[], Meta::default())
+    }
+    fn synchronize(&mut self, hard: bool) -> Result<()> {
+        if !self.opts.writable {
+            return Ok(());
+        }
+        self.flush()?;
+        if hard {
+            self.file.sync()?;
+        }
+        Ok(())
+    }
+    fn close(&mut self) -> Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        if self.opts.writable {
+            self.synchronize(true)?;
+            let end = self.flushed;
+            let mut entries = Vec::with_capacity(self.index.len());
+            self.index.for_each(&mut |k, loc| entries.push((k, *loc)));
+            hint::save(
+                &*self.fs,
+                &self.hint_path(),
+                self.header.generation,
+                end,
+                self.max_cas,
+                self.live_bytes,
+                &entries,
+            )?;
+        }
+        self.closed = true;
+        Ok(())
+    }
+    fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<Key> {
+        self.index.seek(from, forward).map(Into::into)
+    }
+    fn keys(&self) -> Vec<Key> {
+        let mut out = Vec::with_capacity(self.index.len());
+        self.index.for_each(&mut |k, _| out.push(k.into()));
+        out
+    }
+    fn max_cas(&self) -> u64 {
+        self.max_cas
+    }
+    fn stats(&self) -> StoreStats {
+        StoreStats {
+            bytes: self.live_bytes,
+            evictions: 0,
+            file_size: self.flushed + self.wbuf.len() as u64,
+        }
+    }
+}
+
+impl<I: Index<Loc>> Drop for LogStore<I> {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::error!("{}: closing failed: {e}", self.path.display());
+        }
+    }
+}

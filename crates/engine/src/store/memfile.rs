@@ -1,0 +1,190 @@
+//! `PATH.mem` / `PATH.tkmt`: an in-memory hash loaded from PATH at open and
+//! written back whole, atomically (temporary file + rename), on synchronize
+//! and close — Tkrzw's TinyDBM with a file.
+
+use super::index::{HashIndex, Index, Key};
+use super::memory::{MemEntry, MemStore};
+use super::{Store, StoreStats};
+use crate::format::{self, FileHeader, FileKind, Op, FILE_HEADER_SIZE};
+use crate::io::FileSystem;
+use crate::name::Compression;
+use crate::record::{Meta, Record};
+use crate::scan::scan;
+use crate::status::{Error, Result};
+use bytes::Bytes;
+use std::ops::Bound;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub struct MemFileStore {
+    mem: MemStore<HashIndex<MemEntry>>,
+    fs: Arc<dyn FileSystem>,
+    path: PathBuf,
+    writable: bool,
+    compression: Compression,
+    /// True when memory differs from the file, so an idle sync writes nothing.
+    dirty: bool,
+    closed: bool,
+}
+
+impl MemFileStore {
+    pub fn open(
+        fs: Arc<dyn FileSystem>,
+        path: PathBuf,
+        writable: bool,
+        compression: Compression,
+        buckets: usize,
+    ) -> Result<Self> {
+        let mut mem = MemStore::new(buckets);
+        if fs.exists(&path) {
+            let (file, _header, len) =
+                super::log::open_file(&fs, &path, false, FileKind::MemSnapshot)?;
+            let end = scan(&*file, FILE_HEADER_SIZE as u64, len, true, &mut |s| {
+                let stored = s.stored_value.unwrap_or_default();
+                let value = format::decompress(s.header.codec, stored)?;
+                mem.put(s.key, Bytes::from(value), s.header.meta)
+            })?;
+            if end.torn {
+                return Err(Error::BrokenData(format!(
+                    "{}: snapshot damaged at offset {}; salvage it with `memstore restore`",
+                    path.display(),
+                    end.valid_end
+                )));
+            }
+        } else if !writable {
+            return Err(Error::NotFound(format!(
+                "{} does not exist",
+                path.display()
+            )));
+        }
+        let mut store = MemFileStore {
+            mem,
+            fs,
+            path,
+            writable,
+            compression,
+            dirty: false,
+            closed: false,
+        };
+        if writable && !store.fs.exists(&store.path) {
+            store.dirty = true;
+            store.save()?;
+        }
+        Ok(store)
+    }
+
+    /// Writes every record to a temporary file and renames it over PATH.
+    fn save(&mut self) -> Result<()> {
+        let mut tmp = self.path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        self.fs.remove(&tmp)?;
+        let f = self.fs.open(&tmp, true, true)?;
+        let header = FileHeader {
+            kind: FileKind::MemSnapshot,
+            generation: super::log::new_generation(),
+            created_at: crate::record::now_secs(),
+        };
+        let mut buf = header.encode().to_vec();
+        let mut offset = 0u64;
+        let mut failure = None;
+        self.mem.index.for_each(&mut |k, e| {
+            if failure.is_some() {
+                return;
+            }
+            if let Err(err) =
+                format::encode_record(&mut buf, Op::Put, k, &e.value, e.meta, self.compression)
+            {
+                failure = Some(err);
+            }
+            if buf.len() >= 1 << 20 {
+                if let Err(err) = f.write_at(&buf, offset) {
+                    failure = Some(err);
+                }
+                offset += buf.len() as u64;
+                buf.clear();
+            }
+        });
+        if let Some(err) = failure {
+            return Err(err);
+        }
+        f.write_at(&buf, offset)?;
+        f.sync()?;
+        drop(f);
+        self.fs.rename(&tmp, &self.path)?;
+        self.fs.sync_dir(&self.path)?;
+        self.dirty = false;
+        Ok(())
+    }
+
+    fn check_writable(&mut self) -> Result<()> {
+        if !self.writable || self.closed {
+            return Err(Error::Precondition(format!(
+                "{} is not open for writing",
+                self.path.display()
+            )));
+        }
+        self.dirty = true;
+        Ok(())
+    }
+}
+
+impl Store for MemFileStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Record>> {
+        self.mem.get(key)
+    }
+    fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>> {
+        self.mem.get_meta(key)
+    }
+    fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
+        self.check_writable()?;
+        self.mem.put(key, value, meta)
+    }
+    fn remove(&mut self, key: &[u8]) -> Result<bool> {
+        self.check_writable()?;
+        self.mem.remove(key)
+    }
+    fn len(&self) -> u64 {
+        self.mem.len()
+    }
+    fn clear(&mut self) -> Result<()> {
+        self.check_writable()?;
+        self.mem.clear()
+    }
+    fn synchronize(&mut self, _hard: bool) -> Result<()> {
+        if self.writable && self.dirty && !self.closed {
+            self.save()?;
+        }
+        Ok(())
+    }
+    fn close(&mut self) -> Result<()> {
+        if !self.closed {
+            self.synchronize(true)?;
+            self.closed = true;
+        }
+        Ok(())
+    }
+    fn seek(&self, _from: Bound<&[u8]>, _forward: bool) -> Option<Key> {
+        None
+    }
+    fn keys(&self) -> Vec<Key> {
+        self.mem.keys()
+    }
+    fn max_cas(&self) -> u64 {
+        self.mem.max_cas()
+    }
+    fn stats(&self) -> StoreStats {
+        StoreStats {
+            file_size: 0,
+            ..self.mem.stats()
+        }
+    }
+}
+
+impl Drop for MemFileStore {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::error!("{}: closing failed: {e}", self.path.display());
+        }
+    }
+}
