@@ -17,11 +17,12 @@ fn value(c: u8) -> Option<u32> {
 /// Decodes padded base64. `None` on any malformed input (wrong length, bad
 /// character, padding in the middle) or when the result would be empty.
 pub(crate) fn decode(input: &[u8]) -> Option<Vec<u8>> {
-    if input.is_empty() || input.len() % 4 != 0 {
+    // (`is_multiple_of` would need Rust 1.87; the workspace targets 1.80.)
+    let chunks = input.chunks_exact(4);
+    if input.is_empty() || !chunks.remainder().is_empty() {
         return None;
     }
     let mut out = Vec::with_capacity(input.len() / 4 * 3);
-    let chunks = input.chunks_exact(4);
     let last = chunks.len().checked_sub(1)?;
     for (i, chunk) in chunks.enumerate() {
         let mut acc: u32 = 0;

@@ -1,0 +1,558 @@
+//! Text command lines: `set`, `get`, ... and the meta commands.
+
+use bytes::{Bytes, BytesMut};
+
+use super::error::{TextError, TextErrorKind};
+use super::line::{find_line, parse_i32, parse_u32, parse_u64, tokenize, valid_key, Line};
+use super::meta::{
+    arith_mode, parse_flags, set_mode, MetaArith, MetaDelete, MetaFlags, MetaGet, MetaSet,
+    MAX_META_FLAGS,
+};
+use crate::{base64, Parse, MAX_KEY_LEN};
+
+/// Default longest command line. memcached refuses 2 KiB lines except
+/// multi-key `get`s, which it lets grow; one generous fixed limit keeps the
+/// rule simple while still bounding a connection's buffer (~250 max-size
+/// keys fit).
+pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024;
+
+/// Which storage command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StoreKind {
+    Set,
+    Add,
+    Replace,
+    Append,
+    Prepend,
+    /// `cas`: store only if the item's CAS equals [`StoreCommand::cas`].
+    Cas,
+}
+
+/// A storage command line. The value follows as a separate data block of
+/// `data_len` bytes plus `\r\n`, read with [`parse_data_block`] or
+/// [`take_data_block`] — after the server has checked `data_len` against
+/// its item limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreCommand {
+    pub kind: StoreKind,
+    pub key: Bytes,
+    pub flags: u32,
+    /// memcached exptime; see [`crate::Expiry::from_exptime`].
+    pub exptime: i64,
+    pub data_len: usize,
+    /// The compare value, for `cas` only.
+    pub cas: Option<u64>,
+    pub noreply: bool,
+}
+
+/// `incr` or `decr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IncrDecr {
+    Incr,
+    Decr,
+}
+
+/// One parsed command line (text or meta). Keys are `Bytes` slices of the
+/// line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// set/add/replace/append/prepend/cas; a data block follows.
+    Store(StoreCommand),
+    /// `get`/`gets <key>*`: `VALUE` blocks for hits, then `END`.
+    Get { keys: Vec<Bytes>, return_cas: bool },
+    /// `gat`/`gats <exptime> <key>*`. `keys` may be empty (memcached then
+    /// answers just `END`).
+    GetAndTouch {
+        exptime: i64,
+        keys: Vec<Bytes>,
+        return_cas: bool,
+    },
+    /// `delete <key> [0] [noreply]` → DELETED | NOT_FOUND.
+    Delete { key: Bytes, noreply: bool },
+    /// `incr|decr <key> <delta> [noreply]` → the new value | NOT_FOUND.
+    IncrDecr {
+        op: IncrDecr,
+        key: Bytes,
+        delta: u64,
+        noreply: bool,
+    },
+    /// `touch <key> <exptime> [noreply]` → TOUCHED | NOT_FOUND.
+    Touch {
+        key: Bytes,
+        exptime: i64,
+        noreply: bool,
+    },
+    /// `flush_all [delay] [noreply]` → OK.
+    FlushAll { delay: Option<i64>, noreply: bool },
+    /// `version` → `VERSION <v>`.
+    Version,
+    /// `verbosity <n> [noreply]` → OK.
+    Verbosity { level: u32, noreply: bool },
+    /// `quit`: close without a reply.
+    Quit,
+    /// `stats [args...]`: `STAT` lines then `END` (or ERROR for an unknown group).
+    Stats { args: Vec<Bytes> },
+    /// `mg`.
+    MetaGet(MetaGet),
+    /// `ms`; a data block follows.
+    MetaSet(MetaSet),
+    /// `md`.
+    MetaDelete(MetaDelete),
+    /// `ma`.
+    MetaArith(MetaArith),
+    /// `mn` → `MN`: marks the end of a pipelined batch.
+    MetaNoop,
+    /// `me <key> [b]` → `ME <key> <k=v>*` | `EN`.
+    MetaDebug { key: Bytes, base64: bool },
+}
+
+impl Command {
+    /// Length of the data block this command announces (set family, cas,
+    /// ms). Check it against the item limit before reading the block; if
+    /// too large, reply `SERVER_ERROR object too large for cache` and
+    /// swallow [`data_block_len`] bytes.
+    pub fn data_len(&self) -> Option<usize> {
+        match self {
+            Command::Store(s) => Some(s.data_len),
+            Command::MetaSet(m) => Some(m.data_len),
+            _ => None,
+        }
+    }
+
+    /// True if the client asked not to get a reply (`noreply`; meta `q`
+    /// only suppresses nominal replies, see [`MetaFlags::quiet`]).
+    pub fn noreply(&self) -> bool {
+        match self {
+            Command::Store(s) => s.noreply,
+            Command::Delete { noreply, .. }
+            | Command::IncrDecr { noreply, .. }
+            | Command::Touch { noreply, .. }
+            | Command::FlushAll { noreply, .. }
+            | Command::Verbosity { noreply, .. } => *noreply,
+            _ => false,
+        }
+    }
+}
+
+/// Bytes on the wire for a data block of `data_len`: the data plus `\r\n`.
+pub fn data_block_len(data_len: usize) -> u64 {
+    data_len as u64 + 2
+}
+
+/// Stateless line parser with a configurable line limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextParser {
+    /// Longest accepted command line, without its `\r\n`.
+    pub max_line_len: usize,
+}
+
+impl Default for TextParser {
+    fn default() -> Self {
+        TextParser {
+            max_line_len: DEFAULT_MAX_LINE_LEN,
+        }
+    }
+}
+
+impl TextParser {
+    /// A parser accepting lines up to `max_line_len` bytes.
+    pub fn new(max_line_len: usize) -> TextParser {
+        TextParser { max_line_len }
+    }
+
+    /// Parses the command line at the front of `buf`. The line is copied
+    /// once into a `Bytes` (bounded by the line limit) so keys can be
+    /// slices of it. The data block of a storage command is NOT consumed.
+    pub fn parse(&self, buf: &[u8]) -> Result<Parse<Command>, TextError> {
+        self.parse_with(buf, Bytes::copy_from_slice)
+    }
+
+    /// Like [`TextParser::parse`] but zero copy: keys are slices of `buf`.
+    pub fn parse_bytes(&self, buf: &Bytes) -> Result<Parse<Command>, TextError> {
+        self.parse_with(buf, |line| buf.slice_ref(line))
+    }
+
+    /// Parses and removes the command line from the front of a connection
+    /// buffer (zero copy). `Ok(None)`: incomplete, nothing consumed. On error
+    /// the offending line has been removed (`err.consumed` bytes) unless the
+    /// error is fatal ([`TextError::must_close`]).
+    pub fn parse_buf(&self, buf: &mut BytesMut) -> Result<Option<Command>, TextError> {
+        let len = match find_line(buf, self.max_line_len) {
+            Line::Incomplete => return Ok(None),
+            Line::TooLong => return Err(TextError::new(TextErrorKind::LineTooLong, 0)),
+            Line::Complete { consumed, .. } => consumed,
+        };
+        let frame = buf.split_to(len.min(buf.len())).freeze();
+        match self.parse_bytes(&frame)? {
+            Parse::Complete(cmd, _) => Ok(Some(cmd)),
+            // Cannot happen: the frame holds a whole line.
+            Parse::Incomplete => Ok(None),
+        }
+    }
+
+    fn parse_with<'a>(
+        &self,
+        buf: &'a [u8],
+        to_bytes: impl FnOnce(&'a [u8]) -> Bytes,
+    ) -> Result<Parse<Command>, TextError> {
+        let (len, consumed) = match find_line(buf, self.max_line_len) {
+            Line::Incomplete => return Ok(Parse::Incomplete),
+            Line::TooLong => return Err(TextError::new(TextErrorKind::LineTooLong, 0)),
+            Line::Complete { len, consumed } => (len, consumed),
+        };
+        let line = to_bytes(buf.get(..len).unwrap_or_default());
+        let tokens: Vec<Bytes> = tokenize(&line)
+            .into_iter()
+            .filter_map(|r| line.get(r.clone()).map(|_| line.slice(r)))
+            .collect();
+        match parse_tokens(&tokens) {
+            Ok(cmd) => Ok(Parse::Complete(cmd, consumed)),
+            Err(mut e) => {
+                e.consumed = consumed;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Parses a data block of `data_len` bytes plus `\r\n` from the front of
+/// `buf`. Returns the data (without the terminator) and the bytes used.
+/// If the terminator is wrong the error covers the whole block
+/// (`data_len + 2` bytes): memcached consumes it and answers
+/// `CLIENT_ERROR bad data chunk`.
+pub fn parse_data_block(buf: &[u8], data_len: usize) -> Result<Parse<&[u8]>, TextError> {
+    let Some(need) = data_len.checked_add(2) else {
+        return Ok(Parse::Incomplete);
+    };
+    let (Some(data), Some(term)) = (buf.get(..data_len), buf.get(data_len..need)) else {
+        return Ok(Parse::Incomplete);
+    };
+    if term != b"\r\n" {
+        return Err(TextError::new(TextErrorKind::BadDataChunk, need));
+    }
+    Ok(Parse::Complete(data, need))
+}
+
+/// Removes a data block from the front of a connection buffer, returning
+/// the value as a zero-copy `Bytes`. `Ok(None)`: not all there yet, nothing
+/// consumed. On a bad terminator the block is consumed and the error
+/// returned.
+pub fn take_data_block(buf: &mut BytesMut, data_len: usize) -> Result<Option<Bytes>, TextError> {
+    match parse_data_block(buf, data_len) {
+        Ok(Parse::Incomplete) => Ok(None),
+        Ok(Parse::Complete(_, used)) => {
+            let mut block = buf.split_to(used.min(buf.len())).freeze();
+            block.truncate(data_len);
+            Ok(Some(block))
+        }
+        Err(e) => {
+            let _ = buf.split_to(e.consumed.min(buf.len()));
+            Err(e)
+        }
+    }
+}
+
+fn err(kind: TextErrorKind) -> TextError {
+    TextError::new(kind, 0)
+}
+
+fn err_noreply(kind: TextErrorKind, noreply: bool) -> TextError {
+    TextError {
+        noreply,
+        ..err(kind)
+    }
+}
+
+/// Dispatch on the command word. Token-count rules are memcached's
+/// (`process_command_ascii`): a wrong count is `ERROR`, not CLIENT_ERROR.
+fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
+    let n = t.len();
+    let Some(cmd) = t.first() else {
+        return Err(err(TextErrorKind::UnknownCommand));
+    };
+    let arg = |i: usize| t.get(i).map(|b| &b[..]).unwrap_or_default();
+    let is_noreply = |i: usize| t.get(i).is_some_and(|b| &b[..] == b"noreply");
+    match &cmd[..] {
+        b"mg" | b"ms" | b"md" | b"ma" | b"mn" | b"me" => parse_meta(t),
+        b"get" | b"gets" | b"gat" | b"gats" => {
+            if n < 2 {
+                return Err(err(TextErrorKind::UnknownCommand));
+            }
+            let touch = cmd.starts_with(b"gat");
+            let return_cas = cmd.ends_with(b"s");
+            let (exptime, first_key) = if touch {
+                let exptime =
+                    parse_i32(arg(1)).ok_or_else(|| err(TextErrorKind::InvalidExptime))?;
+                (exptime, 2)
+            } else {
+                (0, 1)
+            };
+            let keys: Vec<Bytes> = t.get(first_key..).unwrap_or_default().to_vec();
+            if !keys.iter().all(|k| valid_key(k)) {
+                return Err(err(TextErrorKind::BadCommandLine));
+            }
+            Ok(if touch {
+                Command::GetAndTouch {
+                    exptime,
+                    keys,
+                    return_cas,
+                }
+            } else {
+                Command::Get { keys, return_cas }
+            })
+        }
+        b"set" | b"add" | b"replace" | b"append" | b"prepend" | b"cas" => {
+            let kind = match &cmd[..] {
+                b"set" => StoreKind::Set,
+                b"add" => StoreKind::Add,
+                b"replace" => StoreKind::Replace,
+                b"append" => StoreKind::Append,
+                b"prepend" => StoreKind::Prepend,
+                _ => StoreKind::Cas,
+            };
+            let base = if kind == StoreKind::Cas { 6 } else { 5 };
+            if n != base && n != base + 1 {
+                return Err(err(TextErrorKind::UnknownCommand));
+            }
+            // memcached only checks that the last token *is* "noreply";
+            // anything else there is ignored.
+            let noreply = n == base + 1 && is_noreply(base);
+            let bad = || err_noreply(TextErrorKind::BadCommandLine, noreply);
+            let key = t.get(1).filter(|k| valid_key(k)).ok_or_else(bad)?.clone();
+            let flags = parse_u32(arg(2)).ok_or_else(bad)?;
+            let exptime = parse_i32(arg(3)).ok_or_else(bad)?;
+            let data_len = parse_u32(arg(4))
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or_else(bad)?;
+            let cas = if kind == StoreKind::Cas {
+                Some(parse_u64(arg(5)).ok_or_else(bad)?)
+            } else {
+                None
+            };
+            Ok(Command::Store(StoreCommand {
+                kind,
+                key,
+                flags,
+                exptime,
+                data_len,
+                cas,
+                noreply,
+            }))
+        }
+        b"incr" | b"decr" => {
+            if n != 3 && n != 4 {
+                return Err(err(TextErrorKind::UnknownCommand));
+            }
+            let noreply = n == 4 && is_noreply(3);
+            let key = t
+                .get(1)
+                .filter(|k| valid_key(k))
+                .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
+                .clone();
+            let delta = parse_u64(arg(2))
+                .ok_or_else(|| err_noreply(TextErrorKind::InvalidDelta, noreply))?;
+            let op = if &cmd[..] == b"incr" {
+                IncrDecr::Incr
+            } else {
+                IncrDecr::Decr
+            };
+            Ok(Command::IncrDecr {
+                op,
+                key,
+                delta,
+                noreply,
+            })
+        }
+        b"delete" => {
+            if !(2..=4).contains(&n) {
+                return Err(err(TextErrorKind::UnknownCommand));
+            }
+            // `delete <key> 0` is a legacy form memcached still accepts.
+            let mut noreply = false;
+            if n > 2 {
+                let hold_is_zero = arg(2) == b"0";
+                noreply = is_noreply(n - 1);
+                let valid =
+                    (n == 3 && (hold_is_zero || noreply)) || (n == 4 && hold_is_zero && noreply);
+                if !valid {
+                    return Err(err_noreply(TextErrorKind::DeleteUsage, noreply));
+                }
+            }
+            let key = t
+                .get(1)
+                .filter(|k| valid_key(k))
+                .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
+                .clone();
+            Ok(Command::Delete { key, noreply })
+        }
+        b"touch" => {
+            if n != 3 && n != 4 {
+                return Err(err(TextErrorKind::UnknownCommand));
+            }
+            let noreply = n == 4 && is_noreply(3);
+            let key = t
+                .get(1)
+                .filter(|k| valid_key(k))
+                .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
+                .clone();
+            let exptime = parse_i32(arg(2))
+                .ok_or_else(|| err_noreply(TextErrorKind::InvalidExptime, noreply))?;
+            Ok(Command::Touch {
+                key,
+                exptime,
+                noreply,
+            })
+        }
+        b"flush_all" => {
+            if !(1..=3).contains(&n) {
+                return Err(err(TextErrorKind::UnknownCommand));
+            }
+            let noreply = n > 1 && is_noreply(n - 1);
+            let delay = if n != if noreply { 2 } else { 1 } {
+                Some(
+                    parse_i32(arg(1))
+                        .ok_or_else(|| err_noreply(TextErrorKind::InvalidExptime, noreply))?,
+                )
+            } else {
+                None
+            };
+            Ok(Command::FlushAll { delay, noreply })
+        }
+        b"verbosity" => {
+            if n != 2 && n != 3 {
+                return Err(err(TextErrorKind::UnknownCommand));
+            }
+            let noreply = is_noreply(n - 1);
+            let level = parse_u32(arg(1))
+                .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?;
+            Ok(Command::Verbosity { level, noreply })
+        }
+        b"version" => Ok(Command::Version),
+        b"quit" => Ok(Command::Quit),
+        b"stats" => Ok(Command::Stats {
+            args: t.get(1..).unwrap_or_default().to_vec(),
+        }),
+        _ => Err(err(TextErrorKind::UnknownCommand)),
+    }
+}
+
+/// Meta commands, following memcached's `process_m*_command` checks in
+/// order.
+fn parse_meta(t: &[Bytes]) -> Result<Command, TextError> {
+    let cmd = t.first().map(|b| &b[..]).unwrap_or_default();
+    let n = t.len();
+    if cmd == b"mn" {
+        return Ok(Command::MetaNoop);
+    }
+    let bad_line = || err(TextErrorKind::BadCommandLine);
+    if cmd == b"me" {
+        let key = t.get(1).ok_or_else(bad_line)?;
+        if key.len() > MAX_KEY_LEN {
+            return Err(bad_line());
+        }
+        let base64 = t.get(2).is_some_and(|b| &b[..] == b"b");
+        let key = if base64 {
+            Bytes::from(base64::decode(key).ok_or_else(bad_line)?)
+        } else {
+            key.clone()
+        };
+        return Ok(Command::MetaDebug { key, base64 });
+    }
+    if n < 2 {
+        return Err(err(TextErrorKind::UnknownCommand));
+    }
+    let raw_key = t.get(1).ok_or_else(bad_line)?;
+    if raw_key.len() > MAX_KEY_LEN {
+        return Err(bad_line());
+    }
+    // memcached counts command, key, flags and a terminator against 20.
+    let flag_start = if cmd == b"ms" { 3 } else { 2 };
+    if cmd == b"ms" && n == 2 {
+        return Err(bad_line());
+    }
+    if n + 1 > MAX_META_FLAGS + 3 {
+        return Err(err(if cmd == b"mg" {
+            TextErrorKind::MgTooManyFlags
+        } else {
+            TextErrorKind::TooManyFlags
+        }));
+    }
+    let flag_tokens = t.get(flag_start..).unwrap_or_default();
+    match cmd {
+        b"mg" => {
+            let flags = parse_flags(flag_tokens).map_err(err)?;
+            let key = meta_key(raw_key, &flags)?;
+            Ok(Command::MetaGet(MetaGet { key, flags }))
+        }
+        b"ms" => {
+            let data_len = t
+                .get(2)
+                .and_then(|d| parse_u32(d))
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or_else(bad_line)?;
+            // From here on memcached knows the length and swallows the block
+            // after an error, so the client's data is not read as commands.
+            let swallowing = |kind| TextError {
+                swallow: data_block_len(data_len),
+                ..err(kind)
+            };
+            let flags = parse_flags(flag_tokens).map_err(swallowing)?;
+            let mode =
+                set_mode(flags.mode).ok_or_else(|| swallowing(TextErrorKind::InvalidSetMode))?;
+            let key = meta_key(raw_key, &flags).map_err(|e| swallowing(e.kind))?;
+            Ok(Command::MetaSet(MetaSet {
+                key,
+                data_len,
+                mode,
+                flags,
+            }))
+        }
+        b"md" => {
+            let flags = parse_flags(flag_tokens).map_err(|kind| {
+                err(if kind == TextErrorKind::OpaqueTooLong {
+                    kind
+                } else {
+                    TextErrorKind::InvalidOrDuplicateFlag
+                })
+            })?;
+            let key = meta_key(raw_key, &flags)?;
+            Ok(Command::MetaDelete(MetaDelete { key, flags }))
+        }
+        b"ma" => {
+            let flags = parse_flags(flag_tokens).map_err(|kind| {
+                err(if kind == TextErrorKind::OpaqueTooLong {
+                    kind
+                } else {
+                    TextErrorKind::InvalidOrDuplicateFlag
+                })
+            })?;
+            let mode =
+                arith_mode(flags.mode).ok_or_else(|| err(TextErrorKind::InvalidArithMode))?;
+            let key = meta_key(raw_key, &flags)?;
+            Ok(Command::MetaArith(MetaArith {
+                key,
+                mode,
+                delta: flags.delta.unwrap_or(1),
+                initial: flags.initial.unwrap_or(0),
+                flags,
+            }))
+        }
+        _ => Err(err(TextErrorKind::UnknownCommand)),
+    }
+}
+
+/// The key as stored: base64-decoded for `b`, otherwise checked like a
+/// text key. A decoded key may hold any bytes.
+fn meta_key(raw: &Bytes, flags: &MetaFlags) -> Result<Bytes, TextError> {
+    if flags.base64_key {
+        let decoded = base64::decode(raw).ok_or_else(|| err(TextErrorKind::KeyDecode))?;
+        if decoded.len() > MAX_KEY_LEN {
+            return Err(err(TextErrorKind::BadCommandLine));
+        }
+        Ok(Bytes::from(decoded))
+    } else if valid_key(raw) {
+        Ok(raw.clone())
+    } else {
+        Err(err(TextErrorKind::BadCommandLine))
+    }
+}
