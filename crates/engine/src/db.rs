@@ -120,7 +120,8 @@ impl Db {
         &self.shards[i]
     }
 
-    pub(crate) fn shard_index(&self, key: &[u8]) -> usize {
+    /// The number of the shard holding `key`.
+    pub fn shard_index(&self, key: &[u8]) -> usize {
         crc32c::crc32c(key) as usize % self.shards.len()
     }
 

@@ -252,6 +252,11 @@ impl SimFs {
             .map(|f| f.state.lock().current.clone())
     }
 
+    /// Deletes a file at once (tests that remove a hint).
+    pub fn remove_for_test(&self, path: &Path) {
+        self.files.lock().remove(path);
+    }
+
     /// Replaces a file's contents, durable at once.
     pub fn put_contents(&self, path: &Path, data: Vec<u8>) {
         let f = SimFile {
