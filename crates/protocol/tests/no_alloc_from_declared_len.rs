@@ -1,0 +1,84 @@
+//! A declared length must never drive an allocation: a peer can claim a
+//! 4 GiB body and send nothing. This binary installs an allocator that
+//! records the largest single allocation, so the test fails if a parser
+//! ever reserves memory for bytes that are not there.
+//! (One test function only: the global counter is shared by all threads.)
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use memstored_protocol::binary::{BinaryHeader, Request, REQUEST_MAGIC};
+use memstored_protocol::text::{parse_data_block, take_data_block, Command, TextParser};
+use memstored_protocol::Parse;
+
+struct Tracking;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Tracking {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Tracking = Tracking;
+
+const LIMIT: usize = 64 * 1024;
+
+#[test]
+fn huge_declared_lengths_do_not_allocate() {
+    // Binary: SET declaring a 4 GiB body, with a few body bytes present.
+    let mut frame = BytesMut::new();
+    BinaryHeader {
+        magic: REQUEST_MAGIC,
+        opcode: 0x01,
+        key_len: 3,
+        extras_len: 8,
+        data_type: 0,
+        vbucket_or_status: 0,
+        body_len: u32::MAX,
+        opaque: 0,
+        cas: 0,
+    }
+    .encode(&mut frame);
+    frame.put_slice(&[0; 8]);
+    frame.put_slice(b"keyvalue");
+    let bytes = Bytes::copy_from_slice(&frame);
+
+    LARGEST.store(0, Ordering::Relaxed);
+    assert_eq!(Request::parse(&frame), Ok(Parse::Incomplete));
+    assert_eq!(Request::parse_bytes(&bytes), Ok(Parse::Incomplete));
+    let mut buf = frame.clone();
+    assert_eq!(Request::parse_buf(&mut buf), Ok(None));
+
+    // Text: a set declaring 4 GiB - 1, then its data block.
+    let parser = TextParser::default();
+    let line = b"set k 0 0 4294967295\r\nabc";
+    let Ok(Parse::Complete(Command::Store(s), used)) = parser.parse(line) else {
+        panic!("command line should parse")
+    };
+    assert_eq!(
+        parse_data_block(&line[used..], s.data_len),
+        Ok(Parse::Incomplete)
+    );
+    let mut tb = BytesMut::from(&line[used..]);
+    assert_eq!(take_data_block(&mut tb, s.data_len), Ok(None));
+    let Ok(Parse::Complete(Command::MetaSet(ms), _)) = parser.parse(b"ms k 4294967295 T0\r\n")
+    else {
+        panic!("ms should parse")
+    };
+    assert_eq!(ms.data_len, u32::MAX as usize);
+
+    let largest = LARGEST.load(Ordering::Relaxed);
+    assert!(largest < LIMIT, "a parser allocated {largest} bytes");
+}
