@@ -29,6 +29,10 @@ pub struct FileHeader {
     /// left over from an older file (before a rebuild) is never applied.
     pub generation: u64,
     pub created_at: u64,
+    /// Snapshots (`.tkmt`): the highest CAS ever handed out, which may belong
+    /// to a record removed before the snapshot, so a reopened shard never
+    /// reuses it. Zero in logs, whose records carry every CAS.
+    pub max_cas: u64,
 }
 
 impl FileHeader {
@@ -39,6 +43,7 @@ impl FileHeader {
         b[10] = self.kind as u8;
         b[16..24].copy_from_slice(&self.generation.to_le_bytes());
         b[24..32].copy_from_slice(&self.created_at.to_le_bytes());
+        b[32..40].copy_from_slice(&self.max_cas.to_le_bytes());
         let crc = crc32c::crc32c(&b[..60]);
         b[60..64].copy_from_slice(&crc.to_le_bytes());
         b
@@ -76,6 +81,7 @@ impl FileHeader {
             kind,
             generation: read_u64(b, 16),
             created_at: read_u64(b, 24),
+            max_cas: read_u64(b, 32),
         })
     }
 }

@@ -99,6 +99,7 @@ pub fn open_file(
             kind,
             generation: new_generation(),
             created_at: crate::record::now_secs(),
+            max_cas: 0,
         };
         file.write_at(&header.encode(), 0)?;
         file.sync()?;

@@ -37,8 +37,9 @@ impl MemFileStore {
     ) -> Result<Self> {
         let mut mem = MemStore::new(buckets);
         if fs.exists(&path) {
-            let (file, _header, len) =
+            let (file, header, len) =
                 super::log::open_file(&fs, &path, false, FileKind::MemSnapshot)?;
+            mem.raise_max_cas(header.max_cas);
             let end = scan(&*file, FILE_HEADER_SIZE as u64, len, true, &mut |s| {
                 let stored = s.stored_value.unwrap_or_default();
                 let value = format::decompress(s.header.codec, stored)?;
@@ -84,6 +85,7 @@ impl MemFileStore {
             kind: FileKind::MemSnapshot,
             generation: super::log::new_generation(),
             created_at: crate::record::now_secs(),
+            max_cas: self.mem.max_cas(),
         };
         let mut buf = header.encode().to_vec();
         let mut offset = 0u64;

@@ -36,6 +36,13 @@ impl<I: Index<MemEntry>> MemStore<I> {
     }
 }
 
+impl<I: Index<MemEntry>> MemStore<I> {
+    /// Makes later CAS values start above `cas` (a snapshot's high-water mark).
+    pub(crate) fn raise_max_cas(&mut self, cas: u64) {
+        self.max_cas = self.max_cas.max(cas);
+    }
+}
+
 impl<I: Index<MemEntry>> Store for MemStore<I> {
     fn get(&self, key: &[u8]) -> Result<Option<Record>> {
         Ok(self.index.get(key).map(|e| Record {
