@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// One open file. Positional reads and writes only, so many readers can share it.
+#[allow(clippy::len_without_is_empty)]
 pub trait DataFile: Send + Sync {
     fn len(&self) -> Result<u64>;
     /// Reads exactly `buf.len()` bytes at `offset`.

@@ -181,6 +181,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Moves to the next record; past the end the cursor is on nothing.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<()> {
         match std::mem::replace(&mut self.pos, Position::Nowhere) {
             Position::Nowhere => Err(not_positioned()),

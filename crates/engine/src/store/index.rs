@@ -7,6 +7,7 @@ use std::ops::Bound;
 /// Keys are owned boxed slices: 16 bytes of handle, no spare capacity.
 pub type Key = Box<[u8]>;
 
+#[allow(clippy::len_without_is_empty)]
 pub trait Index<V>: Send + Sync + Default {
     /// True when iteration follows key order.
     const ORDERED: bool;

@@ -27,6 +27,7 @@ pub struct StoreStats {
 
 /// The primitives one shard of an engine provides. Called under the shard's
 /// lock: `&self` methods under a read lock, `&mut self` under a write lock.
+#[allow(clippy::len_without_is_empty)]
 pub trait Store: Send + Sync {
     /// The record of `key`, expired or not.
     fn get(&self, key: &[u8]) -> Result<Option<Record>>;
