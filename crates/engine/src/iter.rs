@@ -196,10 +196,11 @@ impl<'a> Cursor<'a> {
 
     /// Moves to the previous record (ordered databases).
     pub fn previous(&mut self) -> Result<()> {
-        match std::mem::replace(&mut self.pos, Position::Nowhere) {
+        // A refused move leaves the cursor where it was.
+        match &self.pos {
             Position::Nowhere => Err(not_positioned()),
             Position::At(k) => {
-                let k = self.seek(Bound::Excluded(k), false)?;
+                let k = self.seek(Bound::Excluded(k.clone()), false)?;
                 self.place(k);
                 Ok(())
             }
