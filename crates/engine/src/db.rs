@@ -49,10 +49,14 @@ fn open_store(
     };
     Ok(match name.kind {
         EngineKind::MemHash if name.cap_mem_size > 0 || name.cap_rec_num > 0 => {
+            // Each shard gets an equal share, rounded down so that the shards
+            // together never exceed the cap; a nonzero cap never becomes 0,
+            // which would mean "no cap".
             let n = name.num_shards as u64;
+            let share = |cap: u64| if cap == 0 { 0 } else { (cap / n).max(1) };
             Box::new(CacheStore::new(
-                name.cap_mem_size / n,
-                name.cap_rec_num.div_ceil(n),
+                share(name.cap_mem_size),
+                share(name.cap_rec_num),
             ))
         }
         EngineKind::MemHash => Box::new(MemStore::<HashIndex<_>>::new(buckets)),

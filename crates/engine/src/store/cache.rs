@@ -1,12 +1,20 @@
 //! The capped in-memory hash (`*#capsiz=..`, `*#capnum=..`): a cache that
 //! evicts with CLOCK, an LRU approximation whose hits only set a bit, so
 //! lookups stay under the shard's shared read lock.
+//!
+//! The clock is kept as a queue of slots in insertion order (second-chance
+//! FIFO, the same algorithm as a circular CLOCK): the hand takes the oldest
+//! record; a referenced one has its bit cleared and goes to the back, an
+//! unreferenced one is evicted. New records join at the back, so they are the
+//! last considered. (A hand sweeping the slot array would meet a new record
+//! placed in a reused slot just ahead of it first, and evict the newest data.)
 
 use super::index::{HashIndex, Index, Key};
 use super::{Store, StoreStats};
 use crate::record::{Meta, Record};
 use crate::status::{Error, Result};
 use bytes::Bytes;
+use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -27,6 +35,9 @@ struct Slot {
     meta: Meta,
     /// Set on every hit; the clock hand clears it once before evicting.
     referenced: AtomicBool,
+    /// Which placement of a record in this slot this is, so that queue
+    /// entries left by a removed record are recognised as stale.
+    generation: u64,
 }
 
 pub struct CacheStore {
@@ -34,8 +45,10 @@ pub struct CacheStore {
     map: HashIndex<u32>,
     slots: Vec<Option<Slot>>,
     free: Vec<u32>,
-    /// The CLOCK hand: the next slot considered for eviction.
-    hand: usize,
+    /// Slots in clock order, oldest first, with the generation they held
+    /// when queued; entries whose slot has moved on are skipped.
+    queue: VecDeque<(u32, u64)>,
+    next_generation: u64,
     /// Sum of `charge` over held records.
     used: u64,
     cap_bytes: u64,
@@ -51,7 +64,8 @@ impl CacheStore {
             map: HashIndex::with_capacity(0),
             slots: Vec::new(),
             free: Vec::new(),
-            hand: 0,
+            queue: VecDeque::new(),
+            next_generation: 0,
             used: 0,
             cap_bytes,
             cap_recs,
@@ -74,23 +88,39 @@ impl CacheStore {
 
     /// Evicts unreferenced records, sparing `keep`, until within the caps.
     fn evict(&mut self, keep: u32) {
-        let n = self.slots.len();
-        // Two full turns always suffice: the first clears every reference bit.
-        let mut budget = 2 * n + 1;
+        // Each live record is passed over at most twice (once to clear its
+        // bit), so this ends; stale entries are dropped as they come.
+        let mut budget = 2 * self.queue.len() + 1;
         while self.over_cap() && budget > 0 {
             budget -= 1;
-            self.hand = (self.hand + 1) % n;
-            let idx = self.hand as u32;
-            let victim = match &self.slots[self.hand] {
-                Some(s) if idx != keep => !s.referenced.swap(false, Ordering::Relaxed),
-                _ => false,
+            let Some((idx, generation)) = self.queue.pop_front() else {
+                break;
+            };
+            let victim = match &self.slots[idx as usize] {
+                Some(s) if s.generation == generation => {
+                    idx != keep && !s.referenced.swap(false, Ordering::Relaxed)
+                }
+                _ => continue,
             };
             if victim {
                 if let Some(slot) = self.take_slot(idx) {
                     self.map.remove(&slot.key);
                     self.evictions += 1;
                 }
+            } else {
+                self.queue.push_back((idx, generation));
             }
+        }
+    }
+
+    /// Drops stale queue entries once they outnumber live ones, so that
+    /// removals without evictions cannot grow the queue without bound.
+    fn compact_queue(&mut self) {
+        if self.queue.len() > 2 * self.map.len() + 64 {
+            let slots = &self.slots;
+            self.queue.retain(|&(idx, generation)| {
+                matches!(&slots[idx as usize], Some(s) if s.generation == generation)
+            });
         }
     }
 }
@@ -132,7 +162,8 @@ impl Store for CacheStore {
         }
         self.max_cas = self.max_cas.max(meta.cas);
         if let Some(&idx) = self.map.get(key) {
-            self.take_slot(idx);
+            // An update keeps the record's place in the clock.
+            let old_generation = self.take_slot(idx).map_or(0, |s| s.generation);
             self.free.pop();
             self.used += cost;
             self.slots[idx as usize] = Some(Slot {
@@ -140,15 +171,19 @@ impl Store for CacheStore {
                 value,
                 meta,
                 referenced: AtomicBool::new(true),
+                generation: old_generation,
             });
             self.evict(idx);
             return Ok(());
         }
+        let generation = self.next_generation;
+        self.next_generation += 1;
         let slot = Slot {
             key: key.into(),
             value,
             meta,
             referenced: AtomicBool::new(false),
+            generation,
         };
         let idx = match self.free.pop() {
             Some(i) => {
@@ -161,13 +196,19 @@ impl Store for CacheStore {
             }
         };
         self.map.insert(key.into(), idx);
+        self.queue.push_back((idx, generation));
         self.used += cost;
         self.evict(idx);
+        self.compact_queue();
         Ok(())
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
         match self.map.remove(key) {
-            Some(idx) => Ok(self.take_slot(idx).is_some()),
+            Some(idx) => {
+                let removed = self.take_slot(idx).is_some();
+                self.compact_queue();
+                Ok(removed)
+            }
             None => Ok(false),
         }
     }
@@ -178,7 +219,7 @@ impl Store for CacheStore {
         self.map.clear();
         self.slots.clear();
         self.free.clear();
-        self.hand = 0;
+        self.queue.clear();
         self.used = 0;
         Ok(())
     }
