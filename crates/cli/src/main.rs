@@ -1,1 +1,170 @@
-fn main() {}
+//! `memstore`: the local database utility and the perf tool of memstored,
+//! with the command lines of `tkrzw_dbm_util` and `tkrzw_dbm_perf`.
+
+mod local;
+mod maint;
+mod perf;
+mod progress;
+mod tsv;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "memstore",
+    version,
+    about = "memstored's database utility and perf tool",
+    long_about = "memstored's database utility and perf tool.\n\n\
+        NAME is a database name: `casket.tkh`, `casket.tkt#num_shards=10`, \
+        `*`, `+`, `data.tkmt#num_buckets=1M`, ..."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Prints the properties of a database.
+    Inspect { name: String },
+    /// Prints the value of a key.
+    Get { name: String, key: String },
+    /// Stores a record.
+    Set {
+        name: String,
+        key: String,
+        value: String,
+        /// Fails if the record exists.
+        #[arg(long = "no_overwrite", alias = "no-overwrite")]
+        no_overwrite: bool,
+        /// Appends VALUE to the existing value after this delimiter.
+        #[arg(long, value_name = "DELIM", conflicts_with_all = ["incr", "no_overwrite"])]
+        append: Option<String>,
+        /// Adds VALUE (an integer) to the record, which counts as INITIAL when absent; prints the result.
+        #[arg(
+            long,
+            value_name = "INITIAL",
+            allow_hyphen_values = true,
+            conflicts_with = "no_overwrite"
+        )]
+        incr: Option<String>,
+    },
+    /// Removes a record.
+    Remove { name: String, key: String },
+    /// Lists records as `key<TAB>value` lines (escaped as in docs/tsv.md).
+    List {
+        name: String,
+        /// Where to start: first, jump, jumplower, jumplowerinc (then forward),
+        /// jumpupper, jumpupperinc (then backward).
+        #[arg(long = "move", value_enum, default_value = "first")]
+        mv: local::Move,
+        /// The key for the jump moves.
+        #[arg(long = "jump_key", alias = "jump-key", default_value = "")]
+        jump_key: String,
+        /// The most records to print (default: all).
+        #[arg(long)]
+        items: Option<u64>,
+        /// Prints keys only.
+        #[arg(long)]
+        keys: bool,
+    },
+    /// Searches keys.
+    Search {
+        name: String,
+        pattern: String,
+        /// begin, contain, containcase, end, regex, edit, editbin,
+        /// upper, upperinc, lower, lowerinc.
+        #[arg(long, default_value = "contain")]
+        mode: String,
+        /// The most keys to return (0 = all).
+        #[arg(long, default_value_t = 0)]
+        max: usize,
+        /// Prints keys only.
+        #[arg(long)]
+        keys: bool,
+    },
+    /// Writes every record to a TSV file (format: docs/tsv.md).
+    Export { name: String, file: String },
+    /// Stores every record of a TSV file; bad lines are reported and skipped.
+    Import { name: String, file: String },
+    /// Compacts a database, shard by shard.
+    Rebuild { name: String },
+    /// Salvages every intact record of a damaged database SRC into a new database DST.
+    Restore { src: String, dst: String },
+    /// Makes a consistent copy `PATH.backup.SUFFIX` (default suffix: UTC YYYYMMDDhhmmss).
+    Backup {
+        name: String,
+        #[arg(default_value = "")]
+        suffix: String,
+    },
+    /// Performance tests, like tkrzw_dbm_perf.
+    Perf {
+        #[command(subcommand)]
+        cmd: PerfCmd,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PerfCmd {
+    /// Sets, gets and removes `--iter` records per thread, in sequence.
+    Sequence(perf::SequenceArgs),
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.cmd {
+        Cmd::Inspect { name } => local::inspect(&name),
+        Cmd::Get { name, key } => local::get(&name, &key),
+        Cmd::Set {
+            name,
+            key,
+            value,
+            no_overwrite,
+            append,
+            incr,
+        } => local::set(
+            &name,
+            &key,
+            &value,
+            &local::SetOpts {
+                no_overwrite,
+                append,
+                incr,
+            },
+        ),
+        Cmd::Remove { name, key } => local::remove(&name, &key),
+        Cmd::List {
+            name,
+            mv,
+            jump_key,
+            items,
+            keys,
+        } => local::list(&name, mv, &jump_key, items, keys),
+        Cmd::Search {
+            name,
+            pattern,
+            mode,
+            max,
+            keys,
+        } => local::search(&name, &pattern, &mode, max, keys),
+        Cmd::Export { name, file } => local::export(&name, &file),
+        Cmd::Import { name, file } => local::import(&name, &file),
+        Cmd::Rebuild { name } => maint::rebuild(&name),
+        Cmd::Restore { src, dst } => maint::restore(&src, &dst),
+        Cmd::Backup { name, suffix } => maint::backup(&name, &suffix),
+        Cmd::Perf {
+            cmd: PerfCmd::Sequence(a),
+        } => perf::sequence(&a),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("memstore: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Local subcommands on a database name, like `tkrzw_dbm_util`.
+
+use crate::progress;
+use crate::tsv;
+use anyhow::{anyhow, bail, Context, Result};
+use memstored_engine::{Db, SearchMode};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+
+/// Opens `name`, explaining failures with the name.
+pub fn open(name: &str, writable: bool) -> Result<Db> {
+    Db::open(name, writable).with_context(|| format!("cannot open database {name:?}"))
+}
+
+/// Closes `db`, reporting a failure (a failed close can lose data).
+pub fn close(db: Db, name: &str) -> Result<()> {
+    db.close()
+        .with_context(|| format!("closing database {name:?}"))
+}
+
+fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
+    BufWriter::with_capacity(64 * 1024, std::io::stdout().lock())
+}
+
+pub fn inspect(name: &str) -> Result<()> {
+    let db = open(name, false)?;
+    let mut out = stdout();
+    writeln!(out, "Inspection:")?;
+    for (k, v) in db.inspect() {
+        writeln!(out, "  {k}={v}")?;
+    }
+    writeln!(out, "Number of Records: {}", db.count())?;
+    crate::maint::inspect_extra(&db, &mut out)?;
+    out.flush()?;
+    close(db, name)
+}
+
+pub fn get(name: &str, key: &str) -> Result<()> {
+    let db = open(name, false)?;
+    let value = db
+        .get(key.as_bytes())
+        .with_context(|| format!("get {key:?}"))?;
+    let mut out = stdout();
+    out.write_all(&value)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    close(db, name)
+}
+
+pub struct SetOpts {
+    pub no_overwrite: bool,
+    pub append: Option<String>,
+    pub incr: Option<String>,
+}
+
+pub fn set(name: &str, key: &str, value: &str, o: &SetOpts) -> Result<()> {
+    let db = open(name, true)?;
+    let k = key.as_bytes();
+    if let Some(initial) = &o.incr {
+        let initial: i64 = initial
+            .trim()
+            .parse()
+            .with_context(|| format!("--incr {initial:?}: expected an integer"))?;
+        let delta: i64 = value
+            .trim()
+            .parse()
+            .with_context(|| format!("increment {value:?}: expected an integer"))?;
+        let n = db
+            .increment(k, delta, initial)
+            .with_context(|| format!("increment {key:?}"))?;
+        println!("{n}");
+    } else if let Some(delim) = &o.append {
+        db.append(k, value.as_bytes(), delim.as_bytes())
+            .with_context(|| format!("append to {key:?}"))?;
+    } else {
+        db.set(k, value.as_bytes(), !o.no_overwrite)
+            .with_context(|| format!("set {key:?}"))?;
+    }
+    close(db, name)
+}
+
+pub fn remove(name: &str, key: &str) -> Result<()> {
+    let db = open(name, true)?;
+    db.remove(key.as_bytes())
+        .with_context(|| format!("remove {key:?}"))?;
+    close(db, name)
+}
+
+/// `--move` of `list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Move {
+    First,
+    Jump,
+    Jumplower,
+    Jumplowerinc,
+    Jumpupper,
+    Jumpupperinc,
+}
+
+/// Lists records from a starting point, as `tkrzw_dbm_util list` does:
+/// `first` and `jump` go forward; `jumplower[inc]` lands on the last key
+/// before (or at) the jump key and lists forward from there; `jumpupper[inc]`
+/// lands on the first key after (or at) it and lists backward.
+pub fn list(
+    name: &str,
+    mv: Move,
+    jump_key: &str,
+    items: Option<u64>,
+    keys_only: bool,
+) -> Result<()> {
+    let db = open(name, false)?;
+    let mut c = db.cursor();
+    let jk = jump_key.as_bytes();
+    let forward = !matches!(mv, Move::Jumpupper | Move::Jumpupperinc);
+    let moved = match mv {
+        Move::First => c.first(),
+        Move::Jump => c.jump(jk),
+        Move::Jumplower => c.jump_lower(jk, false),
+        Move::Jumplowerinc => c.jump_lower(jk, true),
+        Move::Jumpupper => c.jump_upper(jk, false),
+        Move::Jumpupperinc => c.jump_upper(jk, true),
+    };
+    match moved {
+        Ok(()) => {}
+        // Jumping to a missing key of a hash database lists nothing.
+        Err(e) if e.is_not_found() => return close(db, name),
+        Err(e) => return Err(anyhow!(e).context(format!("{mv:?} failed"))),
+    }
+    let limit = items.unwrap_or(u64::MAX);
+    let mut out = stdout();
+    let mut line = Vec::with_capacity(256);
+    let mut n = 0u64;
+    while n < limit {
+        if c.key().is_err() {
+            break; // past the end
+        }
+        match c.get() {
+            Ok((k, v)) => {
+                line.clear();
+                if keys_only {
+                    tsv::escape_into(&k, &mut line);
+                    line.push(b'\n');
+                } else {
+                    tsv::format_line(&k, &v, &mut line);
+                }
+                out.write_all(&line)?;
+                n += 1;
+            }
+            // Removed by another writer since the move: skip it.
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(anyhow!(e).context("reading the record")),
+        }
+        let step = if forward { c.next() } else { c.previous() };
+        step.context("moving the cursor")?;
+    }
+    out.flush()?;
+    close(db, name)
+}
+
+pub fn search(name: &str, pattern: &str, mode: &str, max: usize, keys_only: bool) -> Result<()> {
+    let mode = SearchMode::parse(mode)?;
+    let db = open(name, false)?;
+    let keys = db
+        .search(mode, pattern.as_bytes(), max)
+        .with_context(|| format!("search {pattern:?}"))?;
+    let mut out = stdout();
+    let mut line = Vec::new();
+    for k in keys {
+        line.clear();
+        if keys_only {
+            tsv::escape_into(&k, &mut line);
+            line.push(b'\n');
+        } else {
+            match db.get(&k) {
+                Ok(v) => tsv::format_line(&k, &v, &mut line),
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        out.write_all(&line)?;
+    }
+    out.flush()?;
+    close(db, name)
+}
+
+pub fn export(name: &str, file: &str) -> Result<()> {
+    let db = open(name, false)?;
+    let f = File::create(file).with_context(|| format!("cannot create {file:?}"))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    let bar = progress::bar(db.count(), "exporting");
+    let mut c = db.cursor();
+    c.first().context("moving to the first record")?;
+    let mut line = Vec::with_capacity(256);
+    let mut n = 0u64;
+    while let Some((k, v)) = c.step().context("reading records")? {
+        line.clear();
+        tsv::format_line(&k, &v, &mut line);
+        w.write_all(&line)
+            .with_context(|| format!("writing {file:?}"))?;
+        n += 1;
+        if n % 1024 == 0 {
+            bar.inc(1024);
+        }
+    }
+    w.flush().with_context(|| format!("writing {file:?}"))?;
+    w.into_inner()
+        .map_err(|e| anyhow!("writing {file:?}: {}", e.error()))?
+        .sync_all()
+        .with_context(|| format!("syncing {file:?}"))?;
+    bar.finish_and_clear();
+    eprintln!("exported {n} records to {file}");
+    close(db, name)
+}
+
+/// Imports a TSV file. Bad lines are reported with their numbers and
+/// skipped; every good line is stored. Fails (after importing the rest) when
+/// any line was bad, so scripts notice.
+pub fn import(name: &str, file: &str) -> Result<()> {
+    let f = File::open(file).with_context(|| format!("cannot open {file:?}"))?;
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let db = open(name, true)?;
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    let bar = progress::bytes_bar(size, "importing");
+    let mut buf = Vec::with_capacity(256);
+    let (mut lineno, mut stored, mut bad) = (0u64, 0u64, 0u64);
+    let mut read = 0u64;
+    loop {
+        buf.clear();
+        let n = r
+            .read_until(b'\n', &mut buf)
+            .with_context(|| format!("reading {file:?}"))?;
+        if n == 0 {
+            break;
+        }
+        lineno += 1;
+        read += n as u64;
+        if lineno % 4096 == 0 {
+            bar.set_position(read);
+        }
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        if line.is_empty() || line == b"\r" {
+            continue;
+        }
+        match tsv::parse_line(line) {
+            Ok((k, v)) => {
+                db.set(&k, &v, true)
+                    .with_context(|| format!("{file}:{lineno}: storing the record"))?;
+                stored += 1;
+            }
+            Err(e) => {
+                bar.suspend(|| eprintln!("{file}:{lineno}: bad line skipped: {e}"));
+                bad += 1;
+            }
+        }
+    }
+    bar.finish_and_clear();
+    close(db, name)?;
+    eprintln!("imported {stored} records from {file} ({lineno} lines, {bad} bad)");
+    if bad > 0 {
+        bail!("{bad} bad line(s) in {file} were skipped; every other line was imported");
+    }
+    Ok(())
+}
