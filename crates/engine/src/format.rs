@@ -53,11 +53,12 @@ impl FileHeader {
     pub fn decode(b: &[u8], path: &str) -> Result<FileHeader> {
         let not_ours =
             |why: &str| Error::BrokenData(format!("{path} is not a memstored file: {why}"));
+        // The magic first: a short foreign file is still named for what it is.
+        if !b.starts_with(MAGIC) {
+            return Err(not_ours(&foreign_magic(b)));
+        }
         if b.len() < FILE_HEADER_SIZE {
             return Err(not_ours("shorter than the 64-byte header"));
-        }
-        if &b[0..8] != MAGIC {
-            return Err(not_ours(&format!("it starts with {:?}", foreign_magic(b))));
         }
         let crc = u32::from_le_bytes([b[60], b[61], b[62], b[63]]);
         if crc != crc32c::crc32c(&b[..60]) {
@@ -86,20 +87,25 @@ impl FileHeader {
     }
 }
 
-/// Names well-known foreign formats in the error message.
+/// Says what a foreign file is, naming well-known formats, for the error message.
 fn foreign_magic(b: &[u8]) -> String {
     let head = &b[..b.len().min(16)];
-    if head.starts_with(b"TkrzwHDB") || head.starts_with(b"TkrzwTDB") || head.starts_with(b"Tkrzw")
-    {
-        return "a Tkrzw header (TkrzwHDB/TkrzwTDB)".into();
+    if head.is_empty() {
+        return "it is empty".into();
+    }
+    if head.starts_with(b"Tkrzw") {
+        return "it has a Tkrzw header (TkrzwHDB/TkrzwTDB)".into();
     }
     if head.starts_with(b"ToKyO CaBiNeT") {
-        return "a Tokyo Cabinet header".into();
+        return "it has a Tokyo Cabinet header".into();
     }
     if head.starts_with(b"KC\n") || head.starts_with(b"Kyoto") {
-        return "a Kyoto Cabinet header".into();
+        return "it has a Kyoto Cabinet header".into();
     }
-    format!("{:?}", String::from_utf8_lossy(&head[..head.len().min(8)]))
+    format!(
+        "it starts with {:?}",
+        String::from_utf8_lossy(&head[..head.len().min(8)])
+    )
 }
 
 pub fn read_u32(b: &[u8], at: usize) -> u32 {
