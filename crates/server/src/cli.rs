@@ -1,0 +1,147 @@
+//! The `memstored` command line (DESIGN.md "memstored command line").
+//! memstored 0.1's letters are kept, and like memcached `-h` is help.
+
+use clap::Parser;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// memstored: a memcached-protocol key-value server over a pluggable store.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "memstored", version, disable_help_flag = true)]
+pub struct Args {
+    /// Database name, e.g. `*#capsiz=64m` or `casket.tkh#num_shards=10`.
+    #[arg(short = 's', long = "store", default_value = "*#capsiz=64m")]
+    pub store: String,
+    /// Listen address: `[ADDR:]PORT`; ADDR defaults to 127.0.0.1.
+    #[arg(short = 'l', long = "listen", default_value = "127.0.0.1:11211", value_parser = parse_listen)]
+    pub listen: SocketAddr,
+    /// Initial read buffer per connection.
+    #[arg(short = 'B', long = "initial-size", default_value = "2048", value_parser = parse_size_usize)]
+    pub initial_size: usize,
+    /// Free space kept before each read.
+    #[arg(short = 'N', long = "reserve-size", default_value = "1024", value_parser = parse_size_usize)]
+    pub reserve_size: usize,
+    /// Threads for blocking work (disk sync, backup, rebuild).
+    #[arg(short = 'W', long = "write-threads", default_value_t = 2)]
+    pub write_threads: usize,
+    /// Worker threads (default: number of cores).
+    #[arg(short = 'R', long = "read-threads")]
+    pub read_threads: Option<usize>,
+    /// Maximum simultaneous connections.
+    #[arg(short = 'c', long = "max-connections", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Largest value accepted (k/m/g suffixes, up to 4g-1).
+    #[arg(short = 'I', long = "max-item-size", default_value = "64m", value_parser = parse_item_size)]
+    pub max_item_size: u64,
+    /// SASL PLAIN credentials: one `user:password` per line. Enables SASL.
+    #[arg(long = "sasl-file")]
+    pub sasl_file: Option<PathBuf>,
+    /// Open the store read-only; writes are refused.
+    #[arg(long = "read-only")]
+    pub read_only: bool,
+    /// Synchronize the store to disk every SECS seconds.
+    #[arg(long = "sync-interval", value_name = "SECS")]
+    pub sync_interval: Option<u64>,
+    /// Write the process id to this file.
+    #[arg(long = "pid-file")]
+    pub pid_file: Option<PathBuf>,
+    /// Verbose logging (repeat for more).
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Print help.
+    #[arg(short = 'h', long = "help", action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+impl Args {
+    /// Worker threads to run: `-R`, else the number of cores.
+    pub fn worker_threads(&self) -> usize {
+        self.read_threads.filter(|n| *n > 0).unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+        })
+    }
+}
+
+/// `[ADDR:]PORT`: a bare port listens on 127.0.0.1.
+pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    use std::net::ToSocketAddrs;
+    s.to_socket_addrs()
+        .map_err(|e| format!("bad listen address {s:?}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("bad listen address {s:?}"))
+}
+
+/// A size with an optional k/m/g (or ki/mi/gi) suffix, powers of 1024.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.strip_suffix('b').unwrap_or(&t);
+    let t = t.strip_suffix('i').unwrap_or(t);
+    let (digits, mult) = match t.char_indices().last() {
+        Some((i, 'k')) => (&t[..i], 1u64 << 10),
+        Some((i, 'm')) => (&t[..i], 1 << 20),
+        Some((i, 'g')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad size {s:?}"))?;
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size {s:?} too large"))
+}
+
+fn parse_size_usize(s: &str) -> Result<usize, String> {
+    let n = parse_size(s)?;
+    usize::try_from(n).map_err(|_| format!("size {s:?} too large"))
+}
+
+/// `-I`: at most 4g-1 (the binary protocol's body length is a u32).
+fn parse_item_size(s: &str) -> Result<u64, String> {
+    let n = parse_size(s)?;
+    if n == 0 {
+        return Err("the item size must be positive".into());
+    }
+    // "4g" itself is accepted and means the largest u32 body.
+    Ok(n.min(u64::from(u32::MAX)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64m"), Ok(64 << 20));
+        assert_eq!(parse_size("1k"), Ok(1024));
+        assert_eq!(parse_size("2Gi"), Ok(2 << 30));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("x").is_err());
+        assert_eq!(parse_item_size("4g"), Ok(u64::from(u32::MAX)));
+    }
+
+    #[test]
+    fn listen() {
+        assert_eq!(
+            parse_listen("11222"),
+            Ok("127.0.0.1:11222".parse().unwrap())
+        );
+        assert_eq!(parse_listen("0.0.0.0:5"), Ok("0.0.0.0:5".parse().unwrap()));
+    }
+
+    #[test]
+    fn defaults() {
+        let a = Args::parse_from(["memstored"]);
+        assert_eq!(a.store, "*#capsiz=64m");
+        assert_eq!(a.listen, "127.0.0.1:11211".parse().unwrap());
+        assert_eq!(a.max_item_size, 64 << 20);
+        assert_eq!(a.max_connections, 1024);
+    }
+}

@@ -1,0 +1,59 @@
+//! The accept loop: connection limit, one task per connection.
+
+use crate::connection;
+use crate::server::Server;
+use crate::stats::bump;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// What memcached writes to a connection over `-c` before closing it.
+pub const TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
+
+/// Decrements `curr_connections` when a connection task ends, even by panic.
+struct Live(Arc<Server>);
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.counters.curr_connections.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Accepts until shutdown; then the listener is dropped (no more accepts).
+pub async fn run(listener: TcpListener, srv: Arc<Server>) {
+    let mut shutdown = srv.shutdown.clone();
+    let max = srv.cfg.max_connections as u64;
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = shutdown.changed() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // EMFILE and friends: back off instead of spinning.
+                tracing::warn!("accept: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let c = &srv.counters;
+        if c.curr_connections.load(Relaxed) >= max {
+            bump(&c.rejected_connections);
+            tracing::warn!("{peer}: refused, {max} connections open (-c)");
+            let _ = stream.try_write(TOO_MANY);
+            drop(stream);
+            continue;
+        }
+        c.curr_connections.fetch_add(1, Relaxed);
+        bump(&c.total_connections);
+        let live = Live(srv.clone());
+        tokio::spawn(async move {
+            let srv = live.0.clone();
+            connection::serve(stream, peer, srv).await;
+            drop(live);
+        });
+    }
+    tracing::info!("stopped accepting connections");
+}

@@ -1,0 +1,178 @@
+//! The replies of one batch: small framing bytes in one `BytesMut`, values as
+//! shared `Bytes` pieces spliced in between, sent with vectored writes.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use std::io::{self, IoSlice};
+use tokio::net::TcpStream;
+
+/// Linux refuses more than 1024 iovecs per writev.
+const MAX_IOV: usize = 1024;
+
+/// Replies waiting to be written, in request order.
+#[derive(Default)]
+pub struct Out {
+    buf: BytesMut,
+    /// `(offset in buf, value)`: the value goes out after `buf[..offset]`.
+    values: Vec<(usize, Bytes)>,
+    value_bytes: usize,
+}
+
+impl Out {
+    pub fn new() -> Out {
+        Out {
+            buf: BytesMut::with_capacity(4096),
+            values: Vec::new(),
+            value_bytes: 0,
+        }
+    }
+
+    /// The framing buffer, to append headers and status lines to.
+    #[inline]
+    pub fn buf(&mut self) -> &mut BytesMut {
+        &mut self.buf
+    }
+
+    /// Appends a value without copying it.
+    #[inline]
+    pub fn value(&mut self, v: Bytes) {
+        if !v.is_empty() {
+            self.value_bytes += v.len();
+            self.values.push((self.buf.len(), v));
+        }
+    }
+
+    /// Appends raw bytes to the framing buffer.
+    #[inline]
+    pub fn put(&mut self, s: &[u8]) {
+        self.buf.put_slice(s);
+    }
+
+    /// Bytes pending in total.
+    pub fn len(&self) -> usize {
+        self.buf.len() + self.value_bytes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes everything and empties the batch. Each writev carries up to
+    /// 1024 pieces; partial writes resume where they stopped.
+    pub async fn write_to(&mut self, stream: &TcpStream) -> io::Result<usize> {
+        let total = self.len();
+        let mut sent = 0usize;
+        let mut iov: Vec<IoSlice<'_>> = Vec::new();
+        while sent < total {
+            iov.clear();
+            collect(&self.buf, &self.values, sent, &mut iov);
+            match stream.try_write_vectored(&iov) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.writable().await?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        drop(iov);
+        self.clear();
+        Ok(total)
+    }
+
+    /// Drops everything pending (keeps the framing buffer's capacity).
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.values.clear();
+        self.value_bytes = 0;
+        // A huge reply (a 4 GiB stats dump cannot happen, but many keys
+        // can) should not keep its buffer forever.
+        if self.buf.capacity() > 1 << 20 {
+            self.buf = BytesMut::with_capacity(4096);
+        }
+    }
+
+    /// Everything as one contiguous vector (tests).
+    #[cfg(test)]
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut iov = Vec::new();
+        collect(&self.buf, &self.values, 0, &mut iov);
+        iov.iter().flat_map(|s| s.iter().copied()).collect()
+    }
+}
+
+/// Fills `iov` with the pieces after the first `skip` bytes, up to MAX_IOV.
+fn collect<'a>(
+    buf: &'a [u8],
+    values: &'a [(usize, Bytes)],
+    skip: usize,
+    iov: &mut Vec<IoSlice<'a>>,
+) {
+    let mut pos = 0usize; // logical offset of the next piece
+    let mut from = 0usize; // offset in buf of the next framing piece
+    let push = |piece: &'a [u8], pos: &mut usize, iov: &mut Vec<IoSlice<'a>>| {
+        let end = *pos + piece.len();
+        if end > skip && !piece.is_empty() {
+            let start = skip.saturating_sub(*pos);
+            if let Some(p) = piece.get(start..) {
+                iov.push(IoSlice::new(p));
+            }
+        }
+        *pos = end;
+    };
+    for (off, v) in values {
+        if iov.len() + 2 > MAX_IOV {
+            return;
+        }
+        push(buf.get(from..*off).unwrap_or_default(), &mut pos, iov);
+        push(v, &mut pos, iov);
+        from = *off;
+    }
+    if iov.len() < MAX_IOV {
+        push(buf.get(from..).unwrap_or_default(), &mut pos, iov);
+    }
+}
+
+/// Appends `n` in decimal without going through `fmt`.
+#[cfg(test)]
+fn put_u64(buf: &mut BytesMut, mut n: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.put_slice(&tmp[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_in_order() {
+        let mut o = Out::new();
+        o.put(b"A");
+        o.value(Bytes::from_static(b"vv"));
+        o.put(b"B");
+        put_u64(&mut o.buf, 1234567890);
+        o.value(Bytes::from_static(b"ww"));
+        assert_eq!(o.to_vec(), b"AvvB1234567890ww");
+        assert_eq!(o.len(), 16);
+        let mut iov = Vec::new();
+        collect(&o.buf, &o.values, 2, &mut iov);
+        let rest: Vec<u8> = iov.iter().flat_map(|s| s.iter().copied()).collect();
+        assert_eq!(rest, b"vB1234567890ww");
+    }
+
+    #[test]
+    fn numbers() {
+        let mut b = BytesMut::new();
+        put_u64(&mut b, 0);
+        b.put_u8(b' ');
+        put_u64(&mut b, u64::MAX);
+        assert_eq!(&b[..], b"0 18446744073709551615");
+    }
+}

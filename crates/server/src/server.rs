@@ -1,0 +1,112 @@
+//! State shared by every connection: the store, settings, counters.
+
+use crate::sasl::Credentials;
+use crate::stats::Counters;
+use memstored_engine::Db;
+use memstored_protocol::Expiry;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Settings taken from the command line.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub store: String,
+    pub listen: SocketAddr,
+    pub initial_size: usize,
+    pub reserve_size: usize,
+    pub max_connections: usize,
+    pub max_item_size: u64,
+    pub threads: usize,
+    pub verbose: u8,
+    pub sasl: bool,
+    pub read_only: bool,
+}
+
+/// Everything a connection needs, shared through an `Arc`.
+pub struct Server {
+    pub db: Arc<Db>,
+    pub cfg: Config,
+    pub counters: Counters,
+    pub started: Instant,
+    pub credentials: Option<Credentials>,
+    /// Bumped by every flush; a delayed flush only runs if no later one came.
+    flush_generation: AtomicU64,
+    /// Turns true when the server is shutting down.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl Server {
+    pub fn new(
+        db: Arc<Db>,
+        cfg: Config,
+        credentials: Option<Credentials>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Server {
+        Server {
+            db,
+            cfg,
+            counters: Counters::default(),
+            started: Instant::now(),
+            credentials,
+            flush_generation: AtomicU64::new(0),
+            shutdown,
+        }
+    }
+
+    /// Removes every item now (`delay` 0) or after `delay` seconds. A later
+    /// flush replaces a pending delayed one, as in memcached.
+    pub fn flush(self: &Arc<Self>, delay: u64) -> memstored_engine::Result<()> {
+        let generation = self.flush_generation.fetch_add(1, Ordering::SeqCst) + 1;
+        if delay == 0 {
+            let db = self.db.clone();
+            return tokio::task::block_in_place(move || db.clear());
+        }
+        let srv = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(delay)).await;
+            if srv.flush_generation.load(Ordering::SeqCst) != generation {
+                return;
+            }
+            let db = srv.db.clone();
+            match tokio::task::spawn_blocking(move || db.clear()).await {
+                Ok(Ok(())) => tracing::debug!("delayed flush done"),
+                Ok(Err(e)) => tracing::warn!("delayed flush failed: {e}"),
+                Err(e) => tracing::warn!("delayed flush task failed: {e}"),
+            }
+        });
+        Ok(())
+    }
+}
+
+/// memcached exptime (already typed as an [`Expiry`]) to the engine's
+/// absolute seconds: 0 = never; an already expired item gets a time in the
+/// past, so it is stored but never seen.
+pub fn expires_at(e: Expiry) -> u64 {
+    match e {
+        Expiry::Never => 0,
+        Expiry::At(t) => t,
+        Expiry::Expired => 1,
+    }
+}
+
+/// Converts a signed text/meta exptime.
+pub fn expires_at_text(exptime: i64) -> u64 {
+    expires_at(Expiry::from_exptime(exptime, memstored_engine::now_secs()))
+}
+
+/// Converts the unsigned binary exptime field.
+pub fn expires_at_binary(exptime: u32) -> u64 {
+    expires_at(Expiry::from_binary(exptime, memstored_engine::now_secs()))
+}
+
+/// Remaining TTL in seconds for meta `t` (-1 = never expires).
+pub fn ttl_remaining(expires: u64) -> i64 {
+    if expires == 0 {
+        return -1;
+    }
+    let now = memstored_engine::now_secs();
+    i64::try_from(expires.saturating_sub(now)).unwrap_or(i64::MAX)
+}
