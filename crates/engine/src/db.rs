@@ -21,6 +21,10 @@ pub struct Db {
     pub(crate) name: DbName,
     pub(crate) shards: Vec<Shard>,
     pub(crate) writable: bool,
+    pub(crate) fs: Arc<dyn FileSystem>,
+    /// Serializes backups and rebuilds: each works shard by shard, and two at
+    /// once would only compete for the same files.
+    pub(crate) maintenance: parking_lot::Mutex<()>,
 }
 
 /// The file of shard `i` of `n`: Tkrzw's `casket.tkh-00003-of-00016` style,
@@ -100,6 +104,8 @@ impl Db {
             name,
             shards,
             writable,
+            fs,
+            maintenance: parking_lot::Mutex::new(()),
         })
     }
 

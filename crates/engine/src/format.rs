@@ -200,6 +200,19 @@ pub fn encode_record(
         Some((c, v)) => (*c, v),
         None => (Codec::Raw, value),
     };
+    encode_stored(out, op, codec, key, stored, meta)
+}
+
+/// Appends one record whose value is already encoded with `codec` (copying
+/// records during rebuild without recompressing them).
+pub fn encode_stored(
+    out: &mut Vec<u8>,
+    op: Op,
+    codec: Codec,
+    key: &[u8],
+    stored: &[u8],
+    meta: Meta,
+) -> Result<RecordHeader> {
     let key_len = u32::try_from(key.len())
         .map_err(|_| Error::InvalidArgument("key longer than 4 GiB".into()))?;
     let stored_len = u32::try_from(stored.len())

@@ -306,3 +306,89 @@ impl FileSystem for SimFs {
         Ok(())
     }
 }
+
+/// Bytes in memory seen as a read-only file, for scanning a buffer with the
+/// same code that scans files.
+pub struct SliceFile(pub Vec<u8>);
+
+impl DataFile for SliceFile {
+    fn len(&self) -> Result<u64> {
+        Ok(self.0.len() as u64)
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let start =
+            usize::try_from(offset).map_err(|_| Error::System("offset too large".into()))?;
+        let src = self
+            .0
+            .get(start..start.saturating_add(buf.len()))
+            .ok_or_else(|| Error::System("read past the end of buffer".into()))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+    fn write_at(&self, _data: &[u8], _offset: u64) -> Result<()> {
+        Err(Error::Precondition("a slice file is read-only".into()))
+    }
+    fn set_len(&self, _len: u64) -> Result<()> {
+        Err(Error::Precondition("a slice file is read-only".into()))
+    }
+    fn sync(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Size of the read-ahead window of sequential scans.
+const READ_AHEAD: usize = 4 << 20;
+
+/// A read-only view of a file that reads ahead in large windows, so a scan of
+/// many small records costs one system call per window instead of two per record.
+pub struct ReadAheadFile<'a> {
+    inner: &'a dyn DataFile,
+    len: u64,
+    /// The cached window: its file offset and bytes.
+    window: Mutex<(u64, Vec<u8>)>,
+}
+
+impl<'a> ReadAheadFile<'a> {
+    pub fn new(inner: &'a dyn DataFile, len: u64) -> Self {
+        ReadAheadFile {
+            inner,
+            len,
+            window: Mutex::new((0, Vec::new())),
+        }
+    }
+}
+
+impl DataFile for ReadAheadFile<'_> {
+    fn len(&self) -> Result<u64> {
+        Ok(self.len)
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        if buf.len() > READ_AHEAD / 2 {
+            return self.inner.read_at(buf, offset);
+        }
+        let mut w = self.window.lock();
+        let end = offset.saturating_add(buf.len() as u64);
+        if offset < w.0 || end > w.0 + w.1.len() as u64 {
+            let n = (READ_AHEAD as u64).min(self.len.saturating_sub(offset)) as usize;
+            if n < buf.len() {
+                return self.inner.read_at(buf, offset);
+            }
+            w.1.resize(n, 0);
+            let (_, data) = &mut *w;
+            self.inner.read_at(data, offset)?;
+            w.0 = offset;
+        }
+        let at = (offset - w.0) as usize;
+        buf.copy_from_slice(&w.1[at..at + buf.len()]);
+        Ok(())
+    }
+    fn write_at(&self, _data: &[u8], _offset: u64) -> Result<()> {
+        Err(Error::Precondition("a read-ahead view is read-only".into()))
+    }
+    fn set_len(&self, _len: u64) -> Result<()> {
+        Err(Error::Precondition("a read-ahead view is read-only".into()))
+    }
+    fn sync(&self) -> Result<()> {
+        Ok(())
+    }
+}

@@ -13,13 +13,16 @@ pub mod format;
 pub mod hint;
 pub mod io;
 pub mod iter;
+mod maintenance;
 mod multi;
 pub mod name;
 mod ops;
 pub mod record;
+pub mod restore;
 pub mod scan;
 pub mod search;
 pub mod shard;
+pub mod snapshot;
 pub mod status;
 pub mod store;
 

@@ -80,6 +80,8 @@ pub struct DbName {
     pub sync: SyncMode,
     /// Parameters accepted for compatibility and ignored, kept for `inspect` and logs.
     pub ignored: Vec<String>,
+    /// The engine named by `dbm=`, while parsing.
+    dbm: Option<EngineKind>,
 }
 
 /// Parameters that tune Tkrzw or Tokyo Cabinet internals with no meaning here.
@@ -143,7 +145,8 @@ impl DbName {
         };
         let mut out = DbName {
             path: path.to_string(),
-            kind: kind_from_path(path)?,
+            // Decided below: a `dbm=` parameter overrides the path's extension.
+            kind: EngineKind::MemHash,
             num_shards: 1,
             num_buckets: 0,
             cap_rec_num: 0,
@@ -151,6 +154,7 @@ impl DbName {
             compression: Compression::None,
             sync: SyncMode::None,
             ignored: Vec::new(),
+            dbm: None,
         };
         for item in params.split([',', '#']).filter(|s| !s.trim().is_empty()) {
             let (k, v) = item.split_once('=').ok_or_else(|| {
@@ -158,6 +162,11 @@ impl DbName {
             })?;
             out.apply(k.trim(), v.trim())?;
         }
+        let dbm = out.dbm.take();
+        out.kind = match dbm {
+            Some(kind) => kind,
+            None => kind_from_path(path)?,
+        };
         if out.num_shards == 0 {
             return Err(Error::InvalidArgument(
                 "num_shards must be at least 1".into(),
@@ -171,7 +180,7 @@ impl DbName {
 
     fn apply(&mut self, key: &str, value: &str) -> Result<()> {
         match key {
-            "dbm" => self.kind = kind_from_dbm(value)?,
+            "dbm" => self.dbm = Some(kind_from_dbm(value)?),
             "num_shards" => self.num_shards = to_usize(key, parse_number(key, value)?)?,
             "num_buckets" | "bnum" => self.num_buckets = to_usize(key, parse_number(key, value)?)?,
             "cap_rec_num" | "capnum" => self.cap_rec_num = parse_number(key, value)?,
@@ -252,7 +261,9 @@ fn kind_from_path(path: &str) -> Result<EngineKind> {
     if path == "+" {
         return Ok(EngineKind::MemTree);
     }
-    let ext = path
+    // A backup (`casket.tkh.backup.20261121000000`) is of its original's kind.
+    let base = path.split_once(".backup.").map_or(path, |(b, _)| b);
+    let ext = base
         .rsplit_once('.')
         .map(|(_, e)| e.to_ascii_lowercase())
         .unwrap_or_default();

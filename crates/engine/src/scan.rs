@@ -4,7 +4,7 @@
 //! tail, never served.
 
 use crate::format::{RecordHeader, RECORD_HEADER_SIZE};
-use crate::io::DataFile;
+use crate::io::{DataFile, ReadAheadFile};
 use crate::status::Result;
 
 /// Chunk size for streaming a value through the CRC without holding it whole.
@@ -28,6 +28,51 @@ pub struct Scanned<'a> {
     pub stored_value: Option<&'a [u8]>,
 }
 
+/// Reads and checks the record at `offset`; `None` when it is incomplete,
+/// implausible or fails its CRC. `body` receives the key (and the stored value
+/// when `keep_values`); a value not kept is streamed through the CRC in chunks.
+pub fn read_record(
+    file: &dyn DataFile,
+    offset: u64,
+    file_len: u64,
+    keep_values: bool,
+    body: &mut Vec<u8>,
+) -> Result<Option<RecordHeader>> {
+    let mut head = [0u8; RECORD_HEADER_SIZE];
+    if file_len.saturating_sub(offset) < RECORD_HEADER_SIZE as u64 {
+        return Ok(None);
+    }
+    file.read_at(&mut head, offset)?;
+    let Some(h) = RecordHeader::decode(&head) else {
+        return Ok(None);
+    };
+    if h.total_len() > file_len - offset {
+        return Ok(None);
+    }
+    let mut crc = crc32c::crc32c(&head[4..]);
+    let body_len = h.key_len as u64 + h.stored_len as u64;
+    let held = if keep_values {
+        body_len
+    } else {
+        h.key_len as u64
+    };
+    body.clear();
+    body.resize(held as usize, 0);
+    file.read_at(body, offset + RECORD_HEADER_SIZE as u64)?;
+    crc = crc32c::crc32c_append(crc, body);
+    let mut pos = offset + RECORD_HEADER_SIZE as u64 + held;
+    let end = offset + h.total_len();
+    let mut chunk = Vec::new();
+    while pos < end {
+        let n = ((end - pos) as usize).min(CHUNK);
+        chunk.resize(n, 0);
+        file.read_at(&mut chunk, pos)?;
+        crc = crc32c::crc32c_append(crc, &chunk);
+        pos += n as u64;
+    }
+    Ok((crc == h.crc).then_some(h))
+}
+
 /// Scans records from `start` to `file_len`, calling `f` for each valid one.
 pub fn scan(
     file: &dyn DataFile,
@@ -36,55 +81,16 @@ pub fn scan(
     keep_values: bool,
     f: &mut dyn FnMut(Scanned<'_>) -> Result<()>,
 ) -> Result<ScanEnd> {
+    let file = &ReadAheadFile::new(file, file_len);
     let mut offset = start;
-    let mut head = [0u8; RECORD_HEADER_SIZE];
     let mut body = Vec::new();
-    loop {
-        if offset == file_len {
+    while offset < file_len {
+        let Some(h) = read_record(file, offset, file_len, keep_values, &mut body)? else {
             return Ok(ScanEnd {
                 valid_end: offset,
-                torn: false,
+                torn: true,
             });
-        }
-        let torn = Ok(ScanEnd {
-            valid_end: offset,
-            torn: true,
-        });
-        if file_len - offset < RECORD_HEADER_SIZE as u64 {
-            return torn;
-        }
-        file.read_at(&mut head, offset)?;
-        let Some(h) = RecordHeader::decode(&head) else {
-            return torn;
         };
-        if h.total_len() > file_len - offset {
-            return torn;
-        }
-        let mut crc = crc32c::crc32c(&head[4..]);
-        let body_len = h.key_len as u64 + h.stored_len as u64;
-        let held = if keep_values {
-            body_len
-        } else {
-            h.key_len as u64
-        };
-        body.clear();
-        body.resize(held as usize, 0);
-        file.read_at(&mut body, offset + RECORD_HEADER_SIZE as u64)?;
-        crc = crc32c::crc32c_append(crc, &body);
-        // Stream the part of the value not held through the CRC.
-        let mut pos = offset + RECORD_HEADER_SIZE as u64 + held;
-        let end = offset + h.total_len();
-        let mut chunk = Vec::new();
-        while pos < end {
-            let n = ((end - pos) as usize).min(CHUNK);
-            chunk.resize(n, 0);
-            file.read_at(&mut chunk, pos)?;
-            crc = crc32c::crc32c_append(crc, &chunk);
-            pos += n as u64;
-        }
-        if crc != h.crc {
-            return torn;
-        }
         let (key, value) = body.split_at(h.key_len as usize);
         f(Scanned {
             offset,
@@ -92,6 +98,44 @@ pub fn scan(
             key,
             stored_value: keep_values.then_some(value),
         })?;
-        offset = end;
+        offset += h.total_len();
     }
+    Ok(ScanEnd {
+        valid_end: offset,
+        torn: false,
+    })
+}
+
+/// Like `scan`, but after a bad record it searches forward byte by byte for
+/// the next valid one instead of stopping: the salvage pass of `restore`.
+/// Returns the number of bytes skipped.
+pub fn scan_salvage(
+    file: &dyn DataFile,
+    start: u64,
+    file_len: u64,
+    f: &mut dyn FnMut(Scanned<'_>) -> Result<()>,
+) -> Result<u64> {
+    let file = &ReadAheadFile::new(file, file_len);
+    let mut offset = start;
+    let mut skipped = 0;
+    let mut body = Vec::new();
+    while offset < file_len {
+        match read_record(file, offset, file_len, true, &mut body)? {
+            Some(h) => {
+                let (key, value) = body.split_at(h.key_len as usize);
+                f(Scanned {
+                    offset,
+                    header: h,
+                    key,
+                    stored_value: Some(value),
+                })?;
+                offset += h.total_len();
+            }
+            None => {
+                offset += 1;
+                skipped += 1;
+            }
+        }
+    }
+    Ok(skipped)
 }

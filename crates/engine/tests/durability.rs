@@ -7,7 +7,6 @@ use memstored_engine::Db;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 enum Op {

@@ -36,7 +36,7 @@ fn child_writer() {
     while Instant::now() < deadline {
         db.set(&key(i), &value(i), true).unwrap();
         i += 1;
-        if i % 250 == 0 {
+        if i.is_multiple_of(250) {
             db.synchronize(true).unwrap();
             writeln!(out, "synced {i}").unwrap();
             out.flush().unwrap();
@@ -85,19 +85,18 @@ fn check(name: &str, synced: u64) -> u64 {
             .unwrap_or_else(|e| panic!("{name}: synced key {i} lost: {e}"));
         assert_eq!(&v[..], &value(i)[..], "{name}: key {i}");
     }
-    // Records written after the last sync may or may not be there, but any
-    // that is there is whole.
-    let mut extra = synced;
-    while let Ok(v) = db.get(&key(extra)) {
-        assert_eq!(
-            &v[..],
-            &value(extra)[..],
-            "{name}: unsynced key {extra} corrupted"
-        );
-        extra += 1;
+    // Records written after the last sync may or may not be there (each
+    // shard loses its own unsynced tail), but any that is there is whole.
+    let mut c = db.cursor();
+    c.first().unwrap();
+    let mut present = 0;
+    while let Some((k, v)) = c.step().unwrap() {
+        let i: u64 = std::str::from_utf8(&k[3..]).unwrap().parse().unwrap();
+        assert_eq!(&v[..], &value(i)[..], "{name}: key {i} corrupted");
+        present += 1;
     }
-    assert_eq!(db.count(), extra, "{name}: no stray records");
-    extra
+    assert!(present >= synced);
+    synced
 }
 
 #[test]

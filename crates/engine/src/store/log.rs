@@ -3,7 +3,8 @@
 //! at the newest record of each key (Bitcask, Tkrzw's appending mode).
 
 use super::index::{Index, Key};
-use super::{Store, StoreStats};
+use super::rebuild::LogRebuild;
+use super::{Frozen, RebuildTask, Store, StoreStats};
 use crate::format::{
     self, Codec, FileHeader, FileKind, Op, RecordHeader, FILE_HEADER_SIZE, RECORD_HEADER_SIZE,
 };
@@ -34,7 +35,7 @@ pub struct Loc {
 }
 
 impl Loc {
-    fn total_len(&self) -> u64 {
+    pub fn total_len(&self) -> u64 {
         RECORD_HEADER_SIZE as u64 + self.key_len as u64 + self.stored_len as u64
     }
 }
@@ -49,7 +50,7 @@ pub struct LogOptions {
     pub buckets: usize,
 }
 
-pub struct LogStore<I: Index<Loc>> {
+pub struct LogStore<I: Index<Loc> + 'static> {
     fs: Arc<dyn FileSystem>,
     path: PathBuf,
     file: Arc<dyn DataFile>,
@@ -118,7 +119,43 @@ pub fn open_file(
     Ok((file, header, len))
 }
 
-impl<I: Index<Loc>> LogStore<I> {
+/// Applies one log record to an index: the single definition of what each op means.
+pub fn replay_into<I: Index<Loc>>(
+    index: &mut I,
+    live_bytes: &mut u64,
+    max_cas: &mut u64,
+    offset: u64,
+    h: &RecordHeader,
+    key: &[u8],
+) {
+    *max_cas = (*max_cas).max(h.meta.cas);
+    match h.op {
+        Op::Put => {
+            let loc = Loc {
+                offset,
+                key_len: h.key_len,
+                stored_len: h.stored_len,
+                codec: h.codec,
+                meta: h.meta,
+            };
+            *live_bytes += loc.total_len();
+            if let Some(old) = index.insert(key, loc) {
+                *live_bytes -= old.total_len();
+            }
+        }
+        Op::Remove => {
+            if let Some(old) = index.remove(key) {
+                *live_bytes -= old.total_len();
+            }
+        }
+        Op::Clear => {
+            index.clear();
+            *live_bytes = 0;
+        }
+    }
+}
+
+impl<I: Index<Loc> + 'static> LogStore<I> {
     pub fn open(fs: Arc<dyn FileSystem>, path: PathBuf, opts: LogOptions) -> Result<Self> {
         let (file, header, len) = open_file(&fs, &path, opts.writable, opts.kind)?;
         let mut store = LogStore {
@@ -134,6 +171,7 @@ impl<I: Index<Loc>> LogStore<I> {
             max_cas: 0,
             closed: false,
         };
+        store.max_cas = store.header.max_cas;
         let start = store.load_hint(len);
         store.recover(start, len)?;
         Ok(store)
@@ -152,7 +190,7 @@ impl<I: Index<Loc>> LogStore<I> {
                     self.index.insert(&key, loc);
                 }
                 self.live_bytes = h.live_bytes;
-                self.max_cas = h.max_cas;
+                self.max_cas = self.max_cas.max(h.max_cas);
                 h.data_len
             }
             None => FILE_HEADER_SIZE as u64,
@@ -185,31 +223,14 @@ impl<I: Index<Loc>> LogStore<I> {
     }
 
     fn replay(&mut self, offset: u64, h: &RecordHeader, key: &[u8]) {
-        self.max_cas = self.max_cas.max(h.meta.cas);
-        match h.op {
-            Op::Put => {
-                let loc = Loc {
-                    offset,
-                    key_len: h.key_len,
-                    stored_len: h.stored_len,
-                    codec: h.codec,
-                    meta: h.meta,
-                };
-                self.live_bytes += loc.total_len();
-                if let Some(old) = self.index.insert(key, loc) {
-                    self.live_bytes -= old.total_len();
-                }
-            }
-            Op::Remove => {
-                if let Some(old) = self.index.remove(key) {
-                    self.live_bytes -= old.total_len();
-                }
-            }
-            Op::Clear => {
-                self.index.clear();
-                self.live_bytes = 0;
-            }
-        }
+        replay_into(
+            &mut self.index,
+            &mut self.live_bytes,
+            &mut self.max_cas,
+            offset,
+            h,
+            key,
+        );
     }
 
     fn check_writable(&self) -> Result<()> {
@@ -273,19 +294,9 @@ impl<I: Index<Loc>> LogStore<I> {
             codec => Ok(Bytes::from(format::decompress(codec, &buf[value_at..])?)),
         }
     }
-
-    /// Live records' share of the file, for deciding when a rebuild pays.
-    pub fn live_ratio(&self) -> f64 {
-        let size = self.flushed + self.wbuf.len() as u64 - FILE_HEADER_SIZE as u64;
-        if size == 0 {
-            1.0
-        } else {
-            self.live_bytes as f64 / size as f64
-        }
-    }
 }
 
-impl<I: Index<Loc>> Store for LogStore<I> {
+impl<I: Index<Loc> + 'static> Store for LogStore<I> {
     fn get(&self, key: &[u8]) -> Result<Option<Record>> {
         match self.index.get(key) {
             Some(loc) => Ok(Some(Record {
@@ -365,9 +376,58 @@ impl<I: Index<Loc>> Store for LogStore<I> {
             file_size: self.flushed + self.wbuf.len() as u64,
         }
     }
+    fn freeze(&mut self) -> Result<Option<Frozen>> {
+        self.flush()?;
+        Ok(Some(Frozen {
+            file: self.file.clone(),
+            end: self.flushed,
+        }))
+    }
+    fn start_rebuild(&mut self) -> Result<Option<Box<dyn RebuildTask>>> {
+        self.check_writable()?;
+        self.flush()?;
+        let task = LogRebuild::<I>::start(
+            self.fs.clone(),
+            &self.path,
+            self.file.clone(),
+            self.header.kind,
+            self.flushed,
+            self.opts.buckets,
+            self.max_cas,
+        )?;
+        Ok(Some(Box::new(task)))
+    }
+    fn is_live_at(&self, key: &[u8], offset: u64) -> bool {
+        self.index.get(key).is_some_and(|l| l.offset == offset)
+    }
+    fn finish_rebuild(&mut self, task: Box<dyn RebuildTask>) -> Result<()> {
+        self.flush()?;
+        let mut task = task
+            .into_any()
+            .downcast::<LogRebuild<I>>()
+            .map_err(|_| Error::InvalidArgument("rebuild task of another store".into()))?;
+        task.copy_tail(self.flushed)?;
+        let done = (*task).commit(&self.path)?;
+        self.fs.remove(&self.hint_path())?;
+        self.file = done.file;
+        self.header = done.header;
+        self.index = done.index;
+        self.flushed = done.len;
+        self.live_bytes = done.live_bytes;
+        self.max_cas = self.max_cas.max(done.max_cas);
+        Ok(())
+    }
+    fn live_ratio(&self) -> f64 {
+        let size = self.flushed + self.wbuf.len() as u64 - FILE_HEADER_SIZE as u64;
+        if size < 64 * 1024 {
+            1.0
+        } else {
+            self.live_bytes as f64 / size as f64
+        }
+    }
 }
 
-impl<I: Index<Loc>> Drop for LogStore<I> {
+impl<I: Index<Loc> + 'static> Drop for LogStore<I> {
     fn drop(&mut self) {
         if let Err(e) = self.close() {
             tracing::error!("{}: closing failed: {e}", self.path.display());

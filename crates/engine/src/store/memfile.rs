@@ -5,11 +5,12 @@
 use super::index::{HashIndex, Index, Key};
 use super::memory::{MemEntry, MemStore};
 use super::{Store, StoreStats};
-use crate::format::{self, FileHeader, FileKind, Op, FILE_HEADER_SIZE};
+use crate::format::{self, FileKind, FILE_HEADER_SIZE};
 use crate::io::FileSystem;
 use crate::name::Compression;
 use crate::record::{Meta, Record};
 use crate::scan::scan;
+use crate::snapshot::SnapshotWriter;
 use crate::status::{Error, Result};
 use bytes::Bytes;
 use std::ops::Bound;
@@ -76,45 +77,21 @@ impl MemFileStore {
 
     /// Writes every record to a temporary file and renames it over PATH.
     fn save(&mut self) -> Result<()> {
-        let mut tmp = self.path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        self.fs.remove(&tmp)?;
-        let f = self.fs.open(&tmp, true, true)?;
-        let header = FileHeader {
-            kind: FileKind::MemSnapshot,
-            generation: super::log::new_generation(),
-            created_at: crate::record::now_secs(),
-            max_cas: self.mem.max_cas(),
-        };
-        let mut buf = header.encode().to_vec();
-        let mut offset = 0u64;
-        let mut failure = None;
+        let mut w = SnapshotWriter::create(
+            &*self.fs,
+            &self.path,
+            Some(FileKind::MemSnapshot),
+            self.mem.max_cas(),
+            self.compression,
+        )?;
+        let mut failure = Ok(());
         self.mem.index.for_each(&mut |k, e| {
-            if failure.is_some() {
-                return;
-            }
-            if let Err(err) =
-                format::encode_record(&mut buf, Op::Put, k, &e.value, e.meta, self.compression)
-            {
-                failure = Some(err);
-            }
-            if buf.len() >= 1 << 20 {
-                if let Err(err) = f.write_at(&buf, offset) {
-                    failure = Some(err);
-                }
-                offset += buf.len() as u64;
-                buf.clear();
+            if failure.is_ok() {
+                failure = w.add(k, &e.value, e.meta);
             }
         });
-        if let Some(err) = failure {
-            return Err(err);
-        }
-        f.write_at(&buf, offset)?;
-        f.sync()?;
-        drop(f);
-        self.fs.rename(&tmp, &self.path)?;
-        self.fs.sync_dir(&self.path)?;
+        failure?;
+        w.finish()?;
         self.dirty = false;
         Ok(())
     }

@@ -7,6 +7,7 @@ pub mod index;
 pub mod log;
 pub mod memfile;
 pub mod memory;
+pub mod rebuild;
 
 use crate::record::{Meta, Record};
 use crate::status::Result;
@@ -23,6 +24,25 @@ pub struct StoreStats {
     pub evictions: u64,
     /// Size of the data file(s) on disk.
     pub file_size: u64,
+}
+
+/// A file frozen for copying: the bytes `[0, end)` of `file` will not change.
+pub struct Frozen {
+    pub file: std::sync::Arc<dyn crate::io::DataFile>,
+    pub end: u64,
+}
+
+/// An online rebuild of one shard, driven by `Db::rebuild`: most of the copy
+/// happens without the shard's lock.
+pub trait RebuildTask: Send {
+    /// Copies the live records of the frozen part of the old file;
+    /// `is_live(key, offset)` asks the store, under a short read lock.
+    fn copy_frozen(&mut self, is_live: &mut dyn FnMut(&[u8], u64) -> bool) -> Result<()>;
+    /// Copies the old file's bytes up to `end`, as they are, and indexes them.
+    fn copy_tail(&mut self, end: u64) -> Result<()>;
+    /// Old-file offset up to which everything has been copied.
+    fn copied_to(&self) -> u64;
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
 
 /// The primitives one shard of an engine provides. Called under the shard's
@@ -49,4 +69,35 @@ pub trait Store: Send + Sync {
     /// The highest CAS present, so a reopened shard continues above it.
     fn max_cas(&self) -> u64;
     fn stats(&self) -> StoreStats;
+
+    /// Flushes buffered writes and returns the file to copy for a backup;
+    /// `None` for stores without a log file.
+    fn freeze(&mut self) -> Result<Option<Frozen>> {
+        Ok(None)
+    }
+    /// Every record (for backups of in-memory stores).
+    fn for_each_record(&self, f: &mut dyn FnMut(&[u8], Record)) -> Result<()> {
+        for k in self.keys() {
+            if let Some(r) = self.get(&k)? {
+                f(&k, r);
+            }
+        }
+        Ok(())
+    }
+    /// Begins an online rebuild; `None` when the store has nothing to compact.
+    fn start_rebuild(&mut self) -> Result<Option<Box<dyn RebuildTask>>> {
+        Ok(None)
+    }
+    /// True when the newest record of `key` is at `offset` of the current file.
+    fn is_live_at(&self, _key: &[u8], _offset: u64) -> bool {
+        false
+    }
+    /// Completes a rebuild begun by `start_rebuild`: copies the last tail and swaps files.
+    fn finish_rebuild(&mut self, _task: Box<dyn RebuildTask>) -> Result<()> {
+        Ok(())
+    }
+    /// Share of the file taken by live records (1.0 for memory stores).
+    fn live_ratio(&self) -> f64 {
+        1.0
+    }
 }

@@ -1,0 +1,202 @@
+//! Online compaction of a log file. The live records of the frozen part of the
+//! old file are copied into a new file without the shard's lock (a short read
+//! lock per record asks whether it is still live); the records appended
+//! meanwhile are copied as they are in rounds, and only the last small tail is
+//! copied under the write lock before the new file is renamed over the old one.
+
+use super::index::Index;
+use super::log::{new_generation, replay_into, Loc};
+use super::RebuildTask;
+use crate::format::{self, FileHeader, FileKind, Op, FILE_HEADER_SIZE};
+use crate::io::{DataFile, FileSystem, SliceFile};
+use crate::record::now_secs;
+use crate::scan::{scan, Scanned};
+use crate::status::{Error, Result};
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Bytes gathered before each write to the new file.
+const COPY_BUFFER: usize = 1 << 20;
+
+pub struct LogRebuild<I> {
+    fs: Arc<dyn FileSystem>,
+    tmp: PathBuf,
+    old: Arc<dyn DataFile>,
+    new: Arc<dyn DataFile>,
+    header: FileHeader,
+    index: I,
+    /// Bytes of the new file written or buffered.
+    new_len: u64,
+    buf: Vec<u8>,
+    /// The old file's length when the rebuild started.
+    frozen_end: u64,
+    copied_to: u64,
+    live_bytes: u64,
+    max_cas: u64,
+}
+
+/// What a finished rebuild hands back to the store.
+pub struct Rebuilt<I> {
+    pub file: Arc<dyn DataFile>,
+    pub header: FileHeader,
+    pub index: I,
+    pub len: u64,
+    pub live_bytes: u64,
+    pub max_cas: u64,
+}
+
+/// `casket.tkh` -> `casket.tkh.rebuild.tmp`.
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".rebuild.tmp");
+    PathBuf::from(s)
+}
+
+impl<I: Index<Loc> + 'static> LogRebuild<I> {
+    /// Begins a rebuild of `path`; `max_cas` is kept in the new header so
+    /// CAS values of records dropped by the compaction are never reused.
+    pub fn start(
+        fs: Arc<dyn FileSystem>,
+        path: &Path,
+        old: Arc<dyn DataFile>,
+        kind: FileKind,
+        frozen_end: u64,
+        buckets: usize,
+        max_cas: u64,
+    ) -> Result<Self> {
+        let tmp = tmp_path(path);
+        fs.remove(&tmp)?;
+        let new = fs.open(&tmp, true, true)?;
+        let header = FileHeader {
+            kind,
+            generation: new_generation(),
+            created_at: now_secs(),
+            max_cas,
+        };
+        Ok(LogRebuild {
+            fs,
+            tmp,
+            old,
+            new,
+            header,
+            index: I::with_capacity(buckets),
+            new_len: FILE_HEADER_SIZE as u64,
+            buf: header.encode().to_vec(),
+            frozen_end,
+            copied_to: FILE_HEADER_SIZE as u64,
+            live_bytes: 0,
+            max_cas,
+        })
+    }
+
+    fn write_out(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            let at = self.new_len - self.buf.len() as u64;
+            self.new.write_at(&self.buf, at)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes the rest, syncs, and renames the new file over `path`.
+    pub fn commit(mut self, path: &Path) -> Result<Rebuilt<I>> {
+        self.write_out()?;
+        self.new.sync()?;
+        self.fs.rename(&self.tmp, path)?;
+        self.fs.sync_dir(path)?;
+        Ok(Rebuilt {
+            file: self.new,
+            header: self.header,
+            index: self.index,
+            len: self.new_len,
+            live_bytes: self.live_bytes,
+            max_cas: self.max_cas,
+        })
+    }
+}
+
+impl<I: Index<Loc> + 'static> RebuildTask for LogRebuild<I> {
+    fn copy_frozen(&mut self, is_live: &mut dyn FnMut(&[u8], u64) -> bool) -> Result<()> {
+        let now = now_secs();
+        let old = self.old.clone();
+        let end = scan(
+            &*old,
+            FILE_HEADER_SIZE as u64,
+            self.frozen_end,
+            true,
+            &mut |s: Scanned<'_>| {
+                let expired = s.header.meta.is_expired(now);
+                if s.header.op != Op::Put || expired || !is_live(s.key, s.offset) {
+                    return Ok(());
+                }
+                let stored = s.stored_value.unwrap_or_default();
+                let offset = self.new_len;
+                let h = format::encode_stored(
+                    &mut self.buf,
+                    Op::Put,
+                    s.header.codec,
+                    s.key,
+                    stored,
+                    s.header.meta,
+                )?;
+                self.new_len += h.total_len();
+                replay_into(
+                    &mut self.index,
+                    &mut self.live_bytes,
+                    &mut self.max_cas,
+                    offset,
+                    &h,
+                    s.key,
+                );
+                if self.buf.len() >= COPY_BUFFER {
+                    self.write_out()?;
+                }
+                Ok(())
+            },
+        )?;
+        if end.torn {
+            return Err(Error::BrokenData(format!(
+                "bad record at offset {} during rebuild",
+                end.valid_end
+            )));
+        }
+        self.copied_to = self.frozen_end;
+        Ok(())
+    }
+
+    fn copy_tail(&mut self, end: u64) -> Result<()> {
+        if end <= self.copied_to {
+            return Ok(());
+        }
+        self.write_out()?;
+        let len = usize::try_from(end - self.copied_to)
+            .map_err(|_| Error::System("rebuild tail too large".into()))?;
+        let mut tail = vec![0u8; len];
+        self.old.read_at(&mut tail, self.copied_to)?;
+        self.new.write_at(&tail, self.new_len)?;
+        let base = self.new_len;
+        self.new_len += len as u64;
+        self.copied_to = end;
+        let tail = SliceFile(tail);
+        let (index, live, max_cas) = (&mut self.index, &mut self.live_bytes, &mut self.max_cas);
+        let scanned = scan(&tail, 0, len as u64, false, &mut |s: Scanned<'_>| {
+            replay_into(index, live, max_cas, base + s.offset, &s.header, s.key);
+            Ok(())
+        })?;
+        if scanned.torn {
+            return Err(Error::BrokenData(
+                "bad record in the tail copied during rebuild".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn copied_to(&self) -> u64 {
+        self.copied_to
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
