@@ -244,6 +244,50 @@ pub fn encode_stored(
 /// Values shorter than this are stored raw: compression would not pay.
 const MIN_COMPRESS_LEN: usize = 32;
 
+/// zstd level for values: fast, and most of the gain on small values.
+const ZSTD_LEVEL: i32 = 3;
+
+// zstd contexts are costly to create (each creation probes the CPU with
+// `cpuid`, which traps to the hypervisor on virtual machines and dominated
+// compressed reads and writes), so each thread keeps one of each.
+thread_local! {
+    static ZSTD_COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+    static ZSTD_DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn zstd_compress(value: &[u8]) -> Option<Vec<u8>> {
+    ZSTD_COMPRESSOR.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = Some(zstd::bulk::Compressor::new(ZSTD_LEVEL).ok()?);
+        }
+        c.as_mut()?.compress(value).ok()
+    })
+}
+
+fn zstd_decompress(stored: &[u8]) -> std::io::Result<Vec<u8>> {
+    // Frames written by `zstd_compress` state their content size.
+    let size = zstd::zstd_safe::get_frame_content_size(stored)
+        .ok()
+        .flatten()
+        .filter(|&n| n <= u32::MAX as u64);
+    let Some(size) = size else {
+        return zstd::stream::decode_all(stored);
+    };
+    ZSTD_DECOMPRESSOR.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_none() {
+            *d = Some(zstd::bulk::Decompressor::new()?);
+        }
+        match d.as_mut() {
+            Some(d) => d.decompress(stored, size as usize),
+            None => zstd::stream::decode_all(stored),
+        }
+    })
+}
+
 fn compress(value: &[u8], comp: Compression) -> Option<(Codec, Vec<u8>)> {
     if value.len() < MIN_COMPRESS_LEN {
         return None;
@@ -251,7 +295,7 @@ fn compress(value: &[u8], comp: Compression) -> Option<(Codec, Vec<u8>)> {
     let out = match comp {
         Compression::None => return None,
         Compression::Lz4 => (Codec::Lz4, lz4_flex::compress_prepend_size(value)),
-        Compression::Zstd => (Codec::Zstd, zstd::bulk::compress(value, 3).ok()?),
+        Compression::Zstd => (Codec::Zstd, zstd_compress(value)?),
     };
     (out.1.len() < value.len()).then_some(out)
 }
@@ -262,7 +306,7 @@ pub fn decompress(codec: Codec, stored: &[u8]) -> Result<Vec<u8>> {
         Codec::Raw => Ok(stored.to_vec()),
         Codec::Lz4 => lz4_flex::decompress_size_prepended(stored)
             .map_err(|e| Error::BrokenData(format!("lz4 value does not decompress: {e}"))),
-        Codec::Zstd => zstd::stream::decode_all(stored)
+        Codec::Zstd => zstd_decompress(stored)
             .map_err(|e| Error::BrokenData(format!("zstd value does not decompress: {e}"))),
     }
 }
