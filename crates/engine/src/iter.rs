@@ -10,6 +10,8 @@ use crate::shard::Action;
 use crate::status::{Error, Result};
 use crate::store::index::Key;
 use bytes::Bytes;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 use std::ops::Bound;
 
 enum Position {
@@ -29,6 +31,48 @@ enum Position {
 pub struct Cursor<'a> {
     db: &'a Db,
     pos: Position,
+    /// Heap-merge state of ordered cursors, valid for steps in its direction
+    /// from the current position.
+    merge: Option<Merge>,
+}
+
+/// The next key of each shard beyond the current position, in one direction.
+struct Merge {
+    forward: bool,
+    heap: BinaryHeap<Head>,
+}
+
+/// A shard's next key; ordered so the heap's top is the nearest key in the
+/// cursor's direction (smallest going forward, largest going backward).
+struct Head {
+    key: Key,
+    shard: usize,
+    forward: bool,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Head {}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Head {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let by_key = self.key.cmp(&other.key);
+        if self.forward {
+            by_key.reverse()
+        } else {
+            by_key
+        }
+    }
 }
 
 fn not_positioned() -> Error {
@@ -45,38 +89,68 @@ impl Db {
         Cursor {
             db: self,
             pos: Position::Nowhere,
+            merge: None,
         }
     }
 }
 
 impl<'a> Cursor<'a> {
-    /// The nearest live key from `from` in the direction, across all shards.
-    fn seek(&self, mut from: Bound<Key>, forward: bool) -> Result<Option<Key>> {
+    /// The nearest live key from `from` in the direction, across all shards:
+    /// seeks every shard once and keeps their next keys in a heap, so the
+    /// following steps in the same direction cost one seek each (`advance`).
+    fn seek(&mut self, from: Bound<Key>, forward: bool) -> Result<Option<Key>> {
+        let bound = match &from {
+            Bound::Included(k) => Bound::Included(&k[..]),
+            Bound::Excluded(k) => Bound::Excluded(&k[..]),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let mut heap = BinaryHeap::with_capacity(self.db.shards.len());
+        for (shard, s) in self.db.shards.iter().enumerate() {
+            if let Some(key) = s.state.read().store.seek(bound, forward) {
+                heap.push(Head {
+                    key,
+                    shard,
+                    forward,
+                });
+            }
+        }
+        self.merge = Some(Merge { forward, heap });
+        self.pop_live()
+    }
+
+    /// The next live key from the merge heap; refills the popped shard's head.
+    fn pop_live(&mut self) -> Result<Option<Key>> {
         let now = now_secs();
-        loop {
-            let bound = match &from {
-                Bound::Included(k) => Bound::Included(&k[..]),
-                Bound::Excluded(k) => Bound::Excluded(&k[..]),
-                Bound::Unbounded => Bound::Unbounded,
-            };
-            let best = self
-                .db
-                .shards
-                .iter()
-                .filter_map(|s| s.state.read().store.seek(bound, forward))
-                .reduce(|a, b| if (b < a) == forward { b } else { a });
-            let Some(key) = best else { return Ok(None) };
-            if self
-                .db
-                .shard_of(&key)
-                .state
-                .read()
-                .live_meta(&key, now)?
-                .is_some()
-            {
+        let Some(merge) = self.merge.as_mut() else {
+            return Ok(None);
+        };
+        while let Some(Head {
+            key,
+            shard,
+            forward,
+        }) = merge.heap.pop()
+        {
+            let state = self.db.shards[shard].state.read();
+            if let Some(next) = state.store.seek(Bound::Excluded(&key), forward) {
+                merge.heap.push(Head {
+                    key: next,
+                    shard,
+                    forward,
+                });
+            }
+            if state.live_meta(&key, now)?.is_some() {
                 return Ok(Some(key));
             }
-            from = Bound::Excluded(key);
+        }
+        Ok(None)
+    }
+
+    /// One step from the current key `k`: from the heap when it was built in
+    /// this direction, else by a fresh seek.
+    fn advance(&mut self, k: Key, forward: bool) -> Result<Option<Key>> {
+        match &self.merge {
+            Some(m) if m.forward == forward => self.pop_live(),
+            _ => self.seek(Bound::Excluded(k), forward),
         }
     }
 
@@ -186,7 +260,7 @@ impl<'a> Cursor<'a> {
         match std::mem::replace(&mut self.pos, Position::Nowhere) {
             Position::Nowhere => Err(not_positioned()),
             Position::At(k) => {
-                let k = self.seek(Bound::Excluded(k), true)?;
+                let k = self.advance(k, true)?;
                 self.place(k);
                 Ok(())
             }
@@ -200,7 +274,7 @@ impl<'a> Cursor<'a> {
         match &self.pos {
             Position::Nowhere => Err(not_positioned()),
             Position::At(k) => {
-                let k = self.seek(Bound::Excluded(k.clone()), false)?;
+                let k = self.advance(k.clone(), false)?;
                 self.place(k);
                 Ok(())
             }
