@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// A running server; killed on drop (also when a test panics).
@@ -13,9 +14,18 @@ pub struct Server {
     pub port: u16,
 }
 
+/// A port nobody listens on, never the same twice in one test process.
 pub fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind :0");
-    l.local_addr().expect("local addr").port()
+    static USED: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    loop {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind :0");
+        let port = l.local_addr().expect("local addr").port();
+        let mut used = USED.lock().unwrap_or_else(|e| e.into_inner());
+        if !used.contains(&port) {
+            used.push(port);
+            return port;
+        }
+    }
 }
 
 impl Server {
@@ -36,13 +46,18 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn memstored");
-        let s = Server {
+        let mut s = Server {
             child: Some(child),
             port,
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "memstored did not start");
+            if let Some(c) = s.child.as_mut() {
+                if let Ok(Some(st)) = c.try_wait() {
+                    panic!("memstored exited at start: {st}");
+                }
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
         s

@@ -1,0 +1,74 @@
+//! Meta commands (mg ms md ma mn me) against the real server.
+
+mod common;
+use common::*;
+
+#[test]
+fn mg_ms_flags() {
+    let srv = Server::start(&[]);
+    let mut t = Text::new(srv.connect());
+    assert_eq!(t.cmd("mg nothing v\r\n"), "EN");
+    let l = t.cmd("ms k 5 F7 T100 c\r\nhello\r\n");
+    assert!(l.starts_with("HD c"), "{l}");
+    let cas: u64 = l[4..].parse().unwrap();
+    let l = t.cmd("mg k v f c t s k Oop\r\n");
+    assert_eq!(l, format!("VA 5 f7 c{cas} t100 s5 kk Oop"));
+    assert_eq!(t.line(), "hello");
+    assert_eq!(t.cmd("mg k\r\n"), "HD");
+    assert_eq!(t.cmd("mg k s q\r\n"), "HD s5");
+    // q hides a miss; mn marks the end of the batch
+    t.send(b"mg nothing v q\r\nmn\r\n");
+    assert_eq!(t.line(), "MN");
+    // T updates the TTL
+    assert_eq!(t.cmd("mg k t T500\r\n"), "HD t500");
+    // (the engine gives a touched item a new CAS; memcached keeps it)
+    let cas: u64 = t.cmd("mg k c\r\n")[4..].parse().unwrap();
+    // CAS compare on ms
+    assert_eq!(t.cmd(&format!("ms k 1 C{}\r\nx\r\n", cas + 99)), "EX");
+    assert!(t.cmd(&format!("ms k 1 C{cas}\r\nx\r\n")).starts_with("HD"));
+    assert_eq!(t.cmd("ms nf 1 C5\r\nx\r\n"), "NF");
+    // modes
+    assert_eq!(t.cmd("ms k 1 ME\r\ny\r\n"), "NS");
+    assert_eq!(t.cmd("ms k 2 MA\r\nyz\r\n"), "HD");
+    assert_eq!(t.cmd("ms k 1 MP\r\n_\r\n"), "HD");
+    assert_eq!(t.cmd("mg k v\r\n"), "VA 4");
+    assert_eq!(t.line(), "_xyz");
+    assert_eq!(t.cmd("ms zz 1 MR\r\ny\r\n"), "NS");
+    assert_eq!(t.cmd("ms q 1 q\r\ny\r\nmn\r\n"), "MN");
+    // vivify on miss
+    assert_eq!(t.cmd("mg viv N30 s\r\n"), "HD s0 W");
+    assert_eq!(
+        t.cmd("ms k 1 MX\r\ny\r\n"),
+        "CLIENT_ERROR invalid mode for ms M token"
+    );
+    assert_eq!(t.cmd("mg k v v\r\n"), "CLIENT_ERROR duplicate flag");
+}
+
+#[test]
+fn md_ma_me_mn() {
+    let srv = Server::start(&[]);
+    let mut t = Text::new(srv.connect());
+    assert_eq!(t.cmd("md none\r\n"), "NF");
+    assert_eq!(t.cmd("md none q\r\nmn\r\n"), "MN");
+    assert_eq!(t.cmd("ms d 1\r\nx\r\n"), "HD");
+    assert_eq!(t.cmd("md d Oab k\r\n"), "HD Oab kd");
+    assert_eq!(t.cmd("ma cnt\r\n"), "NF");
+    assert_eq!(t.cmd("ma cnt N0 J10 v\r\n"), "VA 2");
+    assert_eq!(t.line(), "10");
+    assert_eq!(t.cmd("ma cnt D5 v\r\n"), "VA 2");
+    assert_eq!(t.line(), "15");
+    assert_eq!(t.cmd("ma cnt MD D100 v\r\n"), "VA 1");
+    assert_eq!(t.line(), "0");
+    assert_eq!(t.cmd("ma cnt\r\n"), "HD");
+    assert_eq!(t.cmd("ma cnt q\r\nmn\r\n"), "MN");
+    assert_eq!(t.cmd("ms s 1\r\nx\r\n"), "HD");
+    assert_eq!(
+        t.cmd("ma s\r\n"),
+        "CLIENT_ERROR cannot increment or decrement non-numeric value"
+    );
+    let l = t.cmd("me s\r\n");
+    assert!(l.starts_with("ME s exp=-1 la=0 cas="), "{l}");
+    assert!(l.ends_with("size=1"), "{l}");
+    assert_eq!(t.cmd("me none\r\n"), "EN");
+    assert_eq!(t.cmd("mn\r\n"), "MN");
+}

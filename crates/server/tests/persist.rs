@@ -1,0 +1,46 @@
+//! Data written to a persistent sharded store survives SIGTERM and restart.
+
+mod common;
+use common::*;
+
+#[test]
+fn data_survives_sigterm_and_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("{}/db.tkh#num_shards=4", dir.path().display());
+    let port = free_port();
+    let mut srv = Server::start_on(port, &["-s", &store]);
+    let mut t = Text::new(srv.connect());
+    for i in 0..100 {
+        assert_eq!(
+            t.cmd(&format!("set key{i} {i} 0 6\r\nval{i:03}\r\n")),
+            "STORED"
+        );
+    }
+    assert_eq!(t.cmd("delete key5\r\n"), "DELETED");
+    let mut b = srv.connect();
+    assert_eq!(
+        call(&mut b, SET, b"bin", &set_extras(9, 0), b"binary", 0).status,
+        0
+    );
+    let st = srv.terminate();
+    assert!(st.success(), "exit status {st:?}");
+    drop(srv);
+
+    let srv = Server::start_on(free_port(), &["-s", &store]);
+    let mut t = Text::new(srv.connect());
+    for i in [0, 1, 50, 99] {
+        assert_eq!(
+            t.cmd(&format!("get key{i}\r\n")),
+            format!("VALUE key{i} {i} 6")
+        );
+        assert_eq!(t.line(), format!("val{i:03}"));
+        assert_eq!(t.line(), "END");
+    }
+    assert_eq!(t.cmd("get key5\r\n"), "END");
+    let mut b = srv.connect();
+    let r = call(&mut b, GET, b"bin", &[], &[], 0);
+    assert_eq!(
+        (r.value, r.extras),
+        (b"binary".to_vec(), 9u32.to_be_bytes().to_vec())
+    );
+}

@@ -1,0 +1,104 @@
+//! The memcached stats names tools rely on, plus memstored's own.
+
+mod common;
+use common::*;
+use std::collections::HashMap;
+
+const NAMES: &[&str] = &[
+    "pid",
+    "uptime",
+    "time",
+    "version",
+    "pointer_size",
+    "curr_connections",
+    "total_connections",
+    "cmd_get",
+    "cmd_set",
+    "cmd_flush",
+    "cmd_touch",
+    "get_hits",
+    "get_misses",
+    "get_expired",
+    "delete_hits",
+    "delete_misses",
+    "incr_hits",
+    "incr_misses",
+    "decr_hits",
+    "decr_misses",
+    "cas_hits",
+    "cas_misses",
+    "cas_badval",
+    "touch_hits",
+    "touch_misses",
+    "curr_items",
+    "total_items",
+    "bytes",
+    "evictions",
+    "limit_maxbytes",
+    "threads",
+    "engine",
+    "shards",
+    "file_size",
+];
+
+fn stats(t: &mut Text, cmd: &str) -> HashMap<String, String> {
+    t.send(cmd.as_bytes());
+    let mut m = HashMap::new();
+    loop {
+        let l = t.line();
+        if l == "END" {
+            return m;
+        }
+        let mut p = l.splitn(3, ' ');
+        assert_eq!(p.next(), Some("STAT"));
+        let k = p.next().unwrap().to_string();
+        m.insert(k, p.next().unwrap_or("").to_string());
+    }
+}
+
+#[test]
+fn stats_names_and_counters() {
+    let srv = Server::start(&[]);
+    let mut t = Text::new(srv.connect());
+    assert_eq!(t.cmd("set a 0 0 1\r\n1\r\n"), "STORED");
+    assert_eq!(t.cmd("get a\r\n"), "VALUE a 0 1");
+    t.line();
+    t.line();
+    assert_eq!(t.cmd("get b\r\n"), "END");
+    assert_eq!(t.cmd("incr a 1\r\n"), "2");
+    let m = stats(&mut t, "stats\r\n");
+    for n in NAMES {
+        assert!(m.contains_key(*n), "missing stat {n}");
+    }
+    assert!(m["pid"].parse::<u32>().is_ok());
+    assert_eq!(m["cmd_get"], "2");
+    assert_eq!(m["get_hits"], "1");
+    assert_eq!(m["get_misses"], "1");
+    assert_eq!(m["cmd_set"], "1");
+    assert_eq!(m["incr_hits"], "1");
+    assert_eq!(m["curr_items"], "1");
+    assert_eq!(m["curr_connections"], "1");
+    assert_eq!(m["threads"], "2");
+    assert_eq!(m["limit_maxbytes"], (64u64 << 20).to_string());
+    assert_eq!(m["engine"], "mem_hash");
+    let s = stats(&mut t, "stats settings\r\n");
+    assert_eq!(s["item_size_max"], (64u64 << 20).to_string());
+}
+
+#[test]
+fn connection_limit() {
+    let srv = Server::start(&["-c", "2"]);
+    // let the start-up probe connection close first
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let _a = srv.connect();
+    let mut b = Text::new(srv.connect());
+    assert!(b.cmd("version\r\n").starts_with("VERSION"));
+    let mut c = Text::new(srv.connect());
+    assert_eq!(c.line(), "ERROR Too many open connections");
+    assert!(is_closed(&mut c.w));
+    drop(_a);
+    drop(b);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut d = Text::new(srv.connect());
+    assert!(d.cmd("version\r\n").starts_with("VERSION"));
+}
