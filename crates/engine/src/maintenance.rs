@@ -177,6 +177,7 @@ impl Db {
                     .collect()
             };
             let mut st = shard.state.write();
+            shard.mark_dirty();
             for k in expired {
                 if matches!(st.store.get_meta(&k)?, Some(m) if m.is_expired(now))
                     && st.store.remove(&k)?

@@ -39,6 +39,7 @@ impl Db {
                 None => Action::Remove,
             };
             state.apply(key, action)?;
+            self.shards[self.shard_index(key)].mark_dirty();
         }
         Ok(())
     }

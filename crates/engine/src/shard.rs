@@ -7,6 +7,7 @@ use crate::status::Result;
 use crate::store::Store;
 use bytes::Bytes;
 use parking_lot::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a record processor wants done with the record it was shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,12 +78,20 @@ impl ShardState {
 
 pub struct Shard {
     pub state: RwLock<ShardState>,
+    /// Set by every write, cleared by `Db::flush_dirty`: lets the server hand
+    /// buffered writes to the OS after each batch without touching idle shards.
+    pub dirty: AtomicBool,
 }
 
 impl Shard {
     pub fn new(store: Box<dyn Store>) -> Self {
         Shard {
             state: RwLock::new(ShardState::new(store)),
+            dirty: AtomicBool::new(false),
         }
+    }
+
+    pub fn mark_dirty(&self) {
+        self.dirty.store(true, Ordering::Relaxed);
     }
 }
