@@ -198,7 +198,7 @@ pub fn export(name: &str, file: &str) -> Result<()> {
         w.write_all(&line)
             .with_context(|| format!("writing {file:?}"))?;
         n += 1;
-        if n % 1024 == 0 {
+        if n & 1023 == 0 {
             bar.inc(1024);
         }
     }
@@ -234,7 +234,7 @@ pub fn import(name: &str, file: &str) -> Result<()> {
         }
         lineno += 1;
         read += n as u64;
-        if lineno % 4096 == 0 {
+        if lineno & 4095 == 0 {
             bar.set_position(read);
         }
         let line = buf.strip_suffix(b"\n").unwrap_or(&buf);

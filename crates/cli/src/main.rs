@@ -34,6 +34,8 @@ enum Cmd {
     Set {
         name: String,
         key: String,
+        /// The value (with --incr: the integer to add, negative allowed).
+        #[arg(allow_hyphen_values = true)]
         value: String,
         /// Fails if the record exists.
         #[arg(long = "no_overwrite", alias = "no-overwrite")]
