@@ -427,6 +427,8 @@ fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
                 .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?;
             Ok(Command::Verbosity { level, noreply })
         }
+        // `version foo`, `quit noreply`: ERROR, as memcached (and memcapable) want.
+        b"version" | b"quit" if n != 1 => Err(err(TextErrorKind::UnknownCommand)),
         b"version" => Ok(Command::Version),
         b"quit" => Ok(Command::Quit),
         b"stats" => Ok(Command::Stats {
