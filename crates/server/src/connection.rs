@@ -126,9 +126,13 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
                 _ = shutdown.changed() => return Ok(()),
             }
         }
-        // Keep free space for the read; room for a whole frame when the
-        // handler said how big the next one is.
-        let want = need.saturating_sub(rbuf.len()).max(reserve);
+        // Keep free space for the read; room for the rest of the frame when
+        // the handler said how big it is, but a declared length only buys
+        // 1 MiB at once: beyond that the buffer doubles as bytes arrive.
+        let want = need
+            .saturating_sub(rbuf.len())
+            .min(rbuf.capacity().max(1 << 20))
+            .max(reserve);
         if rbuf.capacity() - rbuf.len() < want {
             if rbuf.is_empty() && rbuf.capacity() > initial.max(want) * 4 {
                 // Give back the memory of a big value once it is done.

@@ -1,0 +1,149 @@
+//! Bulk procedures: set_bulk remove_bulk get_bulk. With `atomic`, each is
+//! carried out as one engine `compare_exchange_multi`, which holds the write
+//! locks of every shard involved, so other clients see all or nothing.
+
+use super::{bin, code, map, Args, RpcError, RpcResult, Value};
+use bytes::Bytes;
+use memstored_engine::{Db, Error, StoreMode, StoreOptions};
+use memstored_protocol::rpc::value_bytes;
+
+/// How often an atomic bulk call retries when records change under it.
+const ATOMIC_TRIES: usize = 1000;
+
+fn key_bytes(v: &Value) -> Result<&[u8], RpcError> {
+    value_bytes(v).ok_or_else(|| RpcError::invalid("keys and values must be bin or str"))
+}
+
+/// The keys of a bulk call: an array of keys (or a map, whose keys are used).
+fn keys(v: &Value) -> Result<Vec<&[u8]>, RpcError> {
+    match v {
+        Value::Array(a) => a.iter().map(key_bytes).collect(),
+        Value::Map(m) => m.iter().map(|(k, _)| key_bytes(k)).collect(),
+        _ => Err(RpcError::invalid("keys must be an array")),
+    }
+}
+
+fn engine(e: Error) -> RpcError {
+    RpcError::from_engine(e, code::LOGICAL)
+}
+
+fn num(n: usize) -> Value {
+    map(vec![("num", Value::from(n as u64))])
+}
+
+/// `set_bulk({key: value, ...}, [opts{xt, atomic}])` → `{num}` (records stored).
+pub fn set_bulk(db: &Db, params: &[Value]) -> RpcResult {
+    let a = Args::new(params, 1);
+    let Value::Map(records) = a.at(0, "records")? else {
+        return Err(RpcError::invalid("records must be a map of key to value"));
+    };
+    let expires_at = a.expiry()?;
+    let pairs: Vec<(&[u8], &[u8])> = records
+        .iter()
+        .map(|(k, v)| Ok((key_bytes(k)?, key_bytes(v)?)))
+        .collect::<Result<_, RpcError>>()?;
+    if a.opt_bool("atomic").unwrap_or(false) {
+        let desired: Vec<(&[u8], Option<&[u8]>)> =
+            pairs.iter().map(|(k, v)| (*k, Some(*v))).collect();
+        db.compare_exchange_multi(&[], &desired).map_err(engine)?;
+        // The values went in together; an expiry is set right after (the
+        // engine's multi-key call stores without one).
+        if let Some(t) = expires_at.filter(|&t| t != 0) {
+            for (k, _) in &pairs {
+                match db.touch(k, t) {
+                    Ok(_) | Err(Error::NotFound(_)) => {}
+                    Err(e) => return Err(engine(e)),
+                }
+            }
+        }
+        return Ok(num(pairs.len()));
+    }
+    let opts = StoreOptions {
+        expires_at: expires_at.unwrap_or(0),
+        ..StoreOptions::default()
+    };
+    for (k, v) in &pairs {
+        db.store(k, Bytes::copy_from_slice(v), StoreMode::Set, opts)
+            .map_err(engine)?;
+    }
+    Ok(num(pairs.len()))
+}
+
+/// The current values of `keys`, checked by an empty compare_exchange_multi
+/// (which holds every involved shard's lock) so they are one instant's.
+/// `then_remove`: remove the present ones in the same locked step.
+fn atomic_snapshot<'k>(
+    db: &Db,
+    keys: &[&'k [u8]],
+    then_remove: bool,
+) -> Result<Vec<(&'k [u8], Option<Bytes>)>, RpcError> {
+    for _ in 0..ATOMIC_TRIES {
+        let mut snap = Vec::with_capacity(keys.len());
+        for k in keys {
+            snap.push((*k, db.get_record(k).map_err(engine)?.map(|r| r.value)));
+        }
+        let expected: Vec<(&[u8], Option<&[u8]>)> =
+            snap.iter().map(|(k, v)| (*k, v.as_deref())).collect();
+        let desired: Vec<(&[u8], Option<&[u8]>)> = if then_remove {
+            snap.iter()
+                .filter(|(_, v)| v.is_some())
+                .map(|(k, _)| (*k, None))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        match db.compare_exchange_multi(&expected, &desired) {
+            Ok(()) => return Ok(snap),
+            Err(Error::Infeasible(_)) => continue,
+            Err(e) => return Err(engine(e)),
+        }
+    }
+    Err(RpcError::new(
+        code::LOGICAL,
+        "records kept changing; the atomic bulk call gave up",
+    ))
+}
+
+/// `remove_bulk([key, ...], [opts{atomic}])` → `{num}` (records removed;
+/// absent keys are skipped).
+pub fn remove_bulk(db: &Db, params: &[Value]) -> RpcResult {
+    let a = Args::new(params, 1);
+    let keys = keys(a.at(0, "keys")?)?;
+    if a.opt_bool("atomic").unwrap_or(false) {
+        let snap = atomic_snapshot(db, &keys, true)?;
+        return Ok(num(snap.iter().filter(|(_, v)| v.is_some()).count()));
+    }
+    let mut n = 0;
+    for k in keys {
+        match db.remove(k) {
+            Ok(()) => n += 1,
+            Err(Error::NotFound(_)) => {}
+            Err(e) => return Err(engine(e)),
+        }
+    }
+    Ok(num(n))
+}
+
+/// `get_bulk([key, ...], [opts{atomic}])` → `{key: value, ...}` for the keys
+/// present (keys and values as bin).
+pub fn get_bulk(db: &Db, params: &[Value]) -> RpcResult {
+    let a = Args::new(params, 1);
+    let keys = keys(a.at(0, "keys")?)?;
+    let found: Vec<(&[u8], Bytes)> = if a.opt_bool("atomic").unwrap_or(false) && db.is_writable() {
+        atomic_snapshot(db, &keys, false)?
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v?)))
+            .collect()
+    } else {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            if let Some(r) = db.get_record(k).map_err(engine)? {
+                out.push((k, r.value));
+            }
+        }
+        out
+    };
+    Ok(Value::Map(
+        found.into_iter().map(|(k, v)| (bin(k), bin(&v))).collect(),
+    ))
+}

@@ -1,0 +1,63 @@
+//! Maintenance: clear vacuum synchronize rebuild count. vacuum, rebuild and
+//! synchronize with `hard` or `make_backup` are slow (`is_slow`): the
+//! engine works shard by shard, so other clients are held up by one shard
+//! at a time, never the whole database.
+
+use super::{code, Args, RpcError, RpcResult, Value};
+use memstored_engine::Db;
+use memstored_protocol::rpc::value_str;
+
+fn engine(e: memstored_engine::Error) -> RpcError {
+    RpcError::from_engine(e, code::LOGICAL)
+}
+
+/// `clear()` → nil.
+pub fn clear(db: &Db) -> RpcResult {
+    db.clear().map_err(engine)?;
+    Ok(Value::Nil)
+}
+
+/// `vacuum([opts{step}])` → nil. Drops expired records; a full vacuum (`step`
+/// absent or 0) also compacts the files when dead records fill more than half.
+pub fn vacuum(db: &Db, params: &[Value]) -> RpcResult {
+    let a = Args::new(params, 0);
+    let step = a.opt_count("step", 0)?;
+    db.vacuum().map_err(engine)?;
+    if step == 0 && db.should_be_rebuilt() {
+        db.rebuild().map_err(engine)?;
+    }
+    Ok(Value::Nil)
+}
+
+/// `synchronize([opts{hard, make_backup}])` → nil. `hard`: fsync.
+/// `make_backup`: also write a consistent copy named `PATH.backup.SUFFIX`
+/// (the value is the suffix; empty or `true` = the UTC time `YYYYMMDDhhmmss`).
+pub fn synchronize(db: &Db, params: &[Value]) -> RpcResult {
+    let a = Args::new(params, 0);
+    let hard = a.opt_bool("hard").unwrap_or(false);
+    let backup = match a.opt("make_backup") {
+        None | Some(Value::Nil) | Some(Value::Boolean(false)) => None,
+        Some(Value::Boolean(true)) => Some(String::new()),
+        Some(v) => Some(
+            value_str(v)
+                .ok_or_else(|| RpcError::invalid("make_backup must be a string suffix"))?
+                .to_string(),
+        ),
+    };
+    db.synchronize(hard).map_err(engine)?;
+    if let Some(suffix) = backup {
+        db.backup(&suffix).map_err(engine)?;
+    }
+    Ok(Value::Nil)
+}
+
+/// `rebuild([opts])` → nil: compacts every shard online.
+pub fn rebuild(db: &Db) -> RpcResult {
+    db.rebuild().map_err(engine)?;
+    Ok(Value::Nil)
+}
+
+/// `count()` → the number of records (an integer).
+pub fn count(db: &Db) -> RpcResult {
+    Ok(Value::from(db.count()))
+}

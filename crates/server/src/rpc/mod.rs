@@ -1,0 +1,318 @@
+//! MessagePack-RPC procedures (Kyoto Tycoon's kt-msgpack set, plus
+//! Tkrzw-RPC's `compare_exchange_multi`, `list`, `count`, `rebuild`,
+//! `search`) as a pure function over the engine: no sockets, no tasks.
+//!
+//! The connection decodes a frame with `memstored_protocol::rpc`, calls
+//! [`call`], and encodes `Ok(result)` / `Err(e)` with
+//! `memstored_protocol::rpc::encode_response(msgid, Ok(&v))` /
+//! `encode_error(msgid, e.code, &e.message)`. A notification is called the
+//! same way and its result dropped. Procedures for which [`is_slow`] is true
+//! (synchronize hard / make_backup, rebuild, vacuum) should run on a blocking
+//! thread and be answered by msgid when done, while the connection keeps
+//! answering quick calls.
+//!
+//! Parameters are positional; an optional map after the required ones
+//! carries options (`xt`, `atomic`, `max`, ...). Keys and values are
+//! accepted as bin or str and returned as bin. Expiry `xt` is seconds from
+//! now (0 or absent = never, negative = already expired); an `xt` returned
+//! by `get`/`check`/`seize` is the absolute Unix time.
+//!
+//! | group | file |
+//! |---|---|
+//! | ping echo status report | `basic.rs` |
+//! | add set get check remove append seize replace cas increment increment_double | `record.rs` |
+//! | set_bulk remove_bulk get_bulk | `bulk.rs` |
+//! | match_prefix match_regex match_similar search | `search.rs` |
+//! | clear vacuum synchronize rebuild count | `maint.rs` |
+//! | compare_exchange_multi list | `tkrzw.rs` |
+
+mod basic;
+mod bulk;
+mod maint;
+mod record;
+mod search;
+#[cfg(test)]
+mod tests;
+mod tkrzw;
+
+use memstored_engine::{now_secs, Db, Error};
+pub use memstored_protocol::rpc::Value;
+use memstored_protocol::rpc::{map_get, value_bytes, value_str};
+
+/// kt-msgpack error codes (the `code` of an `[code, message]` error).
+pub mod code {
+    /// Unexpected error (I/O, broken data).
+    pub const UNEXPECTED: i64 = 32;
+    /// `add` met an existing record.
+    pub const RECORD_EXISTS: i64 = 33;
+    /// No such database.
+    pub const NO_DATABASE: i64 = 34;
+    /// No such record.
+    pub const NO_RECORD: i64 = 35;
+    /// Missing or malformed parameters.
+    pub const INVALID_PARAMETERS: i64 = 36;
+    /// `cas` / `compare_exchange_multi` expectation failed.
+    pub const CAS_FAILED: i64 = 37;
+    /// The stored value is not a number (`increment`).
+    pub const NOT_COMPATIBLE: i64 = 38;
+    /// Logical error (read-only database, overflow).
+    pub const LOGICAL: i64 = 41;
+    /// Unknown procedure, or an operation the engine does not support.
+    pub const NOT_IMPLEMENTED: i64 = 42;
+}
+
+/// A procedure's failure: a kt-msgpack code and a message. Encode it as
+/// `[code, message]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        RpcError::new(code::INVALID_PARAMETERS, message)
+    }
+
+    /// The wire form, `[code, message]`.
+    pub fn to_value(&self) -> Value {
+        memstored_protocol::rpc::error_value(self.code, &self.message)
+    }
+
+    /// Maps an engine error; `Infeasible` becomes `infeasible` (37 for
+    /// compare-and-swap calls, 38 for increments).
+    pub(crate) fn from_engine(e: Error, infeasible: i64) -> Self {
+        let c = match &e {
+            Error::NotFound(_) => code::NO_RECORD,
+            Error::Duplication(_) => code::RECORD_EXISTS,
+            Error::Infeasible(_) => infeasible,
+            Error::InvalidArgument(_) => code::INVALID_PARAMETERS,
+            Error::NotImplemented(_) => code::NOT_IMPLEMENTED,
+            Error::Precondition(_) => code::LOGICAL,
+            Error::BrokenData(_) | Error::System(_) => code::UNEXPECTED,
+        };
+        RpcError::new(c, e.to_string())
+    }
+}
+
+impl std::fmt::Display for RpcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "error {}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for RpcError {}
+
+impl From<Error> for RpcError {
+    fn from(e: Error) -> Self {
+        RpcError::from_engine(e, code::LOGICAL)
+    }
+}
+
+pub type RpcResult = Result<Value, RpcError>;
+
+/// What a procedure may need from the server besides the database.
+pub struct RpcContext<'a> {
+    /// Server counters for `report` (connections, cnt_get, cnt_set, misses,
+    /// uptime, ...), as name/value pairs. `report` adds the database's own.
+    pub report: &'a (dyn Fn() -> Vec<(String, String)> + Sync),
+}
+
+impl RpcContext<'static> {
+    /// A context with no server counters (tests, embedded use).
+    pub fn empty() -> Self {
+        RpcContext { report: &Vec::new }
+    }
+}
+
+/// Calls procedure `method` with `params` (the request's params array).
+pub fn call(db: &Db, ctx: &RpcContext, method: &str, params: &[Value]) -> RpcResult {
+    match method {
+        "ping" | "void" => Ok(Value::Nil),
+        "echo" => basic::echo(params),
+        "status" => basic::status(db, params),
+        "report" => basic::report(db, ctx),
+
+        "set" => record::set(db, params),
+        "add" => record::add(db, params),
+        "replace" => record::replace(db, params),
+        "append" => record::append(db, params),
+        "get" => record::get(db, params),
+        "check" => record::check(db, params),
+        "remove" => record::remove(db, params),
+        "seize" => record::seize(db, params),
+        "cas" => record::cas(db, params),
+        "increment" => record::increment(db, params),
+        "increment_double" => record::increment_double(db, params),
+
+        "set_bulk" => bulk::set_bulk(db, params),
+        "remove_bulk" => bulk::remove_bulk(db, params),
+        "get_bulk" => bulk::get_bulk(db, params),
+
+        "match_prefix" => search::match_prefix(db, params),
+        "match_regex" => search::match_regex(db, params),
+        "match_similar" => search::match_similar(db, params),
+        "search" => search::search(db, params),
+
+        "clear" => maint::clear(db),
+        "vacuum" => maint::vacuum(db, params),
+        "synchronize" => maint::synchronize(db, params),
+        "rebuild" => maint::rebuild(db),
+        "count" => maint::count(db),
+
+        "compare_exchange_multi" => tkrzw::compare_exchange_multi(db, params),
+        "list" => tkrzw::list(db, params),
+
+        _ => Err(RpcError::new(
+            code::NOT_IMPLEMENTED,
+            format!("no such procedure: {method}"),
+        )),
+    }
+}
+
+/// True for calls that may take long (fsync, backup, compaction): run them
+/// off the worker threads and answer by msgid when done.
+pub fn is_slow(method: &str, params: &[Value]) -> bool {
+    match method {
+        "rebuild" | "vacuum" => true,
+        "synchronize" => {
+            let a = Args::new(params, 0);
+            a.opt_bool("hard").unwrap_or(false) || a.opt("make_backup").is_some()
+        }
+        _ => false,
+    }
+}
+
+/// Positional parameters plus the optional trailing options map.
+pub(crate) struct Args<'a> {
+    pos: &'a [Value],
+    opts: &'a [(Value, Value)],
+}
+
+impl<'a> Args<'a> {
+    /// Splits `params`: a map after the first `required` parameters is the
+    /// options map.
+    pub fn new(params: &'a [Value], required: usize) -> Self {
+        if params.len() > required {
+            if let Some(Value::Map(m)) = params.last() {
+                return Args {
+                    pos: &params[..params.len() - 1],
+                    opts: m,
+                };
+            }
+        }
+        Args {
+            pos: params,
+            opts: &[],
+        }
+    }
+
+    /// Positional parameter `i`, which must be present.
+    pub fn at(&self, i: usize, what: &str) -> Result<&'a Value, RpcError> {
+        self.pos
+            .get(i)
+            .ok_or_else(|| RpcError::invalid(format!("missing parameter {what}")))
+    }
+
+    /// Positional parameter `i` as bytes (bin or str).
+    pub fn bytes(&self, i: usize, what: &str) -> Result<&'a [u8], RpcError> {
+        let v = self.at(i, what)?;
+        value_bytes(v).ok_or_else(|| RpcError::invalid(format!("{what} must be bin or str")))
+    }
+
+    /// Positional parameter `i` (optional) or, failing that, option `name`.
+    pub fn pos_or_opt(&self, i: usize, name: &str) -> Option<&'a Value> {
+        self.pos.get(i).or_else(|| self.opt(name))
+    }
+
+    pub fn opt(&self, name: &str) -> Option<&'a Value> {
+        map_get(self.opts, name)
+    }
+
+    /// A boolean option: true/false, a number (nonzero = true), or a
+    /// string ("true"/"false"/"1"/"0"/""; KT sends option flags as strings,
+    /// and the mere presence of a flag means true).
+    pub fn opt_bool(&self, name: &str) -> Option<bool> {
+        self.opt(name).map(|v| match v {
+            Value::Boolean(b) => *b,
+            Value::Nil => false,
+            Value::Integer(_) => v.as_i64() != Some(0),
+            _ => !matches!(value_str(v), Some("false" | "0")),
+        })
+    }
+
+    /// An integer option (int, float truncated, or decimal string).
+    pub fn opt_i64(&self, name: &str) -> Result<Option<i64>, RpcError> {
+        self.opt(name)
+            .map(|v| as_i64(v).ok_or_else(|| RpcError::invalid(format!("{name} must be a number"))))
+            .transpose()
+    }
+
+    /// A non-negative count option; absent = `default`.
+    pub fn opt_count(&self, name: &str, default: usize) -> Result<usize, RpcError> {
+        match self.opt_i64(name)? {
+            None => Ok(default),
+            Some(n) if n < 0 => Ok(default),
+            Some(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        }
+    }
+
+    /// The `xt` option as an absolute expiry (0 = never).
+    pub fn expiry(&self) -> Result<Option<u64>, RpcError> {
+        Ok(self.opt_i64("xt")?.map(xt_to_expiry))
+    }
+}
+
+/// An integer from int, float or decimal text.
+pub(crate) fn as_i64(v: &Value) -> Option<i64> {
+    match v {
+        Value::Integer(i) => i.as_i64(),
+        Value::F32(f) => float_to_i64(f64::from(*f)),
+        Value::F64(f) => float_to_i64(*f),
+        _ => value_str(v)?.trim().parse().ok(),
+    }
+}
+
+fn float_to_i64(f: f64) -> Option<i64> {
+    (f.is_finite() && f.abs() < 9.2e18).then_some(f as i64)
+}
+
+/// A float from float, int or decimal text.
+pub(crate) fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::F32(f) => Some(f64::from(*f)),
+        Value::F64(f) => Some(*f),
+        Value::Integer(i) => i.as_f64(),
+        _ => value_str(v)?.trim().parse().ok(),
+    }
+}
+
+/// `xt` seconds from now to an absolute expiry: 0 = never, negative =
+/// already expired (stored with an expiry in the past).
+pub(crate) fn xt_to_expiry(xt: i64) -> u64 {
+    match xt {
+        0 => 0,
+        n if n < 0 => 1,
+        n => now_secs().saturating_add(n as u64),
+    }
+}
+
+pub(crate) fn bin(b: &[u8]) -> Value {
+    Value::Binary(b.to_vec())
+}
+
+pub(crate) fn map(entries: Vec<(&str, Value)>) -> Value {
+    Value::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (Value::from(k), v))
+            .collect(),
+    )
+}

@@ -1,0 +1,93 @@
+//! Tkrzw-RPC procedures: compare_exchange_multi and list.
+
+use super::{bin, code, Args, RpcError, RpcResult, Value};
+use memstored_engine::{Db, Error};
+use memstored_protocol::rpc::{value_bytes, value_str};
+
+/// Pairs `[[key, value-or-nil], ...]` (or a map key -> value-or-nil).
+fn pairs<'a>(v: &'a Value, what: &str) -> Result<Vec<(&'a [u8], Option<&'a [u8]>)>, RpcError> {
+    let bad = || RpcError::invalid(format!("{what} must be an array of [key, value-or-nil]"));
+    let one = |k: &'a Value, v: &'a Value| -> Result<_, RpcError> {
+        let k = value_bytes(k).ok_or_else(bad)?;
+        let v = match v {
+            Value::Nil => None,
+            v => Some(value_bytes(v).ok_or_else(bad)?),
+        };
+        Ok((k, v))
+    };
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .map(|p| match p {
+                Value::Array(kv) if kv.len() == 2 => one(&kv[0], &kv[1]),
+                Value::Array(kv) if kv.len() == 1 => one(&kv[0], &Value::Nil),
+                _ => Err(bad()),
+            })
+            .collect(),
+        Value::Map(m) => m.iter().map(|(k, v)| one(k, v)).collect(),
+        _ => Err(bad()),
+    }
+}
+
+/// `compare_exchange_multi(expected, desired)` → nil. Atomic across shards:
+/// when every `[key, value]` of `expected` holds (nil = absent), every pair of
+/// `desired` is stored (nil = removed); otherwise nothing changes and 37.
+pub fn compare_exchange_multi(db: &Db, params: &[Value]) -> RpcResult {
+    let a = Args::new(params, 2);
+    let expected = pairs(a.at(0, "expected")?, "expected")?;
+    let desired = pairs(a.at(1, "desired")?, "desired")?;
+    db.compare_exchange_multi(&expected, &desired)
+        .map_err(|e| RpcError::from_engine(e, code::CAS_FAILED))?;
+    Ok(Value::Nil)
+}
+
+/// `list(opts{move, jump_key, items})` → `[[key, value], ...]` in global key
+/// order on ordered databases. `move`: first (default), jump, jumplower,
+/// jumplowerinc, jumpupper, jumpupperinc (the jump* moves need `jump_key`;
+/// the lower/upper ones an ordered database, else 42). From there records
+/// are listed forward; `items` caps how many (absent or 0 = all).
+pub fn list(db: &Db, params: &[Value]) -> RpcResult {
+    let a = Args::new(params, 0);
+    let mv = match a.opt("move") {
+        None | Some(Value::Nil) => "first",
+        Some(v) => value_str(v).ok_or_else(|| RpcError::invalid("move must be a string"))?,
+    };
+    let items = match a.opt_count("items", 0)? {
+        0 => usize::MAX,
+        n => n,
+    };
+    let key = || -> Result<&[u8], RpcError> {
+        a.opt("jump_key")
+            .and_then(value_bytes)
+            .ok_or_else(|| RpcError::invalid(format!("move {mv} needs jump_key")))
+    };
+    let mut c = db.cursor();
+    let placed = match mv {
+        "first" => c.first(),
+        "jump" => c.jump(key()?),
+        "jumplower" => c.jump_lower(key()?, false),
+        "jumplowerinc" => c.jump_lower(key()?, true),
+        "jumpupper" => c.jump_upper(key()?, false),
+        "jumpupperinc" => c.jump_upper(key()?, true),
+        _ => {
+            return Err(RpcError::invalid(format!(
+            "move {mv:?}: expected first, jump, jumplower, jumplowerinc, jumpupper or jumpupperinc"
+        )))
+        }
+    };
+    match placed {
+        Ok(()) => {}
+        // A hash database's jump to a missing key: nothing to list.
+        Err(Error::NotFound(_)) => return Ok(Value::Array(Vec::new())),
+        Err(e) => return Err(RpcError::from_engine(e, code::LOGICAL)),
+    }
+    let mut out = Vec::new();
+    while out.len() < items {
+        match c.step() {
+            Ok(Some((k, v))) => out.push(Value::Array(vec![bin(&k), bin(&v)])),
+            Ok(None) => break,
+            Err(e) => return Err(RpcError::from_engine(e, code::LOGICAL)),
+        }
+    }
+    Ok(Value::Array(out))
+}
