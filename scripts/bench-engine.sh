@@ -17,19 +17,6 @@ HALF=$((ITER / 2))
 OUT_DIR=${OUT_DIR:-docs/bench}
 mkdir -p "$OUT_DIR"
 
-if ! command -v tkrzw_dbm_perf >/dev/null 2>&1; then
-  echo "installing tkrzw-utils (tkrzw_dbm_perf)..." >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq tkrzw-utils >/dev/null
-fi
-
-echo "building memstore (release)..." >&2
-cargo build --release -q -p memstored-cli
-MEMSTORE="${CARGO_TARGET_DIR:-$ROOT/target}/release/memstore"
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-engine.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
 # name | memstore perf sequence flags | tkrzw_dbm_perf sequence flags
 # M and T stand for the per-run file prefixes of each side.
 WORKLOADS=(
@@ -45,45 +32,72 @@ WORKLOADS=(
   "4 shards random 1t vs plain hash|--dbm hash --path M.tkh --params num_shards=4 --iter $ITER --random_key|--dbm hash --path T.tkh --iter $ITER --random_key"
 )
 
-RAW="$WORK/raw.tsv"
-: >"$RAW"
-
-# qps of a phase line in a perf log, e.g. "Setting done: ... qps=1234 ...".
-qps() { sed -n "s/^$1 done: .* qps=\([0-9]*\).*/\1/p" "$2" | head -n1; }
-
-run_one() { # side name flags run
-  local side=$1 name=$2 flags=$3 run=$4 log="$WORK/log"
-  local prefix="$WORK/$side"
-  flags=${flags//M./$prefix.}
-  flags=${flags//T./$prefix.}
-  rm -f "$prefix".*
-  if [ "$side" = memstored ]; then
-    # shellcheck disable=SC2086
-    "$MEMSTORE" perf sequence $flags >"$log" 2>&1
-  else
-    # shellcheck disable=SC2086
-    tkrzw_dbm_perf sequence $flags >"$log" 2>&1
+RAW_OUT="$OUT_DIR/engine-raw.tsv"
+if [ "${REPORT_ONLY:-0}" = 1 ]; then
+  # Re-render engine.md/png from the last run's raw numbers (e.g. after
+  # editing docs/bench/engine-notes.md), without measuring again.
+  RAW="$RAW_OUT"
+else
+  if ! command -v tkrzw_dbm_perf >/dev/null 2>&1; then
+    echo "installing tkrzw-utils (tkrzw_dbm_perf)..." >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq tkrzw-utils >/dev/null
   fi
-  local s g
-  s=$(qps Setting "$log")
-  g=$(qps Getting "$log")
-  if [ -z "$s" ] || [ -z "$g" ]; then
-    echo "no qps from $side on '$name':" >&2
-    cat "$log" >&2
-    exit 1
-  fi
-  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$side" "$run" "$s" "$g" >>"$RAW"
-  printf '  %-34s %-9s run %s: set %9s  get %9s\n' "$name" "$side" "$run" "$s" "$g" >&2
-  rm -f "$prefix".*
-}
 
-for w in "${WORKLOADS[@]}"; do
-  IFS='|' read -r name mflags tflags <<<"$w"
-  for run in $(seq 1 "$RUNS"); do
-    run_one memstored "$name" "$mflags" "$run"
-    run_one tkrzw "$name" "$tflags" "$run"
+  echo "building memstore (release)..." >&2
+  cargo build --release -q -p memstored-cli
+  MEMSTORE="${CARGO_TARGET_DIR:-$ROOT/target}/release/memstore"
+
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-engine.XXXXXX")
+  trap 'rm -rf "$WORK"' EXIT
+
+
+  RAW="$WORK/raw.tsv"
+  {
+    echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+    echo "# date $(date -u +%Y-%m-%d)"
+  } >"$RAW"
+
+  # qps of a phase line in a perf log, e.g. "Setting done: ... qps=1234 ...".
+  qps() { sed -n "s/^$1 done: .* qps=\([0-9]*\).*/\1/p" "$2" | head -n1; }
+
+  run_one() { # side name flags run
+    local side=$1 name=$2 flags=$3 run=$4 log="$WORK/log"
+    local prefix="$WORK/$side"
+    flags=${flags//M./$prefix.}
+    flags=${flags//T./$prefix.}
+    rm -f "$prefix".*
+    if [ "$side" = memstored ]; then
+      # shellcheck disable=SC2086
+      "$MEMSTORE" perf sequence $flags >"$log" 2>&1
+    else
+      # shellcheck disable=SC2086
+      tkrzw_dbm_perf sequence $flags >"$log" 2>&1
+    fi
+    local s g
+    s=$(qps Setting "$log")
+    g=$(qps Getting "$log")
+    if [ -z "$s" ] || [ -z "$g" ]; then
+      echo "no qps from $side on '$name':" >&2
+      cat "$log" >&2
+      exit 1
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$side" "$run" "$s" "$g" >>"$RAW"
+    printf '  %-34s %-9s run %s: set %9s  get %9s\n' "$name" "$side" "$run" "$s" "$g" >&2
+    rm -f "$prefix".*
+  }
+
+  for w in "${WORKLOADS[@]}"; do
+    IFS='|' read -r name mflags tflags <<<"$w"
+    for run in $(seq 1 "$RUNS"); do
+      run_one memstored "$name" "$mflags" "$run"
+      run_one tkrzw "$name" "$tflags" "$run"
+    done
   done
-done
+  cp "$RAW" "$RAW_OUT"
+fi
+RUN_COMMIT=$(sed -n 's/^# commit //p' "$RAW" | head -n1)
+RUN_DATE=$(sed -n 's/^# date //p' "$RAW" | head -n1)
 
 # Medians per workload and side.
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print int((a[NR/2]+a[NR/2+1])/2)}'; }
@@ -99,18 +113,17 @@ for w in "${WORKLOADS[@]}"; do
   rg=$(awk -v a="$mg" -v b="$tg" 'BEGIN {printf "%.2f", a / b}')
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$ms" "$ts" "$rs" "$mg" "$tg" "$rg" >>"$MED"
 done
-cp "$RAW" "$OUT_DIR/engine-raw.tsv"
 
 python3 scripts/plot_engine.py "$MED" "$OUT_DIR/engine.png"
 
 # The report. Hand-written analysis lives in docs/bench/engine-notes.md and
 # is appended verbatim, so re-running the script keeps it.
-fmt() { awk -v x="$1" 'BEGIN {if (x >= 1e6) printf "%.2fM", x / 1e6; else printf "%.0fk", x / 1e3}'; }
+fmt() { awk -v x="$1" 'BEGIN {if (x >= 995000) printf "%.2fM", x / 1e6; else printf "%.0fk", x / 1e3}'; }
 MD="$OUT_DIR/engine.md"
 {
   echo "# Engine benchmark: memstored vs Tkrzw (sequence workload)"
   echo
-  echo "Generated by \`scripts/bench-engine.sh\` on $(date -u +%Y-%m-%d) at commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
+  echo "Generated by \`scripts/bench-engine.sh\`; measured on $RUN_DATE at commit $RUN_COMMIT."
   echo "Median of $RUNS runs per cell, memstored and Tkrzw alternated run by run (A B A B)."
   echo "Ratio = memstored / Tkrzw; the goal is at least 1.5 for set and get everywhere."
   echo
