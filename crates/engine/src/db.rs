@@ -37,13 +37,18 @@ pub fn shard_path(path: &str, i: usize, n: usize) -> PathBuf {
     }
 }
 
+/// Most index slots reserved per shard at open (the index still grows past it).
+const MAX_PRESIZED_BUCKETS: usize = 1 << 22;
+
 fn open_store(
     name: &DbName,
     path: PathBuf,
     writable: bool,
     fs: &Arc<dyn FileSystem>,
 ) -> Result<Box<dyn Store>> {
-    let buckets = name.num_buckets / name.num_shards;
+    // `num_buckets` only pre-sizes the index: cap it, so a name such as
+    // `*#bnum=1t` cannot abort the process on one giant allocation.
+    let buckets = (name.num_buckets / name.num_shards).min(MAX_PRESIZED_BUCKETS);
     let log = |kind| LogOptions {
         writable,
         kind,
@@ -298,6 +303,22 @@ impl Drop for Db {
     fn drop(&mut self) {
         if let Err(e) = self.close() {
             tracing::error!("closing {}: {e}", self.name.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (fuzz target `db_name`): `*#num_buckets=1t` pre-sized the
+    /// hash index with 2^40 slots and aborted the process.
+    #[test]
+    fn huge_num_buckets_only_presizes_up_to_a_cap() {
+        for name in ["*#num_buckets=1t", "*#bnum=1g,num_shards=2", "+#bnum=1t"] {
+            let db = Db::open(name, true).unwrap();
+            db.set(b"k", b"v", true).unwrap();
+            assert_eq!(&db.get(b"k").unwrap()[..], b"v");
         }
     }
 }

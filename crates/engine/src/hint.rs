@@ -3,7 +3,7 @@
 //! A hint is only trusted when its generation matches the data file's, its
 //! covered length fits the file and its CRC is right; otherwise the log is scanned.
 
-use crate::format::{read_u32, read_u64, Codec, HINT_MAGIC};
+use crate::format::{read_u32, read_u64, Codec, FILE_HEADER_SIZE, HINT_MAGIC};
 use crate::io::FileSystem;
 use crate::record::Meta;
 use crate::status::Result;
@@ -103,7 +103,9 @@ pub fn load(fs: &dyn FileSystem, path: &Path, generation: u64, file_len: u64) ->
         return None;
     }
     let data_len = read_u64(body, 16);
-    if data_len > file_len {
+    // Replay starts at `data_len`: below the file header it would read the
+    // header as a torn record and truncate the whole file (fuzz: db_file_open).
+    if data_len > file_len || data_len < FILE_HEADER_SIZE as u64 {
         return None;
     }
     let count = read_u64(body, 24);
@@ -140,4 +142,24 @@ pub fn load(fs: &dyn FileSystem, path: &Path, generation: u64, file_len: u64) ->
         live_bytes: read_u64(body, 40),
         entries,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SimFs;
+
+    /// Regression (found by the `db_file_open` fuzz target): a CRC-valid hint
+    /// claiming to cover fewer bytes than the file header made a writable
+    /// open replay from offset 0, take the header for a torn record and
+    /// truncate the file to nothing.
+    #[test]
+    fn hint_covering_less_than_the_file_header_is_ignored() {
+        let fs = SimFs::new();
+        let path = Path::new("x.tkh.hint");
+        save(&*fs, path, 7, 0, 0, 0, &[]).unwrap();
+        assert!(load(&*fs, path, 7, 64).is_none());
+        save(&*fs, path, 7, 64, 0, 0, &[]).unwrap();
+        assert_eq!(load(&*fs, path, 7, 64).map(|h| h.data_len), Some(64));
+    }
 }

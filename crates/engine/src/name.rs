@@ -84,6 +84,11 @@ pub struct DbName {
     dbm: Option<EngineKind>,
 }
 
+/// Most shards a name may ask for: shard files are numbered with five
+/// digits, and opening allocates every shard up front (`num_shards=1g` used
+/// to abort the process on that allocation; found by the `db_name` fuzz target).
+pub const MAX_SHARDS: usize = 1 << 16;
+
 /// Parameters that tune Tkrzw or Tokyo Cabinet internals with no meaning here.
 /// They are accepted so that existing names keep working, and logged as ignored.
 const IGNORED_PARAMS: &[&str] = &[
@@ -171,6 +176,11 @@ impl DbName {
             return Err(Error::InvalidArgument(
                 "num_shards must be at least 1".into(),
             ));
+        }
+        if out.num_shards > MAX_SHARDS {
+            return Err(Error::InvalidArgument(format!(
+                "num_shards must be at most {MAX_SHARDS}"
+            )));
         }
         if out.kind.has_file() && out.path.is_empty() {
             return Err(Error::InvalidArgument("a file engine needs a path".into()));
@@ -366,6 +376,24 @@ mod tests {
         assert!(DbName::parse("*#num_shards=0").is_err());
         assert!(DbName::parse("*#capsiz=12q").is_err());
         assert!(DbName::parse("*#capsiz").is_err());
+    }
+
+    /// Regression (fuzz target `db_name`): `*#num_shards=1g` parsed, and
+    /// opening it aborted on a 150 GB allocation for the shard table.
+    #[test]
+    fn num_shards_above_the_limit_is_refused() {
+        assert_eq!(
+            DbName::parse(&format!("*#num_shards={MAX_SHARDS}"))
+                .unwrap()
+                .num_shards,
+            MAX_SHARDS
+        );
+        for name in ["*#num_shards=65537", "*#num_shards=1g", "x.tkh#num_shards=1t"] {
+            assert!(
+                matches!(DbName::parse(name), Err(Error::InvalidArgument(_))),
+                "{name}"
+            );
+        }
     }
 
     #[test]
