@@ -388,7 +388,11 @@ mod tests {
                 .num_shards,
             MAX_SHARDS
         );
-        for name in ["*#num_shards=65537", "*#num_shards=1g", "x.tkh#num_shards=1t"] {
+        for name in [
+            "*#num_shards=65537",
+            "*#num_shards=1g",
+            "x.tkh#num_shards=1t",
+        ] {
             assert!(
                 matches!(DbName::parse(name), Err(Error::InvalidArgument(_))),
                 "{name}"
