@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: formatting, lints, and every crate's tests.
+# Runs the whole test suite: formatting, lints, every crate's tests, and the
+# Python client tests against the real server binary.
 # Tests that drive external programs (memcached, memccapable, Python clients)
 # expect them installed; .ci/run installs them on a fresh machine.
 set -euo pipefail
@@ -7,3 +8,5 @@ cd "$(dirname "$0")"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace "$@"
+cargo build -p memstored-server
+MEMSTORED_BIN="${CARGO_TARGET_DIR:-target}/debug/memstored" python3 -m pytest -q tests/python

@@ -52,9 +52,12 @@ fn rust_memcache_crate_stores_reads_increments_cas_and_deletes() {
                 Some("hello"),
                 "{store} {proto}"
             );
-            assert!(
-                c.add("rs:key", "again", 0).is_err(),
-                "add on an existing key"
+            // The crate reports NOT_STORED as success; the value must be untouched.
+            let _ = c.add("rs:key", "again", 0);
+            assert_eq!(
+                c.get::<String>("rs:key").unwrap().as_deref(),
+                Some("hello"),
+                "add kept the value"
             );
             c.set("rs:n", 10u64, 0).unwrap();
             assert_eq!(c.increment("rs:n", 5).unwrap(), 15);
