@@ -69,6 +69,9 @@ pub fn set_bulk(db: &Db, params: &[Value]) -> RpcResult {
     Ok(num(pairs.len()))
 }
 
+/// Each key with its value at one instant (`None`: absent).
+type Snapshot<'k> = Vec<(&'k [u8], Option<Bytes>)>;
+
 /// The current values of `keys`, checked by an empty compare_exchange_multi
 /// (which holds every involved shard's lock) so they are one instant's.
 /// `then_remove`: remove the present ones in the same locked step.
@@ -76,7 +79,7 @@ fn atomic_snapshot<'k>(
     db: &Db,
     keys: &[&'k [u8]],
     then_remove: bool,
-) -> Result<Vec<(&'k [u8], Option<Bytes>)>, RpcError> {
+) -> Result<Snapshot<'k>, RpcError> {
     for _ in 0..ATOMIC_TRIES {
         let mut snap = Vec::with_capacity(keys.len());
         for k in keys {

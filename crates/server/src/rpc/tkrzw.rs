@@ -5,7 +5,10 @@ use memstored_engine::{Db, Error};
 use memstored_protocol::rpc::{value_bytes, value_str};
 
 /// Pairs `[[key, value-or-nil], ...]` (or a map key -> value-or-nil).
-fn pairs<'a>(v: &'a Value, what: &str) -> Result<Vec<(&'a [u8], Option<&'a [u8]>)>, RpcError> {
+/// `(key, value)` pairs; `None` is "absent" (expected) or "remove" (desired).
+type Pairs<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
+
+fn pairs<'a>(v: &'a Value, what: &str) -> Result<Pairs<'a>, RpcError> {
     let bad = || RpcError::invalid(format!("{what} must be an array of [key, value-or-nil]"));
     let one = |k: &'a Value, v: &'a Value| -> Result<_, RpcError> {
         let k = value_bytes(k).ok_or_else(bad)?;
