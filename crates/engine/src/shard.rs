@@ -3,7 +3,7 @@
 //! so expiry and CAS are handled in one place for every engine.
 
 use crate::record::{Meta, Record};
-use crate::status::Result;
+use crate::status::{Error, Result};
 use crate::store::Store;
 use bytes::Bytes;
 use parking_lot::RwLock;
@@ -55,8 +55,14 @@ impl ShardState {
                 flags,
                 expires_at,
             } => {
-                self.last_cas += 1;
-                let cas = self.last_cas;
+                // A file may carry any CAS (fuzz: db_file_open found
+                // u64::MAX); refuse the write rather than overflow.
+                let cas = self.last_cas.checked_add(1).ok_or_else(|| {
+                    Error::BrokenData(
+                        "the CAS counter is exhausted (a stored record has CAS 2^64-1)".into(),
+                    )
+                })?;
+                self.last_cas = cas;
                 self.store.put(
                     key,
                     value,

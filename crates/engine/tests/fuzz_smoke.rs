@@ -217,3 +217,38 @@ proptest! {
         checks::db_file_open(&data);
     }
 }
+
+/// Regression (fuzz target `db_file_open`): a record stored with CAS
+/// u64::MAX made the next write overflow the shard's CAS counter (a panic
+/// with overflow checks, CAS 0 without). The write is now refused.
+#[test]
+fn cas_counter_at_u64_max_refuses_the_next_write() {
+    use memstored_engine::io::{FileSystem, SimFs};
+    use memstored_engine::{Db, Error};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    let mut file = FileHeader {
+        kind: FileKind::HashLog,
+        generation: 1,
+        created_at: 0,
+        max_cas: 0,
+    }
+    .encode()
+    .to_vec();
+    let meta = Meta {
+        flags: 0,
+        expires_at: 0,
+        cas: u64::MAX,
+    };
+    encode_record(&mut file, Op::Put, b"k", b"v", meta, Compression::None).unwrap();
+    let fs = SimFs::new();
+    fs.put_contents(Path::new("x.tkh"), file);
+    let fs: Arc<dyn FileSystem> = fs;
+    let db = Db::open_with_fs("x.tkh", true, fs).unwrap();
+    assert_eq!(&db.get(b"k").unwrap()[..], b"v");
+    assert!(matches!(
+        db.set(b"k2", b"v2", true),
+        Err(Error::BrokenData(_))
+    ));
+}
