@@ -202,7 +202,10 @@ impl Db {
     /// Cheap when nothing was written: one atomic load per shard.
     pub fn flush_dirty(&self) -> Result<()> {
         for s in &self.shards {
-            if s.dirty.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            let dirty = &s.dirty;
+            if dirty.load(std::sync::atomic::Ordering::Relaxed)
+                && dirty.swap(false, std::sync::atomic::Ordering::Relaxed)
+            {
                 s.state.write().store.synchronize(false)?;
             }
         }

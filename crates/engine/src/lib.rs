@@ -29,7 +29,7 @@ pub mod store;
 pub use db::Db;
 pub use iter::Cursor;
 pub use name::{Compression, DbName, EngineKind, SyncMode};
-pub use ops::{StoreMode, StoreOptions};
+pub use ops::{Lookup, StoreMode, StoreOptions};
 pub use record::{now_secs, Meta, Record};
 pub use search::SearchMode;
 pub use shard::Action;

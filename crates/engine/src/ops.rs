@@ -22,6 +22,15 @@ pub enum StoreMode {
     Prepend,
 }
 
+/// What `Db::lookup` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    Hit(Record),
+    /// There is a record, but it has expired (it is invisible to `get`).
+    Expired,
+    Missing,
+}
+
 /// Options of `Db::store`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StoreOptions {
@@ -41,7 +50,7 @@ fn check_cas(current: Option<&Record>, cas: Option<u64>) -> Result<()> {
         (None, _) => Ok(()),
         (Some(_), None) => Err(not_found()),
         (Some(c), Some(r)) if r.meta.cas == c => Ok(()),
-        (Some(_), Some(_)) => Err(Error::Infeasible("CAS mismatch".into())),
+        (Some(_), Some(_)) => Err(Error::Infeasible(crate::status::CAS_MISMATCH.into())),
     }
 }
 
@@ -194,20 +203,26 @@ impl Db {
         .map(|_| ())
     }
 
-    /// Sets a new expiry and returns the record (memcached's touch and GAT).
+    /// Sets a new expiry and returns the record, keeping its CAS as
+    /// memcached's touch and GAT do.
     pub fn touch(&self, key: &[u8], expires_at: u64) -> Result<Record> {
-        let (mut rec, cas) = self.process(key, |cur| {
+        let (mut rec, _) = self.process(key, |cur| {
             let r = cur.ok_or_else(not_found)?.clone();
-            let action = Action::Put {
-                value: r.value.clone(),
-                flags: r.meta.flags,
-                expires_at,
-            };
-            Ok((action, r))
+            Ok((Action::Touch { expires_at }, r))
         })?;
         rec.meta.expires_at = expires_at;
-        rec.meta.cas = cas.unwrap_or(rec.meta.cas);
         Ok(rec)
+    }
+
+    /// Like `get_record`, but tells an expired record from an absent one
+    /// (memcached's `get_expired` counter).
+    pub fn lookup(&self, key: &[u8]) -> Result<Lookup> {
+        let st = self.shard_of(key).state.read();
+        Ok(match st.store.get(key)? {
+            None => Lookup::Missing,
+            Some(r) if r.meta.is_expired(crate::record::now_secs()) => Lookup::Expired,
+            Some(r) => Lookup::Hit(r),
+        })
     }
 
     /// Stores `value` and returns the previous value, if any.
@@ -299,7 +314,23 @@ impl Db {
         decrement: bool,
         create: Option<(u64, u32, u64)>,
     ) -> Result<(u64, u64)> {
+        self.incr_decr_cas(key, delta, decrement, create, None)
+    }
+
+    /// `incr_decr` that first checks the record's CAS when `cas` is given
+    /// (`Infeasible` on mismatch, `NotFound` when absent), atomically.
+    pub fn incr_decr_cas(
+        &self,
+        key: &[u8],
+        delta: u64,
+        decrement: bool,
+        create: Option<(u64, u32, u64)>,
+        cas: Option<u64>,
+    ) -> Result<(u64, u64)> {
         self.process(key, |cur| {
+            if cur.is_some() {
+                check_cas(cur, cas)?;
+            }
             let (n, flags, expires_at) = match (cur, create) {
                 (Some(r), _) => {
                     let base = parse_counter(&r.value).ok_or_else(not_numeric)?;

@@ -22,6 +22,9 @@ pub enum Action {
     },
     /// Remove the record.
     Remove,
+    /// Give the record a new expiry, keeping its value, flags and CAS
+    /// (memcached's touch does not change an item's CAS).
+    Touch { expires_at: u64 },
 }
 
 pub struct ShardState {
@@ -76,6 +79,19 @@ impl ShardState {
             }
             Action::Remove => {
                 self.store.remove(key)?;
+                Ok(None)
+            }
+            Action::Touch { expires_at } => {
+                if let Some(r) = self.store.get(key)? {
+                    self.store.put(
+                        key,
+                        r.value,
+                        Meta {
+                            expires_at,
+                            ..r.meta
+                        },
+                    )?;
+                }
                 Ok(None)
             }
         }

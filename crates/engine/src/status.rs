@@ -46,6 +46,12 @@ impl Error {
         }
     }
 
+    /// True for the `Infeasible` of a compare-and-swap whose CAS did not match
+    /// (as opposed to, say, a non-numeric value given to increment).
+    pub fn is_cas_mismatch(&self) -> bool {
+        matches!(self, Error::Infeasible(m) if m == CAS_MISMATCH)
+    }
+
     /// True for `NotFound`, the one error callers routinely branch on.
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound(_))
@@ -57,6 +63,9 @@ impl From<std::io::Error> for Error {
         Error::System(e.to_string())
     }
 }
+
+/// The message of the `Infeasible` returned when a CAS does not match.
+pub const CAS_MISMATCH: &str = "CAS mismatch";
 
 /// Shorthand used across the crate.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -283,8 +283,14 @@ fn cas_strictly_increases_on_every_change() {
         check("increment new", b"n");
         db.increment(b"n", 1, 0).unwrap();
         check("increment", b"n");
+        // touch is the one change that keeps the CAS (memcached semantics).
+        let before = db.get_record(b"c").unwrap().unwrap().meta.cas;
         db.touch(b"c", 0).unwrap();
-        check("touch", b"c");
+        assert_eq!(
+            db.get_record(b"c").unwrap().unwrap().meta.cas,
+            before,
+            "{name}: touch"
+        );
         db.compare_exchange(b"c", Some(b"12"), Some(b"13")).unwrap();
         check("compare_exchange", b"c");
         db.set_and_get(b"c", b"14").unwrap();
@@ -322,7 +328,10 @@ fn touch_sets_expiry_and_keeps_value() {
         let r = db.touch(b"t", far).unwrap();
         assert_eq!(&r.value[..], b"val", "{name}");
         assert_eq!((r.meta.flags, r.meta.expires_at), (42, far), "{name}");
-        assert!(r.meta.cas > cas0, "{name}");
+        assert_eq!(
+            r.meta.cas, cas0,
+            "{name}: touch keeps the CAS, as memcached does"
+        );
         let stored = db.get_record(b"t").unwrap().unwrap();
         assert_eq!(stored, r, "{name}");
         // Touching into the past makes the record vanish.

@@ -140,9 +140,8 @@ impl BinaryConn {
                 return_key,
             } => {
                 bump(&c.cmd_get);
-                match srv.db.get_record(&key) {
+                match srv.get_counted(&key) {
                     Ok(Some(r)) => {
-                        bump(&c.get_hits);
                         value_reply(
                             head.with_cas(r.meta.cas),
                             r.meta.flags,
@@ -153,7 +152,6 @@ impl BinaryConn {
                         );
                     }
                     Ok(None) => {
-                        bump(&c.get_misses);
                         if !quiet {
                             miss_reply(head, &key, return_key, out);
                         }
@@ -333,23 +331,10 @@ impl BinaryConn {
                 } else {
                     (&c.incr_hits, &c.incr_misses)
                 };
-                if cas != 0 {
-                    match srv.db.get_record(&key) {
-                        Ok(Some(r)) if r.meta.cas != cas => {
-                            encode_error(&head.with_status(Status::KeyExists), out.buf());
-                            return Flow::Continue;
-                        }
-                        Ok(None) => {
-                            bump(misses);
-                            encode_error(&head.with_status(Status::KeyNotFound), out.buf());
-                            return Flow::Continue;
-                        }
-                        _ => {}
-                    }
-                }
                 let create = (exptime != NO_AUTO_CREATE)
                     .then(|| (initial, 0u32, expires_at_binary(exptime)));
-                match srv.db.incr_decr(&key, delta, decr, create) {
+                let want_cas = (cas != 0).then_some(cas);
+                match srv.db.incr_decr_cas(&key, delta, decr, create, want_cas) {
                     Ok((n, new_cas)) => {
                         bump(hits);
                         if !quiet {
@@ -365,6 +350,9 @@ impl BinaryConn {
                     Err(Error::NotFound(_)) => {
                         bump(misses);
                         encode_error(&head.with_status(Status::KeyNotFound), out.buf());
+                    }
+                    Err(e) if e.is_cas_mismatch() => {
+                        encode_error(&head.with_status(Status::KeyExists), out.buf())
                     }
                     Err(Error::Infeasible(_)) => {
                         encode_error(&head.with_status(Status::NonNumeric), out.buf())

@@ -173,6 +173,11 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
                 Proto::Text(t) => t.process(srv, &mut cs, &mut rbuf, &mut out),
             };
             if !out.is_empty() {
+                // Writes acknowledged in this batch reach the OS before the
+                // acknowledgement does, so they survive the server being killed.
+                if let Err(e) = srv.db.flush_dirty() {
+                    tracing::error!("handing writes to the OS failed: {e}");
+                }
                 let n = out.write_to(stream).await?;
                 stats::add(&srv.counters.bytes_written, n as u64);
             }

@@ -232,20 +232,11 @@ pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
     } else {
         (&c.incr_hits, &c.incr_misses)
     };
-    if let Some(want) = f.compare_cas {
-        match srv.db.get_record(&m.key) {
-            Ok(Some(r)) if r.meta.cas != want => {
-                return encode_meta(MetaStatus::Ex, &returns(f, &m.key, None), out.buf());
-            }
-            Ok(None) if f.vivify_ttl.is_none() => {
-                bump(misses);
-                return encode_meta(MetaStatus::Nf, &returns(f, &m.key, None), out.buf());
-            }
-            _ => {}
-        }
-    }
     let create = f.vivify_ttl.map(|n| (m.initial, 0u32, expires_at_text(n)));
-    match srv.db.incr_decr(&m.key, m.delta, decr, create) {
+    match srv
+        .db
+        .incr_decr_cas(&m.key, m.delta, decr, create, f.compare_cas)
+    {
         Ok((n, cas)) => {
             bump(hits);
             let mut rec = match srv.db.get_record(&m.key) {
@@ -277,6 +268,9 @@ pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
             if !f.quiet {
                 encode_meta(MetaStatus::Nf, &returns(f, &m.key, None), out.buf());
             }
+        }
+        Err(e) if e.is_cas_mismatch() => {
+            encode_meta(MetaStatus::Ex, &returns(f, &m.key, None), out.buf())
         }
         Err(Error::Infeasible(_)) => out.put(CLIENT_ERROR_NON_NUMERIC),
         Err(e) => server_error(&e, out),

@@ -132,12 +132,9 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
         Command::Get { keys, return_cas } => {
             for key in keys {
                 bump(&c.cmd_get);
-                match srv.db.get_record(&key) {
-                    Ok(Some(r)) => {
-                        bump(&c.get_hits);
-                        value_block(&key, r, return_cas, out);
-                    }
-                    Ok(None) => bump(&c.get_misses),
+                match srv.get_counted(&key) {
+                    Ok(Some(r)) => value_block(&key, r, return_cas, out),
+                    Ok(None) => {}
                     Err(e) => tracing::debug!("get: {e}"),
                 }
             }
