@@ -160,6 +160,11 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
         if rbuf.is_empty() {
             continue;
         }
+        if proto.is_none() && matches!(rbuf.first(), Some(0x90..=0x9f)) {
+            // A msgpack fixarray: MessagePack-RPC, served by its own loop.
+            let rbuf = std::mem::take(&mut rbuf);
+            return crate::rpc_conn::serve(stream, srv, rbuf).await;
+        }
         let p = match proto.as_mut() {
             Some(p) => p,
             None => proto.insert(match sniff(srv, &rbuf) {
@@ -197,12 +202,6 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
 fn sniff(srv: &Server, rbuf: &[u8]) -> Option<Proto> {
     match rbuf.first().copied() {
         Some(0x80) => Some(Proto::Binary(BinaryConn::new())),
-        Some(b @ 0x90..=0x9f) => {
-            tracing::info!(
-                "MessagePack-RPC request (first byte {b:#04x}) refused: RPC is not served yet"
-            );
-            None
-        }
         Some(_) if srv.credentials.is_some() => {
             tracing::info!("text protocol connection refused: SASL is required");
             None

@@ -7,6 +7,7 @@ mod connection;
 mod listener;
 mod meta;
 mod out;
+mod rpc_conn;
 mod sasl;
 mod server;
 mod signals;
