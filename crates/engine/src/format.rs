@@ -272,7 +272,7 @@ fn zstd_decompress(stored: &[u8]) -> std::io::Result<Vec<u8>> {
     let size = zstd::zstd_safe::get_frame_content_size(stored)
         .ok()
         .flatten()
-        .filter(|&n| n <= u32::MAX as u64);
+        .filter(|&n| n <= u32::MAX as u64 && n <= max_expansion(stored, ZSTD_MAX_RATIO));
     let Some(size) = size else {
         return zstd::stream::decode_all(stored);
     };
@@ -300,12 +300,37 @@ fn compress(value: &[u8], comp: Compression) -> Option<(Codec, Vec<u8>)> {
     (out.1.len() < value.len()).then_some(out)
 }
 
+/// Most bytes one lz4 input byte can stand for (a match-length byte of 255).
+const LZ4_MAX_RATIO: u64 = 255;
+/// Most bytes one zstd input byte can stand for: a 4-byte RLE block makes 128 KiB.
+const ZSTD_MAX_RATIO: u64 = 1 << 15;
+
+/// The largest value `stored` could decompress to at `ratio`, plus slack.
+fn max_expansion(stored: &[u8], ratio: u64) -> u64 {
+    (stored.len() as u64).saturating_mul(ratio) + (1 << 17)
+}
+
 /// Restores a stored value.
+///
+/// A declared size is trusted for preallocation only when the stored bytes
+/// could produce it: a corrupt (or hostile) record claiming 3 GB from a few
+/// bytes used to allocate it up front (found by the `db_file_open` fuzz target).
 pub fn decompress(codec: Codec, stored: &[u8]) -> Result<Vec<u8>> {
     match codec {
         Codec::Raw => Ok(stored.to_vec()),
-        Codec::Lz4 => lz4_flex::decompress_size_prepended(stored)
-            .map_err(|e| Error::BrokenData(format!("lz4 value does not decompress: {e}"))),
+        Codec::Lz4 => {
+            let declared = stored
+                .first_chunk::<4>()
+                .map_or(0, |b| u64::from(u32::from_le_bytes(*b)));
+            if declared > max_expansion(stored, LZ4_MAX_RATIO) {
+                return Err(Error::BrokenData(format!(
+                    "lz4 value claims {declared} bytes from {} stored",
+                    stored.len()
+                )));
+            }
+            lz4_flex::decompress_size_prepended(stored)
+                .map_err(|e| Error::BrokenData(format!("lz4 value does not decompress: {e}")))
+        }
         Codec::Zstd => zstd_decompress(stored)
             .map_err(|e| Error::BrokenData(format!("zstd value does not decompress: {e}"))),
     }
@@ -314,4 +339,42 @@ pub fn decompress(codec: Codec, stored: &[u8]) -> Result<Vec<u8>> {
 /// Checks a whole record (header, key, value bytes) against its CRC.
 pub fn crc_ok(record: &[u8]) -> bool {
     record.len() >= RECORD_HEADER_SIZE && read_u32(record, 0) == crc32c::crc32c(&record[4..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (fuzz target `db_file_open`): an lz4 value whose size
+    /// prefix claimed 3 GB made `decompress` allocate 3 GB before failing.
+    #[test]
+    fn lz4_value_claiming_an_impossible_size_is_broken_data() {
+        let mut stored = 3_217_014_719u32.to_le_bytes().to_vec();
+        stored.extend_from_slice(&[0x1f, b'a', 1, 0, 0xff, 0x0a, b'a', b'a']);
+        assert!(matches!(
+            decompress(Codec::Lz4, &stored),
+            Err(Error::BrokenData(m)) if m.contains("claims")
+        ));
+        let value = vec![b'a'; 100_000];
+        let stored = lz4_flex::compress_prepend_size(&value);
+        assert_eq!(decompress(Codec::Lz4, &stored).unwrap(), value);
+    }
+
+    /// Same bug for zstd (found reviewing the lz4 one): a frame header
+    /// declaring 4 GB of content was trusted for preallocation.
+    #[test]
+    fn zstd_frame_claiming_an_impossible_size_is_not_preallocated() {
+        let value = vec![7u8; 1 << 20];
+        let mut stored = zstd::bulk::compress(&value, 3).unwrap();
+        assert_eq!(decompress(Codec::Zstd, &stored).unwrap(), value);
+        // Frame header: magic, descriptor 0xa0 (single segment, 4-byte content
+        // size), content size 0xffff_fff0, then a raw block of 1 byte.
+        stored = vec![
+            0x28, 0xb5, 0x2f, 0xfd, 0xa0, 0xf0, 0xff, 0xff, 0xff, 0x09, 0, 0, b'x',
+        ];
+        assert!(matches!(
+            decompress(Codec::Zstd, &stored),
+            Err(Error::BrokenData(_))
+        ));
+    }
 }
