@@ -146,7 +146,7 @@ fn maintainer(port: u16, stop: Arc<AtomicBool>) {
         let mut rpc = Rpc::new(connect(port)?);
         let mut i = 0u32;
         while !stop.load(Ordering::Relaxed) {
-            let _ = if i % 2 == 0 {
+            let _ = if i.is_multiple_of(2) {
                 rpc.call("rebuild", vec![])?
             } else {
                 let opts = vec![(Value::from("make_backup"), Value::from(format!("c{i}")))];
