@@ -454,11 +454,18 @@ fn miss_reply(head: ResponseHead, key: &[u8], return_key: bool, out: &mut Out) {
 /// disk errors): logged and answered as "not stored".
 fn engine_error(head: ResponseHead, e: &Error, out: &mut Out) {
     tracing::debug!("binary opcode {:#04x}: {e}", head.opcode);
-    let status = match e {
-        Error::Precondition(_) => Status::NotStored,
-        _ => Status::OutOfMemory,
+    let (status, msg) = match e {
+        // The body says why, like memcached's error texts do.
+        Error::Precondition(_) => (Status::NotStored, "Not stored: the server is read-only"),
+        _ => (Status::OutOfMemory, "Out of memory or storage failure"),
     };
-    encode_error(&head.with_status(status), out.buf());
+    let _ = encode_response(
+        &head.with_status(status),
+        &[],
+        &[],
+        msg.as_bytes(),
+        out.buf(),
+    );
 }
 
 /// STAT: one packet per stat, then an empty terminator.
