@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# memstored against Debian's memcached 1.6 with memcached's own load tools.
+#
+# Two pairings: memstored on the in-memory store (`*#capsiz=1024m`) and on a
+# persistent hash store (`bench.tkh#num_shards=8`), each against
+#   memcached -u nobody -l 127.0.0.1 -p P -U 0 -m 1024 -t 2
+# (memstored gets -R 2, the same two worker threads). For every workload the
+# two servers run one after the other on the same port with the same client,
+# alternating A B A B, RUNS times each; a fresh server (and a fresh store
+# file) for every run. Reported: the median throughput the client saw, and
+# the median server CPU time per request: utime+stime of the server process
+# (/proc/PID/stat fields 14 and 15) over the client's run, divided by the
+# requests it served (cmd_get+cmd_set from its stats, before and after).
+#
+# Writes docs/bench/server-raw.tsv (every run), docs/bench/server.tsv
+# (medians), docs/bench/server.md (tables + docs/bench/server-notes.md) and
+# docs/bench/server.png (scripts/plot_server.py).
+#
+#   scripts/bench-server.sh                    # 3 runs (about 15 minutes)
+#   RUNS=1 SECS=3 EXEC=2000 scripts/bench-server.sh   # quick smoke run
+#   REPORT_ONLY=1 scripts/bench-server.sh      # re-render md/png from raw
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RUNS=${RUNS:-3}
+SECS=${SECS:-10}
+EXEC=${EXEC:-10000}
+PORT=${PORT:-21411}
+OUT_DIR=${OUT_DIR:-docs/bench}
+mkdir -p "$OUT_DIR"
+RAW_OUT="$OUT_DIR/server-raw.tsv"
+
+MEMCACHED_CMD="memcached -u nobody -l 127.0.0.1 -p $PORT -U 0 -m 1024 -t 2"
+# pairing name | memstored store (W = the run's work dir)
+PAIRINGS=(
+  "in-memory|*#capsiz=1024m"
+  "persistent hash|W/bench.tkh#num_shards=8"
+)
+# workload name | client command (P = port)
+WORKLOADS=(
+  "memcaslap text|memcaslap -s 127.0.0.1:P -T 1 -c 64 -X 100 -t ${SECS}s"
+  "memcaslap binary|memcaslap -s 127.0.0.1:P -T 1 -c 64 -X 100 -t ${SECS}s -B"
+  "memcslap get c16 binary|memcslap -s 127.0.0.1:P --test=get --concurrency=16 --execute-number=$EXEC --binary"
+  "memcslap get c128 binary|memcslap -s 127.0.0.1:P --test=get --concurrency=128 --execute-number=$EXEC --binary"
+)
+
+if [ "${REPORT_ONLY:-0}" != 1 ]; then
+  for tool in memcached memcaslap memcslap; do
+    if ! command -v $tool >/dev/null 2>&1; then
+      echo "installing memcached and libmemcached-tools..." >&2
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq && apt-get install -y -qq memcached libmemcached-tools >/dev/null
+      break
+    fi
+  done
+
+  echo "building memstored (release)..." >&2
+  cargo build --release -q -p memstored-server
+  MEMSTORED="${CARGO_TARGET_DIR:-$ROOT/target}/release/memstored"
+  TICK=$(getconf CLK_TCK)
+
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-server.XXXXXX")
+  SERVER_PID=
+  cleanup() {
+    if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
+    rm -rf "$WORK"
+  }
+  trap cleanup EXIT
+
+  # utime+stime of a process, in clock ticks (comm may hold spaces: cut at ')').
+  cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+
+  # cmd_get+cmd_set of the server on $PORT, asked over the text protocol.
+  served() {
+    local reply
+    exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+    printf 'stats\r\n' >&3
+    reply=$(timeout 5 sed -u '/^END/q' <&3 || true)
+    exec 3>&- 3<&-
+    echo "$reply" | tr -d '\r' | awk '$2 == "cmd_get" || $2 == "cmd_set" {s += $3} END {print s + 0}'
+  }
+
+  wait_port() {
+    local i
+    for i in $(seq 1 200); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
+      sleep 0.05
+    done
+    echo "server on port $PORT did not start" >&2
+    return 1
+  }
+
+  start_server() { # side store
+    local side=$1 store=$2
+    if [ "$side" = memstored ]; then
+      rm -f "$WORK"/bench.tkh*
+      "$MEMSTORED" -s "${store//W\//$WORK/}" -l "127.0.0.1:$PORT" -R 2 >"$WORK/server.log" 2>&1 &
+    else
+      # shellcheck disable=SC2086
+      $MEMCACHED_CMD >"$WORK/server.log" 2>&1 &
+    fi
+    SERVER_PID=$!
+    wait_port
+  }
+
+  stop_server() {
+    kill -TERM "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=
+  }
+
+  # Throughput from the client's log: memcaslap's TPS, or memcslap's gets
+  # divided by the time of its get phase.
+  tps_of() {
+    local log=$1 t
+    t=$(sed -n 's/^Run time: .* TPS: \([0-9]*\) .*/\1/p' "$log" | tail -n1)
+    if [ -n "$t" ]; then echo "$t"; return; fi
+    sed -n 's/^Time to get *\([0-9]*\) keys by .*: *\([0-9.]*\) seconds\./\1 \2/p' "$log" |
+      awk '{ if ($2 > 0) printf "%d\n", $1 / $2 }' | tail -n1
+  }
+
+  run_one() { # side pairing store workload client run
+    local side=$1 pairing=$2 store=$3 workload=$4 client=$5 run=$6 log="$WORK/client.log"
+    start_server "$side" "$store"
+    local c0 r0 c1 r1 tps load
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    r0=$(served)
+    c0=$(cpu_ticks "$SERVER_PID")
+    # shellcheck disable=SC2086
+    ${client//:P/:$PORT} >"$log" 2>&1 || { echo "client failed:" >&2; cat "$log" >&2; exit 1; }
+    c1=$(cpu_ticks "$SERVER_PID")
+    r1=$(served)
+    stop_server
+    tps=$(tps_of "$log")
+    if [ -z "$tps" ]; then echo "no throughput in client output:" >&2; cat "$log" >&2; exit 1; fi
+    local reqs=$((r1 - r0)) errors
+    # Replies the client counted as errors (memcaslap prints each one).
+    errors=$(grep -c 'ERROR' "$log" || true)
+    local us
+    us=$(awk -v t=$((c1 - c0)) -v hz="$TICK" -v n="$reqs" 'BEGIN { printf "%.2f", (n > 0 ? t / hz * 1e6 / n : 0) }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+      "$pairing" "$workload" "$side" "$run" "$tps" "$reqs" "$((c1 - c0))" "$us" "$load" "$errors" >>"$RAW"
+    printf '  %-16s %-24s %-9s run %s: %7s TPS, %7s reqs, %5s ticks, %6s us/req, %s error replies (load %s)\n' \
+      "$pairing" "$workload" "$side" "$run" "$tps" "$reqs" "$((c1 - c0))" "$us" "$errors" "$load" >&2
+  }
+
+  RAW="$WORK/raw.tsv"
+  {
+    echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet -- crates 2>/dev/null || echo ' (with uncommitted changes)')"
+    echo "# date $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "# cpu $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, kernel $(uname -r), CLK_TCK $TICK"
+    echo "# memcached $(memcached -V 2>&1 | awk '{print $2}'), $(memcslap --version 2>&1 | head -n1), $(memcaslap -V 2>&1 | head -n1)"
+    echo "# load before $(cut -d' ' -f1-3 /proc/loadavg)"
+    printf 'pairing\tworkload\tserver\trun\ttps\trequests\tcpu_ticks\tcpu_us_per_req\tload1\terrors\n'
+  } >"$RAW"
+
+  for p in "${PAIRINGS[@]}"; do
+    pairing=${p%%|*}
+    store=${p#*|}
+    for w in "${WORKLOADS[@]}"; do
+      workload=${w%%|*}
+      client=${w#*|}
+      echo "$pairing / $workload (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+      for run in $(seq 1 "$RUNS"); do
+        run_one memstored "$pairing" "$store" "$workload" "$client" "$run"
+        run_one memcached "$pairing" "$store" "$workload" "$client" "$run"
+      done
+    done
+  done
+  echo "# load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
+  cp "$RAW" "$RAW_OUT"
+fi
+
+# ---- report -----------------------------------------------------------
+python3 - "$RAW_OUT" "$OUT_DIR/server.tsv" "$OUT_DIR/server.md" "$OUT_DIR/server-notes.md" \
+  "$MEMCACHED_CMD" "$RUNS" "${PAIRINGS[@]}" -- "${WORKLOADS[@]}" <<'PY'
+import statistics
+import sys
+
+raw, tsv, md, notes, mc_cmd, runs = sys.argv[1:7]
+rest = sys.argv[7:]
+sep = rest.index("--")
+pairings = [p.split("|", 1) for p in rest[:sep]]
+workloads = [w.split("|", 1) for w in rest[sep + 1:]]
+
+meta, rows = [], []
+with open(raw) as f:
+    header = None
+    for line in f:
+        line = line.rstrip("\n")
+        if line.startswith("#"):
+            meta.append(line[2:])
+        elif header is None:
+            header = line.split("\t")
+        elif line:
+            rows.append(dict(zip(header, line.split("\t"))))
+
+def med(pairing, workload, side, key):
+    xs = [float(r[key]) for r in rows
+          if r["pairing"] == pairing and r["workload"] == workload and r["server"] == side]
+    return statistics.median(xs) if xs else None
+
+out = []
+for pairing, _ in pairings:
+    for workload, _ in workloads:
+        m_tps = med(pairing, workload, "memstored", "tps")
+        c_tps = med(pairing, workload, "memcached", "tps")
+        m_cpu = med(pairing, workload, "memstored", "cpu_us_per_req")
+        c_cpu = med(pairing, workload, "memcached", "cpu_us_per_req")
+        if None in (m_tps, c_tps, m_cpu, c_cpu):
+            continue
+        m_err = med(pairing, workload, "memstored", "errors") or 0
+        c_err = med(pairing, workload, "memcached", "errors") or 0
+        out.append({
+            "pairing": pairing, "workload": workload,
+            "memstored_tps": int(m_tps), "memcached_tps": int(c_tps),
+            "tps_ratio": m_tps / c_tps if c_tps else 0,
+            "memstored_cpu_us": m_cpu, "memcached_cpu_us": c_cpu,
+            "cpu_ratio": m_cpu / c_cpu if c_cpu else 0,
+            "memstored_errors": int(m_err), "memcached_errors": int(c_err),
+        })
+
+cols = ["pairing", "workload", "memstored_tps", "memcached_tps", "tps_ratio",
+        "memstored_cpu_us", "memcached_cpu_us", "cpu_ratio", "memstored_errors",
+        "memcached_errors"]
+with open(tsv, "w") as f:
+    f.write("\t".join(cols) + "\n")
+    for r in out:
+        f.write("\t".join(f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]) for c in cols) + "\n")
+
+loads = [float(r["load1"]) for r in rows]
+L = []
+L.append("# memstored server vs memcached 1.6\n")
+L.append("Generated by `scripts/bench-server.sh` (do not edit by hand; the notes come from "
+         "`docs/bench/server-notes.md`).\n")
+L.append("## Machine and run\n")
+for m in meta:
+    L.append(f"- {m}")
+if loads:
+    L.append(f"- 1-minute load average at the start of each run: min {min(loads):.2f}, "
+             f"median {statistics.median(loads):.2f}, max {max(loads):.2f} "
+             "(the machine is shared with other builds; 2 cores)")
+L.append(f"- median of {runs} runs per cell, the two servers alternating A B A B, a fresh "
+         "server for every run\n")
+L.append("## Results\n")
+L.append("TPS: what the client reports (memcaslap `TPS`; memcslap: keys got / time of the get "
+         "phase). CPU: server utime+stime over the client's run / (cmd_get+cmd_set served). "
+         "Ratios are memstored / memcached: above 1 is better for TPS, below 1 is better for CPU.\n")
+for pairing, store in pairings:
+    store = store.replace("W/", "<tmp>/")
+    L.append(f"### memstored `-s '{store}' -R 2` vs memcached\n")
+    L.append("| workload | memstored TPS | memcached TPS | TPS ratio | memstored CPU µs/req "
+             "| memcached CPU µs/req | CPU ratio |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|")
+    for r in out:
+        if r["pairing"] != pairing:
+            continue
+        flag = ""
+        if r["memstored_errors"] or r["memcached_errors"]:
+            flag = (f" **(invalid: {r['memstored_errors']:,} / {r['memcached_errors']:,} "
+                    "error replies per run, memstored / memcached)**")
+        L.append(f"| {r['workload']}{flag} | {r['memstored_tps']:,} | {r['memcached_tps']:,} "
+                 f"| {r['tps_ratio']:.2f}x | {r['memstored_cpu_us']:.2f} "
+                 f"| {r['memcached_cpu_us']:.2f} | {r['cpu_ratio']:.2f} |")
+    L.append("")
+L.append("![memstored vs memcached](server.png)\n")
+try:
+    with open(notes) as f:
+        L.append(f.read().rstrip() + "\n")
+except FileNotFoundError:
+    pass
+L.append("## Exact commands\n")
+L.append("```")
+L.append("memstored -s '*#capsiz=1024m' -l 127.0.0.1:P -R 2")
+L.append("memstored -s '<tmp>/bench.tkh#num_shards=8' -l 127.0.0.1:P -R 2   # store file removed before each run")
+L.append(mc_cmd.replace(mc_cmd.split("-p ")[1].split()[0], "P"))
+for name, cmd in workloads:
+    L.append(f"{cmd}    # {name}")
+L.append("```\n")
+L.append("Every run in `docs/bench/server-raw.tsv`; medians in `docs/bench/server.tsv`.")
+with open(md, "w") as f:
+    f.write("\n".join(L) + "\n")
+PY
+
+python3 scripts/plot_server.py "$OUT_DIR/server.tsv" "$OUT_DIR/server.png"
+echo "wrote $OUT_DIR/server.md, $OUT_DIR/server.tsv, $OUT_DIR/server-raw.tsv, $OUT_DIR/server.png" >&2
