@@ -162,7 +162,7 @@ fn db_file() -> impl Strategy<Value = Vec<u8>> {
                 _ => FileKind::MemSnapshot,
             };
             // The header is written here, so clear the "valid header" bit.
-            let sel = sel - (sel / 3 & 1) * 3;
+            let sel = sel - ((sel / 3) & 1) * 3;
             let mut file = FileHeader {
                 kind,
                 generation: 1,
@@ -251,4 +251,63 @@ fn cas_counter_at_u64_max_refuses_the_next_write() {
         db.set(b"k2", b"v2", true),
         Err(Error::BrokenData(_))
     ));
+}
+
+/// Regression (fuzz target `db_file_open`): a CRC-valid hint whose
+/// live-bytes figure was near u64::MAX (or below its own entries' sizes)
+/// made the next write overflow (underflow) the live-bytes counter.
+#[test]
+fn hint_live_bytes_out_of_range_does_not_overflow() {
+    use memstored_engine::format::Codec;
+    use memstored_engine::hint;
+    use memstored_engine::io::{FileSystem, SimFs};
+    use memstored_engine::store::log::Loc;
+    use memstored_engine::Db;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    for live_bytes in [u64::MAX - 10, 0] {
+        let mut file = FileHeader {
+            kind: FileKind::HashLog,
+            generation: 9,
+            created_at: 0,
+            max_cas: 0,
+        }
+        .encode()
+        .to_vec();
+        let meta = Meta {
+            flags: 0,
+            expires_at: 0,
+            cas: 1,
+        };
+        encode_record(&mut file, Op::Put, b"k", b"v", meta, Compression::None).unwrap();
+        let loc = Loc {
+            offset: 64,
+            key_len: 1,
+            stored_len: 1,
+            codec: Codec::Raw,
+            meta,
+        };
+        let fs = SimFs::new();
+        let len = file.len() as u64;
+        fs.put_contents(Path::new("x.tkh"), file);
+        let entries: &[(&[u8], Loc)] = &[(b"k", loc)];
+        hint::save(
+            &*fs,
+            Path::new("x.tkh.hint"),
+            9,
+            len,
+            1,
+            live_bytes,
+            entries,
+        )
+        .unwrap();
+        let fs: Arc<dyn FileSystem> = fs;
+        let db = Db::open_with_fs("x.tkh", true, fs).unwrap();
+        db.set(b"k", b"w", true).unwrap();
+        db.set(b"k2", b"w", true).unwrap();
+        db.remove(b"k").unwrap();
+        assert_eq!(&db.get(b"k2").unwrap()[..], b"w");
+        db.close().unwrap();
+    }
 }

@@ -138,14 +138,16 @@ pub fn replay_into<I: Index<Loc>>(
                 codec: h.codec,
                 meta: h.meta,
             };
-            *live_bytes += loc.total_len();
+            // Saturating: `live_bytes` may start from a hint's figure, which
+            // a damaged hint can make anything (fuzz: db_file_open overflowed it).
+            *live_bytes = live_bytes.saturating_add(loc.total_len());
             if let Some(old) = index.insert(key, loc) {
-                *live_bytes -= old.total_len();
+                *live_bytes = live_bytes.saturating_sub(old.total_len());
             }
         }
         Op::Remove => {
             if let Some(old) = index.remove(key) {
-                *live_bytes -= old.total_len();
+                *live_bytes = live_bytes.saturating_sub(old.total_len());
             }
         }
         Op::Clear => {
