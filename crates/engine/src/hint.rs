@@ -131,6 +131,12 @@ pub fn load(fs: &dyn FileSystem, path: &Path, generation: u64, file_len: u64) ->
                 cas: read_u64(fixed, 29),
             },
         };
+        // Every entry must point inside the covered data: reads trust it
+        // for offsets and buffer sizes (fuzz: db_file_open overflowed on one).
+        let end = loc.offset.checked_add(loc.total_len())?;
+        if loc.offset < FILE_HEADER_SIZE as u64 || end > data_len {
+            return None;
+        }
         at += ENTRY_FIXED;
         let key = body.get(at..at + key_len as usize)?;
         at += key_len as usize;
@@ -161,5 +167,33 @@ mod tests {
         assert!(load(&*fs, path, 7, 64).is_none());
         save(&*fs, path, 7, 64, 0, 0, &[]).unwrap();
         assert_eq!(load(&*fs, path, 7, 64).map(|h| h.data_len), Some(64));
+    }
+
+    /// Regression (fuzz target `db_file_open`): a CRC-valid hint entry
+    /// pointing past the data made reads overflow the offset arithmetic (and
+    /// size a buffer by its lengths); such a hint is now ignored.
+    #[test]
+    fn hint_entry_pointing_past_the_covered_data_is_ignored() {
+        let fs = SimFs::new();
+        let path = Path::new("x.tkh.hint");
+        let loc = |offset, stored_len| Loc {
+            offset,
+            key_len: 1,
+            stored_len,
+            codec: Codec::Raw,
+            meta: Meta::default(),
+        };
+        let save_one = |l: Loc| save(&*fs, path, 7, 200, 1, 0, &[(&b"k"[..], l)]).unwrap();
+        save_one(loc(64, 1));
+        assert_eq!(load(&*fs, path, 7, 200).map(|h| h.entries.len()), Some(1));
+        for bad in [
+            loc(u64::MAX - 8, 1),
+            loc(64, u32::MAX),
+            loc(0, 1),
+            loc(190, 1),
+        ] {
+            save_one(bad);
+            assert!(load(&*fs, path, 7, 200).is_none());
+        }
     }
 }
