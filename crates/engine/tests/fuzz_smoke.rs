@@ -195,7 +195,7 @@ fn config(cases: u32) -> ProptestConfig {
 }
 
 proptest! {
-    #![proptest_config(config(1000))]
+    #![proptest_config(config(4000))]
 
     #[test]
     fn name_arbitrary_bytes(data in prop::collection::vec(any::<u8>(), 0..64)) {

@@ -47,7 +47,7 @@ fn mutate(mut v: Vec<u8>, edits: &[Mutation]) -> Vec<u8> {
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 2000,
+        cases: 5000,
         failure_persistence: None,
         ..ProptestConfig::default()
     }
