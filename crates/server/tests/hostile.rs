@@ -7,17 +7,6 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
-/// Resident memory of the server process, in KiB.
-fn rss_kib(server: &Server) -> u64 {
-    let pid = server.child.as_ref().expect("running").id();
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 /// A well-behaved client's set+get round trip must stay fast meanwhile.
 fn assert_responsive(server: &Server, what: &str) {
     let mut t = Text::new(server.connect());
@@ -36,7 +25,7 @@ fn assert_responsive(server: &Server, what: &str) {
 #[test]
 fn declared_4gib_body_with_nothing_behind_it_allocates_nothing() {
     let server = Server::start(&[]);
-    let before = rss_kib(&server);
+    let before = server.rss_kib();
     let mut conns = Vec::new();
     for op in [0x01u8, 0x00, 0x10, 0x42] {
         // SET / GET / STAT / unknown opcode, each claiming a 4 GiB body.
@@ -49,7 +38,7 @@ fn declared_4gib_body_with_nothing_behind_it_allocates_nothing() {
     }
     std::thread::sleep(Duration::from_millis(300));
     assert_responsive(&server, "4 GiB declared bodies");
-    let grew = rss_kib(&server).saturating_sub(before);
+    let grew = server.rss_kib().saturating_sub(before);
     assert!(grew < 64 * 1024, "server grew by {grew} KiB");
 }
 
@@ -129,7 +118,7 @@ fn a_client_that_never_reads_cannot_grow_the_server_without_bound() {
         t.cmd(&format!("set big 0 0 {}\r\n{big}\r\n", big.len())),
         "STORED"
     );
-    let before = rss_kib(&server);
+    let before = server.rss_kib();
     // 2000 gets of a 1 MiB value = 2 GiB of replies, never read.
     let mut greedy = server.connect();
     greedy
@@ -145,7 +134,7 @@ fn a_client_that_never_reads_cannot_grow_the_server_without_bound() {
     }
     std::thread::sleep(Duration::from_millis(300));
     assert_responsive(&server, "a client that never reads");
-    let grew = rss_kib(&server).saturating_sub(before);
+    let grew = server.rss_kib().saturating_sub(before);
     assert!(
         grew < 64 * 1024,
         "server grew by {grew} KiB after {sent} unread gets"

@@ -5,16 +5,6 @@ mod common;
 use common::*;
 use std::io::Write;
 
-fn rss_kib(server: &Server) -> u64 {
-    let pid = server.child.as_ref().expect("running").id();
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 /// Process memory allowed beyond the cap: the server's own footprint
 /// (runtime, buffers, ~10 MiB) plus allocator slack (freed values not yet
 /// returned to the OS), stated in docs/reliability.md.
@@ -25,7 +15,7 @@ fn rss_stays_within_cap_plus_overhead_when_fed_four_times_the_cap() {
     let cap_mib = 32u64;
     for value_size in [100usize, 4000] {
         let server = Server::start(&["-s", &format!("*#capsiz={cap_mib}m")]);
-        let idle = rss_kib(&server);
+        let idle = server.rss_kib();
         let mut s = server.connect();
         let value = vec![b'x'; value_size];
         let total = 4 * cap_mib * 1024 * 1024;
@@ -52,7 +42,7 @@ fn rss_stays_within_cap_plus_overhead_when_fed_four_times_the_cap() {
                         break;
                     }
                 }
-                peak = peak.max(rss_kib(&server));
+                peak = peak.max(server.rss_kib());
             }
         }
         let limit = cap_mib * 1024 + OVERHEAD_KIB;

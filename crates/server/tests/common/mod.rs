@@ -90,6 +90,19 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Resident memory of the server process, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let pid = self.child.as_ref().expect("running").id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS")
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
