@@ -3,7 +3,7 @@
 use crate::format::FileKind;
 use crate::io::{FileSystem, RealFs};
 use crate::name::{DbName, EngineKind};
-use crate::record::{now_secs, Record};
+use crate::record::{Meta, Record};
 use crate::shard::{Action, Shard, ShardState};
 use crate::status::{Error, Result};
 use crate::store::cache::CacheStore;
@@ -130,14 +130,18 @@ impl Db {
 
     /// The shard a key lives in. A stable hash (CRC32C), so files keep their
     /// keys across restarts.
+    #[inline]
     pub(crate) fn shard_of(&self, key: &[u8]) -> &Shard {
-        let i = crc32c::crc32c(key) as usize % self.shards.len();
-        &self.shards[i]
+        &self.shards[self.shard_index(key)]
     }
 
-    /// The number of the shard holding `key`.
+    /// The number of the shard holding `key` (no hashing with one shard).
+    #[inline]
     pub fn shard_index(&self, key: &[u8]) -> usize {
-        crc32c::crc32c(key) as usize % self.shards.len()
+        match self.shards.len() {
+            1 => 0,
+            n => crc32c::crc32c(key) as usize % n,
+        }
     }
 
     pub(crate) fn check_writable(&self) -> Result<()> {
@@ -150,7 +154,7 @@ impl Db {
 
     /// The live record of `key` with its metadata, or `None`.
     pub fn get_record(&self, key: &[u8]) -> Result<Option<Record>> {
-        self.shard_of(key).state.read().live(key, now_secs())
+        self.shard_of(key).state.read().live_now(key)
     }
 
     /// Runs `f` on the live record of `key` (or `None`) under the shard's
@@ -165,13 +169,50 @@ impl Db {
         self.check_writable()?;
         let shard = self.shard_of(key);
         let mut state = shard.state.write();
-        let current = state.live(key, now_secs())?;
+        let current = state.live_now(key)?;
         let (action, r) = f(current.as_ref())?;
         if action != Action::Keep {
             shard.mark_dirty();
         }
         let cas = state.apply(key, action)?;
         Ok((r, cas))
+    }
+
+    /// Like `process`, but `f` sees only the live record's metadata, so no
+    /// value is read (a file engine answers from its index). For decisions
+    /// that do not depend on the current value: add, replace, CAS, remove.
+    pub fn process_meta<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(Option<&Meta>) -> Result<(Action, R)>,
+    ) -> Result<(R, Option<u64>)> {
+        self.check_writable()?;
+        let shard = self.shard_of(key);
+        let mut state = shard.state.write();
+        let current = state.live_meta_now(key)?;
+        let (action, r) = f(current.as_ref())?;
+        if action != Action::Keep {
+            shard.mark_dirty();
+        }
+        let cas = state.apply(key, action)?;
+        Ok((r, cas))
+    }
+
+    /// Stores `value` whatever the key holds now: no lookup before the write,
+    /// and the store copies the bytes in its own way (a file engine appends
+    /// them to its log without an intermediate buffer). Returns the new CAS.
+    pub(crate) fn put_unconditionally(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+        expires_at: u64,
+    ) -> Result<u64> {
+        self.check_writable()?;
+        let shard = self.shard_of(key);
+        let mut state = shard.state.write();
+        shard.mark_dirty();
+        state.put_slice(key, value, flags, expires_at)
     }
 
     /// Number of records (expired records not yet reclaimed included).

@@ -19,6 +19,32 @@ pub trait DataFile: Send + Sync {
     fn set_len(&self, len: u64) -> Result<()>;
     /// Makes everything written so far durable (fdatasync).
     fn sync(&self) -> Result<()>;
+    /// Maps the first `len` bytes of the file read-only (`len` may exceed the
+    /// file's length: only bytes below the length may then be read), so that
+    /// reads need no system call. `None` where files cannot be mapped
+    /// (simulated and in-memory files); callers then use `read_at`.
+    fn map(&self, _len: u64) -> Result<Option<Arc<FileMap>>> {
+        Ok(None)
+    }
+}
+
+/// A read-only shared memory map of a file.
+///
+/// Soundness: the engine only ever reads bytes of a log below its flushed
+/// length, which it never rewrites (logs only grow; a rebuild writes a new
+/// file and renames it over the old one, whose inode stays alive while
+/// mapped; a torn tail is truncated at open, before any map exists). Another
+/// process truncating the same file while it is open is not supported, as
+/// for every embedded database: reading a page past the end of a file raises
+/// SIGBUS.
+pub struct FileMap(memmap2::Mmap);
+
+impl FileMap {
+    /// The mapped bytes, including any reserved part past the file's end.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 /// The directory operations the engines need.
@@ -58,6 +84,14 @@ impl DataFile for RealFile {
     }
     fn sync(&self) -> Result<()> {
         Ok(self.0.sync_data()?)
+    }
+    fn map(&self, len: u64) -> Result<Option<Arc<FileMap>>> {
+        let len = usize::try_from(len).map_err(|_| Error::System("map too large".into()))?;
+        // SAFETY: see `FileMap`: only bytes below the flushed length of a
+        // file that is only ever appended to are read through the map.
+        let map = unsafe { memmap2::MmapOptions::new().len(len).map(&self.0) }
+            .map_err(|e| Error::System(format!("cannot map a file: {e}")))?;
+        Ok(Some(Arc::new(FileMap(map))))
     }
 }
 

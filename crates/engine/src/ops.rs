@@ -2,7 +2,7 @@
 //! small decision function, so expiry and CAS rules are never repeated.
 
 use crate::db::Db;
-use crate::record::Record;
+use crate::record::{Meta, Record};
 use crate::shard::Action;
 use crate::status::{Error, Result};
 use bytes::Bytes;
@@ -46,10 +46,14 @@ fn not_found() -> Error {
 }
 
 fn check_cas(current: Option<&Record>, cas: Option<u64>) -> Result<()> {
+    check_cas_meta(current.map(|r| &r.meta), cas)
+}
+
+fn check_cas_meta(current: Option<&Meta>, cas: Option<u64>) -> Result<()> {
     match (cas, current) {
         (None, _) => Ok(()),
         (Some(_), None) => Err(not_found()),
-        (Some(c), Some(r)) if r.meta.cas == c => Ok(()),
+        (Some(c), Some(m)) if m.cas == c => Ok(()),
         (Some(_), Some(_)) => Err(Error::Infeasible(crate::status::CAS_MISMATCH.into())),
     }
 }
@@ -94,15 +98,13 @@ impl Db {
     /// Stores `value`. With `overwrite` false an existing record is kept and
     /// `Duplication` returned (Tkrzw's Set).
     pub fn set(&self, key: &[u8], value: &[u8], overwrite: bool) -> Result<()> {
-        let mode = if overwrite {
-            StoreMode::Set
-        } else {
-            StoreMode::Add
-        };
+        if overwrite {
+            return self.put_unconditionally(key, value, 0, 0).map(|_| ());
+        }
         self.store(
             key,
             Bytes::copy_from_slice(value),
-            mode,
+            StoreMode::Add,
             StoreOptions::default(),
         )
         .map(|_| ())
@@ -116,9 +118,33 @@ impl Db {
         mode: StoreMode,
         opts: StoreOptions,
     ) -> Result<u64> {
+        let (flags, expires_at) = (opts.flags, opts.expires_at);
+        if mode == StoreMode::Set && opts.cas.is_none() {
+            return self.put_unconditionally(key, &value, flags, expires_at);
+        }
+        if matches!(mode, StoreMode::Set | StoreMode::Add | StoreMode::Replace) {
+            // These look at the current record's existence and CAS only.
+            let (_, cas) = self.process_meta(key, |cur| {
+                check_cas_meta(cur, opts.cas)?;
+                match (mode, cur) {
+                    (StoreMode::Add, Some(_)) => {
+                        Err(Error::Duplication("the record exists".into()))
+                    }
+                    (StoreMode::Replace, None) => Err(not_found()),
+                    _ => Ok((
+                        Action::Put {
+                            value,
+                            flags,
+                            expires_at,
+                        },
+                        (),
+                    )),
+                }
+            })?;
+            return Ok(cas.unwrap_or(0));
+        }
         let (_, cas) = self.process(key, |cur| {
             check_cas(cur, opts.cas)?;
-            let (flags, expires_at) = (opts.flags, opts.expires_at);
             let action = match (mode, cur) {
                 (StoreMode::Set, _) | (StoreMode::Add, None) => Action::Put {
                     value,
@@ -193,8 +219,8 @@ impl Db {
 
     /// Removes `key` if its CAS matches (when given).
     pub fn remove_with_cas(&self, key: &[u8], cas: Option<u64>) -> Result<()> {
-        self.process(key, |cur| {
-            check_cas(cur, cas)?;
+        self.process_meta(key, |cur| {
+            check_cas_meta(cur, cas)?;
             match cur {
                 Some(_) => Ok((Action::Remove, ())),
                 None => Err(not_found()),

@@ -20,6 +20,13 @@ impl Meta {
     pub fn is_expired(&self, now: u64) -> bool {
         self.expires_at != 0 && self.expires_at <= now
     }
+
+    /// True when the record has expired now. Reads the clock only for
+    /// records that have an expiry, so the common case costs one compare.
+    #[inline]
+    pub fn is_expired_now(&self) -> bool {
+        self.expires_at != 0 && self.expires_at <= now_secs()
+    }
 }
 
 /// A value with its metadata, as returned by lookups.

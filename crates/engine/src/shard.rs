@@ -44,9 +44,42 @@ impl ShardState {
         Ok(self.store.get(key)?.filter(|r| !r.meta.is_expired(now)))
     }
 
+    /// The record of `key` unless absent or expired now (the clock is read
+    /// only when the record has an expiry).
+    pub fn live_now(&self, key: &[u8]) -> Result<Option<Record>> {
+        Ok(self.store.get(key)?.filter(|r| !r.meta.is_expired_now()))
+    }
+
+    /// The metadata of `key` unless absent or expired now.
+    pub fn live_meta_now(&self, key: &[u8]) -> Result<Option<Meta>> {
+        Ok(self.store.get_meta(key)?.filter(|m| !m.is_expired_now()))
+    }
+
     /// The metadata of `key` unless absent or expired at `now`.
     pub fn live_meta(&self, key: &[u8], now: u64) -> Result<Option<Meta>> {
         Ok(self.store.get_meta(key)?.filter(|m| !m.is_expired(now)))
+    }
+
+    /// Stores a copy of `value` under the next CAS, which it returns.
+    pub fn put_slice(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+        expires_at: u64,
+    ) -> Result<u64> {
+        self.last_cas += 1;
+        let cas = self.last_cas;
+        self.store.put_slice(
+            key,
+            value,
+            Meta {
+                flags,
+                expires_at,
+                cas,
+            },
+        )?;
+        Ok(cas)
     }
 
     /// Carries out an action on `key`; returns the new CAS of a put.

@@ -104,7 +104,7 @@ impl CacheStore {
             };
             if victim {
                 if let Some(slot) = self.take_slot(idx) {
-                    self.map.remove(&slot.key);
+                    self.map.remove(&slot.key[..]);
                     self.evictions += 1;
                 }
             } else {

@@ -1,11 +1,183 @@
 //! The two in-memory index shapes every engine is built from: a hash map and
 //! an ordered map, behind one trait so each engine is written once.
 
-use std::collections::{BTreeMap, HashMap};
+use bytes::Bytes;
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
 use std::ops::Bound;
 
-/// Keys are owned boxed slices: 16 bytes of handle, no spare capacity.
+/// Keys handed out by stores (cursors, key lists): owned boxed slices.
 pub type Key = Box<[u8]>;
+
+/// Bytes of a key or value kept inside its index entry instead of on the heap.
+pub const INLINE_LEN: usize = 22;
+
+/// A byte string as index entries hold it: up to `INLINE_LEN` bytes inline
+/// (no allocation, no pointer to chase on lookup), longer ones boxed. 24
+/// bytes, like a `Vec`. Behaves exactly as the `[u8]` it holds: equality,
+/// order and hash are those of the slice, so maps keyed by it are searched
+/// with plain `&[u8]`.
+#[derive(Clone)]
+pub enum SmallKey {
+    Inline { len: u8, buf: [u8; INLINE_LEN] },
+    Heap(Box<[u8]>),
+}
+
+impl SmallKey {
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            SmallKey::Inline { len, buf } => &buf[..*len as usize],
+            SmallKey::Heap(b) => b,
+        }
+    }
+}
+
+impl From<&[u8]> for SmallKey {
+    #[inline]
+    fn from(k: &[u8]) -> Self {
+        if k.len() <= INLINE_LEN {
+            let mut buf = [0u8; INLINE_LEN];
+            buf[..k.len()].copy_from_slice(k);
+            SmallKey::Inline {
+                len: k.len() as u8,
+                buf,
+            }
+        } else {
+            SmallKey::Heap(k.into())
+        }
+    }
+}
+
+impl std::ops::Deref for SmallKey {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl Borrow<[u8]> for SmallKey {
+    #[inline]
+    fn borrow(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl PartialEq for SmallKey {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for SmallKey {}
+
+impl PartialOrd for SmallKey {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SmallKey {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.as_slice().cmp(other.as_slice())
+    }
+}
+
+impl Hash for SmallKey {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Must equal `<[u8] as Hash>::hash` (lookups hash a `&[u8]`).
+        self.as_slice().hash(state)
+    }
+}
+
+impl std::fmt::Debug for SmallKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
+
+/// A stored value: short ones inline in the index entry (a store then
+/// allocates nothing for a small record), longer ones as a shared buffer
+/// that lookups hand out without copying.
+#[derive(Clone)]
+pub enum SmallValue {
+    Inline { len: u8, buf: [u8; INLINE_LEN] },
+    Shared(Bytes),
+}
+
+impl SmallValue {
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            SmallValue::Inline { len, buf } => &buf[..*len as usize],
+            SmallValue::Shared(b) => b,
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A copy of `v`.
+    #[inline]
+    pub fn from_slice(v: &[u8]) -> Self {
+        match Self::inline(v) {
+            Some(s) => s,
+            None => SmallValue::Shared(Bytes::copy_from_slice(v)),
+        }
+    }
+
+    /// Keeps `v` (short values are copied inline and `v` dropped).
+    #[inline]
+    pub fn from_bytes(v: Bytes) -> Self {
+        match Self::inline(&v) {
+            Some(s) => s,
+            None => SmallValue::Shared(v),
+        }
+    }
+
+    #[inline]
+    fn inline(v: &[u8]) -> Option<Self> {
+        if v.len() > INLINE_LEN {
+            return None;
+        }
+        let mut buf = [0u8; INLINE_LEN];
+        buf[..v.len()].copy_from_slice(v);
+        Some(SmallValue::Inline {
+            len: v.len() as u8,
+            buf,
+        })
+    }
+
+    /// The value as `Bytes`: a copy of an inline value (one small
+    /// allocation, no reference count touched), a shared handle otherwise.
+    #[inline]
+    pub fn to_bytes(&self) -> Bytes {
+        match self {
+            SmallValue::Inline { len, buf } => Bytes::copy_from_slice(&buf[..*len as usize]),
+            SmallValue::Shared(b) => b.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for SmallValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
 
 #[allow(clippy::len_without_is_empty)]
 pub trait Index<V>: Send + Sync + Default {
@@ -26,35 +198,44 @@ pub trait Index<V>: Send + Sync + Default {
 }
 
 /// A fast, per-process-seeded hasher: keys come from the network, so the
-/// seed must not be predictable (HashDoS).
-pub type HashIndex<V> = HashMap<Key, V, foldhash::fast::RandomState>;
-pub type TreeIndex<V> = BTreeMap<Key, V>;
+/// seed must not be predictable (HashDoS). hashbrown's map directly (std's
+/// is the same table).
+pub type HashIndex<V> = hashbrown::HashMap<SmallKey, V, foldhash::fast::RandomState>;
+pub type TreeIndex<V> = BTreeMap<SmallKey, V>;
 
 impl<V: Send + Sync> Index<V> for HashIndex<V> {
     const ORDERED: bool = false;
     fn with_capacity(n: usize) -> Self {
-        HashMap::with_capacity_and_hasher(n, Default::default())
+        hashbrown::HashMap::with_capacity_and_hasher(n, Default::default())
     }
+    #[inline]
     fn get(&self, k: &[u8]) -> Option<&V> {
-        HashMap::get(self, k)
+        hashbrown::HashMap::get(self, k)
     }
+    #[inline]
     fn get_mut(&mut self, k: &[u8]) -> Option<&mut V> {
-        HashMap::get_mut(self, k)
+        hashbrown::HashMap::get_mut(self, k)
     }
+    #[inline]
     fn insert(&mut self, k: &[u8], v: V) -> Option<V> {
-        match HashMap::get_mut(self, k) {
+        if k.len() <= INLINE_LEN {
+            // Building an inline key costs no allocation: one probe.
+            return hashbrown::HashMap::insert(self, SmallKey::from(k), v);
+        }
+        match hashbrown::HashMap::get_mut(self, k) {
             Some(slot) => Some(std::mem::replace(slot, v)),
-            None => HashMap::insert(self, k.into(), v),
+            None => hashbrown::HashMap::insert(self, SmallKey::from(k), v),
         }
     }
+    #[inline]
     fn remove(&mut self, k: &[u8]) -> Option<V> {
-        HashMap::remove(self, k)
+        hashbrown::HashMap::remove(self, k)
     }
     fn len(&self) -> usize {
-        HashMap::len(self)
+        hashbrown::HashMap::len(self)
     }
     fn clear(&mut self) {
-        HashMap::clear(self)
+        hashbrown::HashMap::clear(self)
     }
     fn seek(&self, _from: Bound<&[u8]>, _forward: bool) -> Option<&[u8]> {
         None
@@ -80,7 +261,7 @@ impl<V: Send + Sync> Index<V> for TreeIndex<V> {
     fn insert(&mut self, k: &[u8], v: V) -> Option<V> {
         match BTreeMap::get_mut(self, k) {
             Some(slot) => Some(std::mem::replace(slot, v)),
-            None => BTreeMap::insert(self, k.into(), v),
+            None => BTreeMap::insert(self, SmallKey::from(k), v),
         }
     }
     fn remove(&mut self, k: &[u8]) -> Option<V> {
@@ -103,6 +284,82 @@ impl<V: Send + Sync> Index<V> for TreeIndex<V> {
     fn for_each<'a>(&'a self, f: &mut dyn FnMut(&'a [u8], &'a V)) {
         for (k, v) in self.iter() {
             f(k, v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::hash::BuildHasher;
+
+    #[test]
+    fn small_types_stay_small() {
+        assert_eq!(std::mem::size_of::<SmallKey>(), 24);
+        assert!(std::mem::size_of::<SmallValue>() <= 40);
+    }
+
+    fn hash_of<T: Hash + ?Sized>(s: &foldhash::fast::FixedState, v: &T) -> u64 {
+        s.hash_one(v)
+    }
+
+    proptest! {
+        /// A `SmallKey` behaves exactly as the `Vec<u8>` it was made from:
+        /// bytes, equality, order and hash (inline and boxed alike).
+        #[test]
+        fn small_key_matches_vec(
+            a in proptest::collection::vec(any::<u8>(), 0..48),
+            b in proptest::collection::vec(any::<u8>(), 0..48),
+        ) {
+            let (ka, kb) = (SmallKey::from(&a[..]), SmallKey::from(&b[..]));
+            prop_assert_eq!(ka.as_slice(), &a[..]);
+            prop_assert_eq!(&*ka.clone(), &a[..]);
+            prop_assert_eq!(ka == kb, a == b);
+            prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
+            prop_assert_eq!(ka.partial_cmp(&kb), a.partial_cmp(&b));
+            let s = foldhash::fast::FixedState::with_seed(7);
+            prop_assert_eq!(hash_of(&s, &ka), hash_of(&s, &a[..]));
+            prop_assert_eq!(matches!(ka, SmallKey::Inline { .. }), a.len() <= INLINE_LEN);
+        }
+
+        #[test]
+        fn small_value_matches_vec(a in proptest::collection::vec(any::<u8>(), 0..64)) {
+            for v in [SmallValue::from_slice(&a), SmallValue::from_bytes(Bytes::from(a.clone()))] {
+                prop_assert_eq!(v.as_slice(), &a[..]);
+                prop_assert_eq!(v.len(), a.len());
+                prop_assert_eq!(&v.to_bytes()[..], &a[..]);
+                prop_assert_eq!(&v.clone().to_bytes()[..], &a[..]);
+                prop_assert_eq!(matches!(v, SmallValue::Inline { .. }), a.len() <= INLINE_LEN);
+            }
+        }
+
+        /// Both index shapes agree with a `BTreeMap<Vec<u8>, _>` model under
+        /// inserts and removes of short and long keys.
+        #[test]
+        fn indexes_match_a_model(ops in proptest::collection::vec(
+            (any::<bool>(), proptest::collection::vec(0u8..4, 0..30), any::<u32>()), 0..200)
+        ) {
+            let mut model = std::collections::BTreeMap::<Vec<u8>, u32>::new();
+            let mut h = <HashIndex<u32> as Index<u32>>::with_capacity(4);
+            let mut t = <TreeIndex<u32> as Index<u32>>::with_capacity(0);
+            for (insert, k, v) in ops {
+                if insert {
+                    let old = model.insert(k.clone(), v);
+                    prop_assert_eq!(Index::insert(&mut h, &k, v), old);
+                    prop_assert_eq!(Index::insert(&mut t, &k, v), old);
+                } else {
+                    let old = model.remove(&k);
+                    prop_assert_eq!(Index::remove(&mut h, &k), old);
+                    prop_assert_eq!(Index::remove(&mut t, &k), old);
+                }
+                prop_assert_eq!(Index::get(&h, &k).copied(), model.get(&k).copied());
+                prop_assert_eq!(Index::get(&t, &k).copied(), model.get(&k).copied());
+            }
+            prop_assert_eq!(Index::len(&h), model.len());
+            let mut all = Vec::new();
+            Index::for_each(&t, &mut |k, v| all.push((k.to_vec(), *v)));
+            prop_assert_eq!(all, model.into_iter().collect::<Vec<_>>());
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::format::{
     self, Codec, FileHeader, FileKind, Op, RecordHeader, FILE_HEADER_SIZE, RECORD_HEADER_SIZE,
 };
 use crate::hint;
-use crate::io::{DataFile, FileSystem};
+use crate::io::{DataFile, FileMap, FileSystem};
 use crate::name::{Compression, SyncMode};
 use crate::record::{Meta, Record};
 use crate::scan::{scan, Scanned};
@@ -22,6 +22,27 @@ use std::sync::Arc;
 /// Writes are gathered in memory and handed to the OS once this many bytes
 /// are pending (and at every synchronize/close), saving a system call per record.
 const WRITE_BUFFER: usize = 256 * 1024;
+
+/// Smallest read map of a log; maps reserve address space past the file's end
+/// (doubling as it grows), so a growing log is remapped only now and then.
+const MIN_MAP: u64 = 64 << 20;
+
+/// Raw values at least this long are handed out as a view of the map (no
+/// copy); shorter ones are copied, which is cheaper than sharing the map.
+const ZERO_COPY_MIN: usize = 4096;
+
+/// A value inside a read map: keeps the map alive while a `Bytes` points into it.
+struct MapSlice {
+    map: Arc<FileMap>,
+    start: usize,
+    end: usize,
+}
+
+impl AsRef<[u8]> for MapSlice {
+    fn as_ref(&self) -> &[u8] {
+        &self.map.bytes()[self.start..self.end]
+    }
+}
 
 /// Where the newest record of a key lives, with its metadata so that checks
 /// of expiry and CAS need no disk read.
@@ -60,6 +81,10 @@ pub struct LogStore<I: Index<Loc> + 'static> {
     /// Encoded records not yet handed to the OS; they start at file offset `flushed`.
     wbuf: Vec<u8>,
     flushed: u64,
+    /// Read-only map of the file covering at least `[0, flushed)`, so gets of
+    /// flushed records need no system call; `None` where files cannot be
+    /// mapped (then records are read with `read_at`).
+    map: Option<Arc<FileMap>>,
     /// Total size of the live records (newest per key), for `should_be_rebuilt`.
     live_bytes: u64,
     max_cas: u64,
@@ -169,6 +194,7 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
             index: I::with_capacity(opts.buckets),
             wbuf: Vec::new(),
             flushed: len,
+            map: None,
             live_bytes: 0,
             max_cas: 0,
             closed: false,
@@ -176,7 +202,27 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
         store.max_cas = store.header.max_cas;
         let start = store.load_hint(len);
         store.recover(start, len)?;
+        store.remap();
         Ok(store)
+    }
+
+    /// Makes the read map cover `[0, flushed)`: maps the file anew, with room
+    /// to grow, when the flushed part has outgrown the map. Readers holding
+    /// values of the old map keep it alive.
+    fn remap(&mut self) {
+        let mapped = self.map.as_ref().map_or(0, |m| m.bytes().len() as u64);
+        if self.flushed <= mapped {
+            return;
+        }
+        let len = self.flushed.next_power_of_two().max(MIN_MAP);
+        match self.file.map(len) {
+            Ok(map) => self.map = map,
+            Err(e) => {
+                // Reads fall back to `read_at`.
+                tracing::warn!("{}: {e}", self.path.display());
+                self.map = None;
+            }
+        }
     }
 
     fn hint_path(&self) -> PathBuf {
@@ -265,35 +311,68 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
             self.file.write_at(&self.wbuf, self.flushed)?;
             self.flushed += self.wbuf.len() as u64;
             self.wbuf.clear();
+            self.remap();
         }
         Ok(())
     }
 
     /// Reads the whole record at `loc`, checks its CRC and returns the value.
+    /// Flushed records are read through the map (no system call, no copy of
+    /// the record), unflushed ones from the write buffer.
     fn read_value(&self, loc: &Loc) -> Result<Bytes> {
         let total = loc.total_len() as usize;
-        let buf: Vec<u8> = if loc.offset >= self.flushed {
+        if loc.offset >= self.flushed {
             let at = (loc.offset - self.flushed) as usize;
-            self.wbuf
+            let rec = self
+                .wbuf
                 .get(at..at + total)
-                .ok_or_else(|| Error::BrokenData("index points past the write buffer".into()))?
-                .to_vec()
-        } else {
-            let mut b = vec![0u8; total];
-            self.file.read_at(&mut b, loc.offset)?;
-            b
-        };
-        if !format::crc_ok(&buf) {
-            return Err(Error::BrokenData(format!(
-                "{}: record at offset {} fails its checksum",
-                self.path.display(),
-                loc.offset
-            )));
+                .ok_or_else(|| Error::BrokenData("index points past the write buffer".into()))?;
+            return self.decode(loc, rec, None);
         }
+        let end = loc.offset + total as u64;
+        if let Some(map) = self.map.as_ref().filter(|_| end <= self.flushed) {
+            if let Some(rec) = map.bytes().get(loc.offset as usize..end as usize) {
+                return self.decode(loc, rec, Some(map));
+            }
+        }
+        let mut b = vec![0u8; total];
+        self.file.read_at(&mut b, loc.offset)?;
+        self.check_crc(loc, &b)?;
         let value_at = RECORD_HEADER_SIZE + loc.key_len as usize;
         match loc.codec {
-            Codec::Raw => Ok(Bytes::from(buf).slice(value_at..)),
-            codec => Ok(Bytes::from(format::decompress(codec, &buf[value_at..])?)),
+            Codec::Raw => Ok(Bytes::from(b).slice(value_at..)),
+            codec => Ok(Bytes::from(format::decompress(codec, &b[value_at..])?)),
+        }
+    }
+
+    fn check_crc(&self, loc: &Loc, rec: &[u8]) -> Result<()> {
+        if format::crc_ok(rec) {
+            return Ok(());
+        }
+        Err(Error::BrokenData(format!(
+            "{}: record at offset {} fails its checksum",
+            self.path.display(),
+            loc.offset
+        )))
+    }
+
+    /// The value of the record `rec` (whole, at `loc`), CRC checked; `map`
+    /// when `rec` lies in it, so long values can be shared instead of copied.
+    fn decode(&self, loc: &Loc, rec: &[u8], map: Option<&Arc<FileMap>>) -> Result<Bytes> {
+        self.check_crc(loc, rec)?;
+        let value_at = RECORD_HEADER_SIZE + loc.key_len as usize;
+        let value = &rec[value_at..];
+        match (loc.codec, map) {
+            (Codec::Raw, Some(map)) if value.len() >= ZERO_COPY_MIN => {
+                let start = loc.offset as usize + value_at;
+                Ok(Bytes::from_owner(MapSlice {
+                    map: map.clone(),
+                    start,
+                    end: start + value.len(),
+                }))
+            }
+            (Codec::Raw, _) => Ok(Bytes::copy_from_slice(value)),
+            (codec, _) => Ok(Bytes::from(format::decompress(codec, value)?)),
         }
     }
 }
@@ -313,6 +392,9 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
     }
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
         self.append(Op::Put, key, &value, meta)
+    }
+    fn put_slice(&mut self, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
+        self.append(Op::Put, key, value, meta)
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
         self.check_writable()?;
@@ -415,6 +497,8 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
         self.header = done.header;
         self.index = done.index;
         self.flushed = done.len;
+        self.map = None;
+        self.remap();
         self.live_bytes = done.live_bytes;
         self.max_cas = self.max_cas.max(done.max_cas);
         Ok(())

@@ -87,7 +87,7 @@ impl MemFileStore {
         let mut failure = Ok(());
         self.mem.index.for_each(&mut |k, e| {
             if failure.is_ok() {
-                failure = w.add(k, &e.value, e.meta);
+                failure = w.add(k, e.value.as_slice(), e.meta);
             }
         });
         failure?;
@@ -118,6 +118,10 @@ impl Store for MemFileStore {
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
         self.check_writable()?;
         self.mem.put(key, value, meta)
+    }
+    fn put_slice(&mut self, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
+        self.check_writable()?;
+        self.mem.put_slice(key, value, meta)
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
         self.check_writable()?;

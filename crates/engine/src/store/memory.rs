@@ -1,7 +1,7 @@
 //! Plain in-memory stores (`*` uncapped, `+`): values are kept as shared
 //! buffers, so a lookup hands out the stored bytes without copying.
 
-use super::index::{Index, Key};
+use super::index::{Index, Key, SmallValue};
 use super::{Store, StoreStats};
 use crate::record::{Meta, Record};
 use crate::status::Result;
@@ -12,7 +12,7 @@ use std::ops::Bound;
 /// One record held in memory.
 #[derive(Debug, Clone)]
 pub struct MemEntry {
-    pub value: Bytes,
+    pub value: SmallValue,
     pub meta: Meta,
 }
 
@@ -43,10 +43,22 @@ impl<I: Index<MemEntry>> MemStore<I> {
     }
 }
 
+impl<I: Index<MemEntry>> MemStore<I> {
+    #[inline]
+    fn put_value(&mut self, key: &[u8], value: SmallValue, meta: Meta) {
+        self.max_cas = self.max_cas.max(meta.cas);
+        let added = (key.len() + value.len()) as u64;
+        if let Some(old) = self.index.insert(key, MemEntry { value, meta }) {
+            self.bytes -= (key.len() + old.value.len()) as u64;
+        }
+        self.bytes += added;
+    }
+}
+
 impl<I: Index<MemEntry>> Store for MemStore<I> {
     fn get(&self, key: &[u8]) -> Result<Option<Record>> {
         Ok(self.index.get(key).map(|e| Record {
-            value: e.value.clone(),
+            value: e.value.to_bytes(),
             meta: e.meta,
         }))
     }
@@ -54,12 +66,11 @@ impl<I: Index<MemEntry>> Store for MemStore<I> {
         Ok(self.index.get(key).map(|e| e.meta))
     }
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
-        self.max_cas = self.max_cas.max(meta.cas);
-        let added = (key.len() + value.len()) as u64;
-        if let Some(old) = self.index.insert(key, MemEntry { value, meta }) {
-            self.bytes -= (key.len() + old.value.len()) as u64;
-        }
-        self.bytes += added;
+        self.put_value(key, SmallValue::from_bytes(value), meta);
+        Ok(())
+    }
+    fn put_slice(&mut self, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
+        self.put_value(key, SmallValue::from_slice(value), meta);
         Ok(())
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {

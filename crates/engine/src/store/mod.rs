@@ -54,6 +54,11 @@ pub trait Store: Send + Sync {
     /// The metadata of `key` without reading the value.
     fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>>;
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()>;
+    /// Stores a copy of `value`; stores override it to copy the bytes
+    /// straight into their own representation.
+    fn put_slice(&mut self, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
+        self.put(key, Bytes::copy_from_slice(value), meta)
+    }
     /// Removes `key`; false when it was absent.
     fn remove(&mut self, key: &[u8]) -> Result<bool>;
     fn len(&self) -> u64;
