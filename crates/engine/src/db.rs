@@ -37,6 +37,13 @@ pub fn shard_path(path: &str, i: usize, n: usize) -> PathBuf {
     }
 }
 
+/// Records a hash index is sized for when the name gives no `num_buckets`,
+/// like Tkrzw's default of ~1M buckets: growing a hash table rehashes and
+/// copies every entry (a third of a set's instructions up to 1M records).
+/// The reservation is address space; only the table's control bytes
+/// (~2 MiB) are touched at open, entries' pages as they fill.
+const DEFAULT_BUCKETS: usize = 1 << 20;
+
 /// Most index slots reserved per shard at open (the index still grows past it).
 const MAX_PRESIZED_BUCKETS: usize = 1 << 22;
 
@@ -48,7 +55,11 @@ fn open_store(
 ) -> Result<Box<dyn Store>> {
     // `num_buckets` only pre-sizes the index: cap it, so a name such as
     // `*#bnum=1t` cannot abort the process on one giant allocation.
-    let buckets = (name.num_buckets / name.num_shards).min(MAX_PRESIZED_BUCKETS);
+    let wanted = match name.num_buckets {
+        0 => DEFAULT_BUCKETS,
+        n => n,
+    };
+    let buckets = (wanted / name.num_shards).min(MAX_PRESIZED_BUCKETS);
     let log = |kind| LogOptions {
         writable,
         kind,
