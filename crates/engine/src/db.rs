@@ -25,6 +25,48 @@ pub struct Db {
     /// Serializes backups and rebuilds: each works shard by shard, and two at
     /// once would only compete for the same files.
     pub(crate) maintenance: parking_lot::Mutex<()>,
+    /// The shards are lock stripes of an in-memory database opened without
+    /// `num_shards` (see `lock_stripes`): keys are spread by a fast
+    /// in-process hash instead of the stable CRC that files need.
+    striped: bool,
+    stripe_seed: u64,
+}
+
+/// Lock stripes of the plain in-memory engines (`*` without a cap, `+`) when
+/// the name gives no `num_shards`: one reader-writer lock per stripe, so
+/// writers to different keys run in parallel (Tkrzw's TinyDBM locks per
+/// slot). Stripes are ordinary shards, so counts, cursors (heap merge for
+/// `+`) and multi-key calls work as with `num_shards`; nothing is stored, so
+/// their number can change between runs. CAS stays per key increasing, as
+/// with any sharded database.
+const MEM_STRIPES: usize = 8;
+
+/// A lock stripe for `key`: a few instructions over its first and last 8
+/// bytes (the index hashes the whole key anyway). Keys that agree on both
+/// only share a stripe, which costs concurrency, never correctness.
+#[inline]
+fn stripe_of(key: &[u8], seed: u64) -> usize {
+    let n = key.len();
+    let (first, last) = match (key.first_chunk::<8>(), key.last_chunk::<8>()) {
+        (Some(f), Some(l)) => (u64::from_le_bytes(*f), u64::from_le_bytes(*l)),
+        _ => {
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(key);
+            (u64::from_le_bytes(w), 0)
+        }
+    };
+    let h = (first ^ last.rotate_left(29) ^ n as u64).wrapping_mul(seed);
+    (h >> 40) as usize
+}
+
+fn lock_stripes(name: &DbName) -> Option<usize> {
+    let uncapped = name.cap_mem_size == 0 && name.cap_rec_num == 0;
+    match name.kind {
+        EngineKind::MemHash | EngineKind::MemTree if uncapped && name.num_shards == 1 => {
+            Some(MEM_STRIPES)
+        }
+        _ => None,
+    }
 }
 
 /// The file of shard `i` of `n`: Tkrzw's `casket.tkh-00003-of-00016` style,
@@ -49,6 +91,7 @@ const MAX_PRESIZED_BUCKETS: usize = 1 << 22;
 
 fn open_store(
     name: &DbName,
+    num_shards: usize,
     path: PathBuf,
     writable: bool,
     fs: &Arc<dyn FileSystem>,
@@ -59,7 +102,7 @@ fn open_store(
         0 => DEFAULT_BUCKETS,
         n => n,
     };
-    let buckets = (wanted / name.num_shards).min(MAX_PRESIZED_BUCKETS);
+    let buckets = (wanted / num_shards).min(MAX_PRESIZED_BUCKETS);
     let log = |kind| LogOptions {
         writable,
         kind,
@@ -110,10 +153,11 @@ impl Db {
     /// Opens over a given file system (tests pass a simulated one).
     pub fn open_with_fs(name: &str, writable: bool, fs: Arc<dyn FileSystem>) -> Result<Db> {
         let name = DbName::parse(name)?;
-        let n = name.num_shards;
+        let stripes = lock_stripes(&name);
+        let n = stripes.unwrap_or(name.num_shards);
         let mut shards = Vec::with_capacity(n);
         for i in 0..n {
-            let store = open_store(&name, shard_path(&name.path, i, n), writable, &fs)?;
+            let store = open_store(&name, n, shard_path(&name.path, i, n), writable, &fs)?;
             shards.push(Shard::new(store));
         }
         Ok(Db {
@@ -122,6 +166,8 @@ impl Db {
             writable,
             fs,
             maintenance: parking_lot::Mutex::new(()),
+            striped: stripes.is_some(),
+            stripe_seed: crate::store::log::new_generation() | 1,
         })
     }
 
@@ -151,6 +197,7 @@ impl Db {
     pub fn shard_index(&self, key: &[u8]) -> usize {
         match self.shards.len() {
             1 => 0,
+            n if self.striped => stripe_of(key, self.stripe_seed) % n,
             n => crc32c::crc32c(key) as usize % n,
         }
     }
@@ -294,7 +341,7 @@ impl Db {
             ("class".to_string(), self.name.kind.label().to_string()),
             ("path".into(), self.name.path.clone()),
             ("num_records".into(), self.count().to_string()),
-            ("num_shards".into(), self.shards.len().to_string()),
+            ("num_shards".into(), self.name.num_shards.to_string()),
             ("bytes".into(), st.bytes.to_string()),
             ("file_size".into(), st.file_size.to_string()),
             ("evictions".into(), st.evictions.to_string()),

@@ -131,6 +131,9 @@ impl ShardState {
     }
 }
 
+/// Aligned to two cache lines, so that writers to neighbouring shards (lock
+/// stripes) do not bounce each other's lock word (false sharing).
+#[repr(align(128))]
 pub struct Shard {
     pub state: RwLock<ShardState>,
     /// Set by every write, cleared by `Db::flush_dirty`: lets the server hand
@@ -146,7 +149,12 @@ impl Shard {
         }
     }
 
+    #[inline]
     pub fn mark_dirty(&self) {
-        self.dirty.store(true, Ordering::Relaxed);
+        // Load first: a store on every write would keep the line bouncing
+        // between threads even when the flag is already set.
+        if !self.dirty.load(Ordering::Relaxed) {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
     }
 }
