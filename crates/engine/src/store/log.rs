@@ -329,7 +329,7 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
                 .ok_or_else(|| Error::BrokenData("index points past the write buffer".into()))?;
             return self.decode(loc, rec, None);
         }
-        let end = loc.offset + total as u64;
+        let end = loc.offset.saturating_add(total as u64);
         if let Some(map) = self.map.as_ref().filter(|_| end <= self.flushed) {
             if let Some(rec) = map.bytes().get(loc.offset as usize..end as usize) {
                 return self.decode(loc, rec, Some(map));
