@@ -1,10 +1,14 @@
-//! `memstore`: the local database utility and the perf tool of memstored,
-//! with the command lines of `tkrzw_dbm_util` and `tkrzw_dbm_perf`.
+//! `memstore`: the local database utility, the remote utility, the perf and
+//! load tools of memstored, with the command lines of `tkrzw_dbm_util`,
+//! `tkrzw_dbm_remote_util` and `tkrzw_dbm_perf`.
 
+mod bench;
 mod local;
 mod maint;
 mod perf;
 mod progress;
+mod remote;
+mod rpc_client;
 mod tsv;
 
 use clap::{Parser, Subcommand};
@@ -105,6 +109,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: PerfCmd,
     },
+    /// A running server over MessagePack-RPC, like tkrzw_dbm_remote_util.
+    Remote(remote::RemoteArgs),
+    /// Network load against memstored or memcached (binary, text, RPC).
+    #[command(long_about = bench::LONG_ABOUT)]
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -157,6 +166,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Perf {
             cmd: PerfCmd::Sequence(a),
         } => perf::sequence(&a),
+        Cmd::Remote(a) => remote::run(a),
+        Cmd::Bench(a) => bench::run(&a),
     }
 }
 

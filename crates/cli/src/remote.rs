@@ -1,0 +1,543 @@
+//! `memstore remote`: the subcommands of `tkrzw_dbm_remote_util`, over
+//! memstored's MessagePack-RPC (procedures: crates/server/src/rpc/mod.rs).
+//!
+//! Common flags go before or after the subcommand, as Tkrzw's do:
+//! `--address HOST:PORT` (default `$MEMSTORE_ADDRESS`, else 127.0.0.1:11211,
+//! memstored's own default), `--auth USER:PASSWORD`, `--timeout SECS`.
+
+use crate::local::Move;
+use crate::rpc_client::{self, RemoteError, RpcClient};
+use crate::tsv;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Subcommand};
+use memstored_protocol::rpc::{value_bytes, value_str, Value};
+use std::io::{BufWriter, Write};
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct RemoteArgs {
+    /// The server: HOST:PORT (default: $MEMSTORE_ADDRESS, else 127.0.0.1:11211).
+    #[arg(long, global = true)]
+    pub address: Option<String>,
+    /// Credentials USER:PASSWORD, for a server started with --sasl-file.
+    #[arg(long, global = true)]
+    pub auth: Option<String>,
+    /// Seconds to wait for connecting and for each reply (default: no limit).
+    #[arg(long, global = true)]
+    pub timeout: Option<f64>,
+    /// Accepted for Tkrzw compatibility: memstored serves one database, index 0.
+    #[arg(long, global = true, default_value_t = 0)]
+    pub index: u32,
+    #[command(subcommand)]
+    pub cmd: RemoteCmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RemoteCmd {
+    /// Sends the words to the server and prints what comes back.
+    Echo {
+        /// How many times to send them.
+        #[arg(long, default_value_t = 1)]
+        times: u32,
+        words: Vec<String>,
+    },
+    /// Prints the properties of the database (or the one named ATTR).
+    Inspect { attr: Option<String> },
+    /// Prints the value of KEY; with --multi, `key<TAB>value` for every KEY found.
+    Get {
+        #[arg(long)]
+        multi: bool,
+        #[arg(required = true)]
+        keys: Vec<String>,
+    },
+    /// Stores KEY VALUE (with --multi: KEY VALUE KEY VALUE ...).
+    Set {
+        #[arg(long)]
+        multi: bool,
+        /// Fails if the record exists.
+        #[arg(long = "no_overwrite", alias = "no-overwrite")]
+        no_overwrite: bool,
+        /// Appends VALUE after this delimiter to an existing value.
+        #[arg(long, value_name = "DELIM", conflicts_with_all = ["incr", "no_overwrite"])]
+        append: Option<String>,
+        /// Adds VALUE (an integer) to the record, counted as INITIAL when absent; prints the result.
+        #[arg(
+            long,
+            value_name = "INITIAL",
+            allow_hyphen_values = true,
+            conflicts_with = "no_overwrite"
+        )]
+        incr: Option<String>,
+        #[arg(required = true, allow_hyphen_values = true, value_name = "KEY VALUE")]
+        args: Vec<String>,
+    },
+    /// Removes KEY (with --multi, every KEY; absent ones are skipped).
+    Remove {
+        #[arg(long)]
+        multi: bool,
+        #[arg(required = true)]
+        keys: Vec<String>,
+    },
+    /// Lists records as `key<TAB>value` lines, forward from where --move lands.
+    List {
+        /// first, jump, jumplower, jumplowerinc, jumpupper, jumpupperinc.
+        #[arg(long = "move", value_enum, default_value = "first")]
+        mv: Move,
+        #[arg(long = "jump_key", alias = "jump-key", default_value = "")]
+        jump_key: String,
+        /// The most records to print (default: all).
+        #[arg(long)]
+        items: Option<u64>,
+        /// Prints keys only.
+        #[arg(long)]
+        keys: bool,
+    },
+    /// Searches keys: begin, contain, containcase, end, regex, edit, editbin,
+    /// upper, upperinc, lower, lowerinc.
+    Search {
+        #[arg(long, default_value = "contain")]
+        mode: String,
+        pattern: String,
+        /// The most keys (0 = all).
+        #[arg(long, alias = "items", default_value_t = 0)]
+        max: u64,
+        /// Prints keys only.
+        #[arg(long)]
+        keys: bool,
+    },
+    /// Removes every record.
+    Clear,
+    /// Synchronizes the database; `make_backup=SUFFIX` also writes a backup
+    /// (empty suffix: the UTC time YYYYMMDDhhmmss).
+    Sync {
+        /// Also fsyncs the files.
+        #[arg(long)]
+        hard: bool,
+        /// Parameters as KEY=VALUE.
+        params: Vec<String>,
+    },
+    /// Compacts the database online, shard by shard.
+    Rebuild {
+        /// Parameters as KEY=VALUE (accepted; memstored needs none).
+        params: Vec<String>,
+    },
+}
+
+fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
+    BufWriter::with_capacity(64 * 1024, std::io::stdout().lock())
+}
+
+fn bin(s: &str) -> Value {
+    Value::Binary(s.as_bytes().to_vec())
+}
+
+fn opts(entries: Vec<(&str, Value)>) -> Value {
+    Value::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (Value::from(k), v))
+            .collect(),
+    )
+}
+
+/// `KEY=VALUE` words as option-map entries.
+fn param_entries(params: &[String]) -> Result<Vec<(Value, Value)>> {
+    params
+        .iter()
+        .map(|p| {
+            let (k, v) = p
+                .split_once('=')
+                .ok_or_else(|| anyhow!("parameter {p:?}: expected KEY=VALUE"))?;
+            Ok((Value::from(k), Value::from(v)))
+        })
+        .collect()
+}
+
+/// A procedure's error with what was being done.
+fn failed(what: String) -> impl FnOnce(RemoteError) -> anyhow::Error {
+    move |e| anyhow!("{what}: {e}")
+}
+
+struct Remote {
+    c: RpcClient,
+}
+
+impl Remote {
+    fn call(&mut self, method: &str, params: &[Value]) -> Result<Value> {
+        self.c
+            .call(method, params)?
+            .map_err(failed(method.to_string()))
+    }
+}
+
+pub fn run(a: RemoteArgs) -> Result<()> {
+    let addr = rpc_client::address(a.address.as_deref());
+    let timeout = a.timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
+    if a.index != 0 {
+        bail!(
+            "--index {}: memstored serves one database, index 0",
+            a.index
+        );
+    }
+    let mut c = RpcClient::connect(&addr, timeout)?;
+    if let Some(auth) = &a.auth {
+        c.auth(auth)?;
+    }
+    let mut r = Remote { c };
+    match a.cmd {
+        RemoteCmd::Echo { times, words } => {
+            let msg = words.join(" ");
+            let mut out = stdout();
+            for _ in 0..times.max(1) {
+                let v = r.call("echo", &[Value::from(msg.as_str())])?;
+                match value_bytes(&v) {
+                    Some(b) => out.write_all(b)?,
+                    None => write!(out, "{v}")?,
+                }
+                out.write_all(b"\n")?;
+            }
+            out.flush()?;
+        }
+        RemoteCmd::Inspect { attr } => inspect(&mut r, attr.as_deref())?,
+        RemoteCmd::Get { multi, keys } => get(&mut r, multi, &keys)?,
+        RemoteCmd::Set {
+            multi,
+            no_overwrite,
+            append,
+            incr,
+            args,
+        } => set(&mut r, multi, no_overwrite, append, incr, &args)?,
+        RemoteCmd::Remove { multi, keys } => remove(&mut r, multi, &keys)?,
+        RemoteCmd::List {
+            mv,
+            jump_key,
+            items,
+            keys,
+        } => list(&mut r, mv, &jump_key, items, keys)?,
+        RemoteCmd::Search {
+            mode,
+            pattern,
+            max,
+            keys,
+        } => search(&mut r, &mode, &pattern, max, keys)?,
+        RemoteCmd::Clear => {
+            r.call("clear", &[])?;
+        }
+        RemoteCmd::Sync { hard, params } => {
+            let mut m = param_entries(&params)?;
+            if hard {
+                m.push((Value::from("hard"), Value::Boolean(true)));
+            }
+            r.call("synchronize", &[Value::Map(m)])?;
+        }
+        RemoteCmd::Rebuild { params } => {
+            r.call("rebuild", &[Value::Map(param_entries(&params)?)])?;
+        }
+    }
+    Ok(())
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(_) | Value::Binary(_) => value_str(v)
+            .map(String::from)
+            .unwrap_or_else(|| String::from_utf8_lossy(value_bytes(v).unwrap_or(b"")).into()),
+        v => v.to_string(),
+    }
+}
+
+fn inspect(r: &mut Remote, attr: Option<&str>) -> Result<()> {
+    let v = r.call("status", &[])?;
+    let Value::Map(m) = v else {
+        bail!("status: expected a map, got {v}");
+    };
+    let mut out = stdout();
+    if let Some(attr) = attr {
+        let v = m
+            .iter()
+            .find(|(k, _)| value_str(k) == Some(attr))
+            .ok_or_else(|| anyhow!("no attribute {attr:?}"))?;
+        writeln!(out, "{}", text(&v.1))?;
+    } else {
+        writeln!(out, "Inspection:")?;
+        for (k, v) in &m {
+            writeln!(out, "  {}={}", text(k), text(v))?;
+        }
+        if let Some((_, n)) = m.iter().find(|(k, _)| value_str(k) == Some("count")) {
+            writeln!(out, "Number of Records: {}", text(n))?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn get(r: &mut Remote, multi: bool, keys: &[String]) -> Result<()> {
+    let mut out = stdout();
+    if !multi {
+        let [key] = keys else {
+            bail!("get takes one KEY (use --multi for several)");
+        };
+        let v =
+            r.c.call("get", &[bin(key)])?
+                .map_err(failed(format!("get {key:?}")))?;
+        let value = match &v {
+            Value::Map(m) => m
+                .iter()
+                .find(|(k, _)| value_str(k) == Some("value"))
+                .and_then(|(_, v)| value_bytes(v)),
+            v => value_bytes(v),
+        }
+        .ok_or_else(|| anyhow!("get {key:?}: unexpected reply {v}"))?;
+        out.write_all(value)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
+        return Ok(());
+    }
+    let v = r.call(
+        "get_bulk",
+        &[Value::Array(keys.iter().map(|k| bin(k)).collect())],
+    )?;
+    let Value::Map(found) = v else {
+        bail!("get_bulk: expected a map, got {v}");
+    };
+    // In the order asked; absent keys print nothing.
+    let mut line = Vec::new();
+    for k in keys {
+        if let Some((_, v)) = found
+            .iter()
+            .find(|(fk, _)| value_bytes(fk) == Some(k.as_bytes()))
+        {
+            line.clear();
+            tsv::format_line(k.as_bytes(), value_bytes(v).unwrap_or(b""), &mut line);
+            out.write_all(&line)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn set(
+    r: &mut Remote,
+    multi: bool,
+    no_overwrite: bool,
+    append: Option<String>,
+    incr: Option<String>,
+    args: &[String],
+) -> Result<()> {
+    if args.len() % 2 == 1 || (!multi && args.len() != 2) {
+        bail!(if multi {
+            "set --multi takes KEY VALUE pairs"
+        } else {
+            "set takes KEY VALUE (use --multi for several)"
+        });
+    }
+    let pairs: Vec<(&str, &str)> = args
+        .chunks(2)
+        .map(|p| (p[0].as_str(), p[1].as_str()))
+        .collect();
+    if let Some(initial) = &incr {
+        let initial: i64 = initial
+            .trim()
+            .parse()
+            .with_context(|| format!("--incr {initial:?}: expected an integer"))?;
+        let mut out = stdout();
+        for (k, v) in pairs {
+            let delta: i64 = v
+                .trim()
+                .parse()
+                .with_context(|| format!("increment {v:?}: expected an integer"))?;
+            let res = r.c.call(
+                "increment",
+                &[
+                    bin(k),
+                    Value::from(delta),
+                    opts(vec![("orig", Value::from(initial))]),
+                ],
+            )?;
+            let res = res.map_err(failed(format!("increment {k:?}")))?;
+            let n = match &res {
+                Value::Map(m) => m
+                    .iter()
+                    .find(|(k, _)| value_str(k) == Some("num"))
+                    .map(|(_, v)| text(v)),
+                _ => None,
+            }
+            .unwrap_or_else(|| res.to_string());
+            writeln!(out, "{n}")?;
+        }
+        out.flush()?;
+        return Ok(());
+    }
+    if let Some(delim) = &append {
+        for (k, v) in pairs {
+            append_with(r, k, v, delim)?;
+        }
+        return Ok(());
+    }
+    if no_overwrite {
+        for (k, v) in pairs {
+            r.c.call("add", &[bin(k), bin(v)])?
+                .map_err(failed(format!("set {k:?}")))?;
+        }
+        return Ok(());
+    }
+    if !multi {
+        let (k, v) = pairs[0];
+        r.c.call("set", &[bin(k), bin(v)])?
+            .map_err(failed(format!("set {k:?}")))?;
+        return Ok(());
+    }
+    let map = pairs.iter().map(|(k, v)| (bin(k), bin(v))).collect();
+    r.call("set_bulk", &[Value::Map(map)])?;
+    Ok(())
+}
+
+/// Appends `value` after `delim` (just `value` when the record is absent):
+/// `append` when there is no delimiter, else a compare-and-swap loop, so a
+/// concurrent writer is never overwritten.
+fn append_with(r: &mut Remote, key: &str, value: &str, delim: &str) -> Result<()> {
+    if delim.is_empty() {
+        r.c.call("append", &[bin(key), bin(value)])?
+            .map_err(failed(format!("append to {key:?}")))?;
+        return Ok(());
+    }
+    for _ in 0..1000 {
+        let cur = match r.c.call("get", &[bin(key)])? {
+            Ok(Value::Map(m)) => m
+                .iter()
+                .find(|(k, _)| value_str(k) == Some("value"))
+                .and_then(|(_, v)| value_bytes(v))
+                .map(<[u8]>::to_vec),
+            Ok(v) => bail!("get {key:?}: unexpected reply {v}"),
+            Err(e) if e.code == Some(35) => None,
+            Err(e) => bail!("get {key:?}: {e}"),
+        };
+        let (oval, nval) = match cur {
+            Some(old) => {
+                let mut n = old.clone();
+                n.extend_from_slice(delim.as_bytes());
+                n.extend_from_slice(value.as_bytes());
+                (Value::Binary(old), Value::Binary(n))
+            }
+            None => (Value::Nil, bin(value)),
+        };
+        let mut o = vec![("nval", nval)];
+        if !oval.is_nil() {
+            o.push(("oval", oval));
+        }
+        match r.c.call("cas", &[bin(key), opts(o)])? {
+            Ok(_) => return Ok(()),
+            Err(e) if e.code == Some(37) => continue, // changed under us: retry
+            Err(e) => bail!("append to {key:?}: {e}"),
+        }
+    }
+    bail!("append to {key:?}: the record kept changing")
+}
+
+fn remove(r: &mut Remote, multi: bool, keys: &[String]) -> Result<()> {
+    if !multi {
+        let [key] = keys else {
+            bail!("remove takes one KEY (use --multi for several)");
+        };
+        r.c.call("remove", &[bin(key)])?
+            .map_err(failed(format!("remove {key:?}")))?;
+        return Ok(());
+    }
+    r.call(
+        "remove_bulk",
+        &[Value::Array(keys.iter().map(|k| bin(k)).collect())],
+    )?;
+    Ok(())
+}
+
+fn move_name(mv: Move) -> &'static str {
+    match mv {
+        Move::First => "first",
+        Move::Jump => "jump",
+        Move::Jumplower => "jumplower",
+        Move::Jumplowerinc => "jumplowerinc",
+        Move::Jumpupper => "jumpupper",
+        Move::Jumpupperinc => "jumpupperinc",
+    }
+}
+
+fn list(r: &mut Remote, mv: Move, jump_key: &str, items: Option<u64>, keys: bool) -> Result<()> {
+    let mut o = vec![("move", Value::from(move_name(mv)))];
+    if mv != Move::First {
+        o.push(("jump_key", bin(jump_key)));
+    }
+    if let Some(n) = items {
+        if n == 0 {
+            return Ok(());
+        }
+        o.push(("items", Value::from(n)));
+    }
+    let v = r.call("list", &[opts(o)])?;
+    let Value::Array(recs) = v else {
+        bail!("list: expected an array, got {v}");
+    };
+    let mut out = stdout();
+    let mut line = Vec::new();
+    for rec in &recs {
+        let Value::Array(kv) = rec else { continue };
+        let k = kv.first().and_then(value_bytes).unwrap_or(b"");
+        let v = kv.get(1).and_then(value_bytes).unwrap_or(b"");
+        line.clear();
+        if keys {
+            tsv::escape_into(k, &mut line);
+            line.push(b'\n');
+        } else {
+            tsv::format_line(k, v, &mut line);
+        }
+        out.write_all(&line)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn search(r: &mut Remote, mode: &str, pattern: &str, max: u64, keys_only: bool) -> Result<()> {
+    let v = r.call(
+        "search",
+        &[Value::from(mode), bin(pattern), Value::from(max)],
+    )?;
+    let Value::Array(found) = v else {
+        bail!("search: expected an array, got {v}");
+    };
+    let keys: Vec<&[u8]> = found.iter().filter_map(value_bytes).collect();
+    let mut out = stdout();
+    let mut line = Vec::new();
+    if keys_only {
+        for k in keys {
+            line.clear();
+            tsv::escape_into(k, &mut line);
+            line.push(b'\n');
+            out.write_all(&line)?;
+        }
+    } else {
+        for chunk in keys.chunks(1000) {
+            let v = r.call(
+                "get_bulk",
+                &[Value::Array(
+                    chunk.iter().map(|k| Value::Binary(k.to_vec())).collect(),
+                )],
+            )?;
+            let Value::Map(m) = v else {
+                bail!("get_bulk: expected a map, got {v}");
+            };
+            let m: std::collections::HashMap<&[u8], &Value> = m
+                .iter()
+                .filter_map(|(k, v)| Some((value_bytes(k)?, v)))
+                .collect();
+            for k in chunk {
+                // Removed since the search: skip it.
+                if let Some(v) = m.get(k) {
+                    line.clear();
+                    tsv::format_line(k, value_bytes(v).unwrap_or(b""), &mut line);
+                    out.write_all(&line)?;
+                }
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,178 @@
+//! A blocking MessagePack-RPC client over one `TcpStream`, for
+//! `memstore remote` (framing from `memstored_protocol::rpc`).
+
+use anyhow::{bail, Context, Result};
+use bytes::{Buf, BytesMut};
+use memstored_protocol::rpc::{self, Decoder, Limits, Message, Value};
+use memstored_protocol::Parse;
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// The server's default address (memstored listens there by default).
+pub const DEFAULT_ADDRESS: &str = "127.0.0.1:11211";
+
+/// `--address` when given, else `$MEMSTORE_ADDRESS`, else [`DEFAULT_ADDRESS`].
+pub fn address(flag: Option<&str>) -> String {
+    match flag {
+        Some(a) => a.to_string(),
+        None => std::env::var("MEMSTORE_ADDRESS").unwrap_or_else(|_| DEFAULT_ADDRESS.to_string()),
+    }
+}
+
+/// Connects with TCP_NODELAY; `localhost:PORT` and bare `PORT` work too.
+pub fn connect(addr: &str, timeout: Option<Duration>) -> Result<TcpStream> {
+    let full = if addr.parse::<u16>().is_ok() {
+        format!("127.0.0.1:{addr}")
+    } else {
+        addr.to_string()
+    };
+    let addrs: Vec<_> = full
+        .to_socket_addrs()
+        .with_context(|| format!("bad address {addr:?}"))?
+        .collect();
+    let mut last = None;
+    for a in addrs {
+        let r = match timeout {
+            Some(t) => TcpStream::connect_timeout(&a, t),
+            None => TcpStream::connect(a),
+        };
+        match r {
+            Ok(s) => {
+                s.set_nodelay(true).ok();
+                s.set_read_timeout(timeout).ok();
+                s.set_write_timeout(timeout).ok();
+                return Ok(s);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    match last {
+        Some(e) => Err(e).with_context(|| format!("cannot connect to {addr}")),
+        None => bail!("address {addr:?} resolves to nothing"),
+    }
+}
+
+/// A procedure's failure as the server reported it (`[code, message]`).
+#[derive(Debug, Clone)]
+pub struct RemoteError {
+    pub code: Option<i64>,
+    pub message: String,
+}
+
+impl RemoteError {
+    fn from_value(v: &Value) -> Self {
+        match v {
+            Value::Array(a) => RemoteError {
+                code: a.first().and_then(Value::as_i64),
+                message: a.get(1).and_then(rpc::value_str).unwrap_or("").to_string(),
+            },
+            v => RemoteError {
+                code: v.as_i64(),
+                message: rpc::value_str(v).map_or_else(|| v.to_string(), String::from),
+            },
+        }
+    }
+
+    /// Tkrzw's name for the kt-msgpack code.
+    pub fn status_name(&self) -> &'static str {
+        match self.code {
+            Some(33) => "DUPLICATION_ERROR",
+            Some(35) => "NOT_FOUND_ERROR",
+            Some(36) => "INVALID_ARGUMENT_ERROR",
+            Some(37) | Some(38) => "INFEASIBLE_ERROR",
+            Some(41) => "PRECONDITION_ERROR",
+            Some(42) => "NOT_IMPLEMENTED_ERROR",
+            _ => "UNKNOWN_ERROR",
+        }
+    }
+}
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.code {
+            Some(c) => write!(f, "{} ({c}): {}", self.status_name(), self.message),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for RemoteError {}
+
+/// One connection; calls are answered in order of completion, matched by msgid.
+pub struct RpcClient {
+    stream: TcpStream,
+    rbuf: BytesMut,
+    wbuf: BytesMut,
+    decoder: Decoder,
+    next_id: u32,
+}
+
+impl RpcClient {
+    pub fn connect(addr: &str, timeout: Option<Duration>) -> Result<Self> {
+        Ok(RpcClient {
+            stream: connect(addr, timeout)?,
+            rbuf: BytesMut::with_capacity(64 * 1024),
+            wbuf: BytesMut::with_capacity(4096),
+            decoder: Decoder::new(Limits::default()),
+            next_id: 1,
+        })
+    }
+
+    /// `auth [user, password]` from `USER:PASSWORD`.
+    pub fn auth(&mut self, spec: &str) -> Result<()> {
+        let (user, password) = spec.split_once(':').context("--auth takes USER:PASSWORD")?;
+        self.call("auth", &[Value::from(user), Value::from(password)])?
+            .map_err(|e| anyhow::anyhow!("authentication: {e}"))?;
+        Ok(())
+    }
+
+    /// Calls `method`; the outer error is the transport's, the inner the procedure's.
+    pub fn call(
+        &mut self,
+        method: &str,
+        params: &[Value],
+    ) -> Result<std::result::Result<Value, RemoteError>> {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        self.wbuf.clear();
+        rpc::encode_request(id, method, params, &mut self.wbuf);
+        self.stream
+            .write_all(&self.wbuf)
+            .with_context(|| format!("sending {method}"))?;
+        loop {
+            match self.read_message()? {
+                Message::Response(r) if r.msgid == id => {
+                    return Ok(if r.error.is_nil() {
+                        Ok(r.result)
+                    } else {
+                        Err(RemoteError::from_value(&r.error))
+                    });
+                }
+                _ => continue, // another call's answer or a notification
+            }
+        }
+    }
+
+    fn read_message(&mut self) -> Result<Message> {
+        loop {
+            match self.decoder.decode(&self.rbuf) {
+                Ok(Parse::Complete(m, used)) => {
+                    self.rbuf.advance(used);
+                    return Ok(m);
+                }
+                Ok(Parse::Incomplete) => {}
+                Err(e) => bail!("bad reply from the server: {e}"),
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            let n = self
+                .stream
+                .read(&mut chunk)
+                .context("reading the server's reply")?;
+            if n == 0 {
+                bail!("the server closed the connection");
+            }
+            self.rbuf.extend_from_slice(&chunk[..n]);
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! Starts the real `memstored` binary for the CLI's network tests.
+//!
+//! Cargo builds a package's own binaries for its tests, not another
+//! package's, so the server is found next to `memstore` (`<target>/debug/`)
+//! and built there first with `cargo build -p memstored-server` (once per
+//! test process; a no-op when it is up to date, and it keeps a stale server
+//! from being tested after a change to crates/server).
+#![allow(dead_code)]
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// `memstored`, built if needed.
+pub fn memstored_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = PathBuf::from(env!("CARGO_BIN_EXE_memstore"));
+        let dir = exe
+            .parent()
+            .expect("memstore has a directory")
+            .to_path_buf();
+        let bin = dir.join(format!("memstored{}", std::env::consts::EXE_SUFFIX));
+        // <target>/debug or <target>/release (or <target>/<triple>/<profile>).
+        let profile = dir.file_name().and_then(|n| n.to_str()).unwrap_or("debug");
+        let mut target = dir.parent().expect("a target directory").to_path_buf();
+        if target
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.contains('-'))
+            && !target.join("CACHEDIR.TAG").exists()
+        {
+            target = target.parent().unwrap_or(&target).to_path_buf(); // a target triple
+        }
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let mut cmd = Command::new(&cargo);
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "memstored-server",
+            "--bin",
+            "memstored",
+        ])
+        .arg("--target-dir")
+        .arg(&target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+        match profile {
+            "debug" => {}
+            "release" => {
+                cmd.arg("--release");
+            }
+            p => {
+                cmd.args(["--profile", p]);
+            }
+        }
+        let status = cmd.status();
+        match status {
+            Ok(s) if s.success() => {}
+            other => {
+                assert!(
+                    bin.exists(),
+                    "could not build memstored ({cargo} build -p memstored-server: {other:?}) \
+                     and {} does not exist; build it with `cargo build -p memstored-server`",
+                    bin.display()
+                );
+                eprintln!(
+                    "warning: `cargo build -p memstored-server` failed ({other:?}); using {}",
+                    bin.display()
+                );
+            }
+        }
+        assert!(bin.exists(), "{} missing after the build", bin.display());
+        bin
+    })
+    .clone()
+}
+
+/// A port nobody listens on, never the same twice in one test process.
+pub fn free_port() -> u16 {
+    static USED: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    loop {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind :0");
+        let port = l.local_addr().expect("local addr").port();
+        let mut used = USED.lock().unwrap_or_else(|e| e.into_inner());
+        if !used.contains(&port) {
+            used.push(port);
+            return port;
+        }
+    }
+}
+
+/// A running server; killed on drop.
+pub struct Server {
+    child: Option<Child>,
+    pub port: u16,
+}
+
+impl Server {
+    /// `memstored -s STORE -l PORT -R 2 EXTRA...` in `dir`.
+    pub fn start(dir: &Path, store: &str, extra: &[&str]) -> Server {
+        Self::start_program(&memstored_bin(), dir, &["-s", store], extra)
+    }
+
+    /// memcached, if installed (None otherwise).
+    pub fn memcached(dir: &Path) -> Option<Server> {
+        let found = Command::new("memcached")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            return None;
+        }
+        let port = free_port();
+        let child = Command::new("memcached")
+            .args([
+                "-u",
+                "nobody",
+                "-l",
+                "127.0.0.1",
+                "-U",
+                "0",
+                "-m",
+                "64",
+                "-t",
+                "2",
+            ])
+            .arg("-p")
+            .arg(port.to_string())
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        Some(Server::wait_up(child, port))
+    }
+
+    fn start_program(bin: &Path, dir: &Path, args: &[&str], extra: &[&str]) -> Server {
+        let port = free_port();
+        let child = Command::new(bin)
+            .args(args)
+            .arg("-l")
+            .arg(port.to_string())
+            .args(["-R", "2"])
+            .args(extra)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn memstored");
+        Server::wait_up(child, port)
+    }
+
+    fn wait_up(child: Child, port: u16) -> Server {
+        let mut s = Server {
+            child: Some(child),
+            port,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the server did not start");
+            if let Some(c) = s.child.as_mut() {
+                if let Ok(Some(st)) = c.try_wait() {
+                    panic!("the server exited at start: {st}");
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        s
+    }
+
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Runs `memstore ARGS` in `dir` with `MEMSTORE_ADDRESS=address`.
+pub fn memstore(dir: &Path, address: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memstore"))
+        .current_dir(dir)
+        .env("MEMSTORE_ADDRESS", address)
+        .args(args)
+        .output()
+        .expect("run memstore")
+}
+
+/// Runs and demands success; returns stdout.
+pub fn ok(dir: &Path, address: &str, args: &[&str]) -> String {
+    let out = memstore(dir, address, args);
+    assert!(
+        out.status.success(),
+        "memstore {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+/// Runs and demands failure; returns stderr.
+pub fn fails(dir: &Path, address: &str, args: &[&str]) -> String {
+    let out = memstore(dir, address, args);
+    assert!(
+        !out.status.success(),
+        "memstore {args:?} should fail: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

@@ -1,0 +1,233 @@
+//! `memstore remote` against the real server: the sequences of the Tkrzw-RPC
+//! sharding article (shared/seeds/002) with only the program name changed
+//! (the address comes from `MEMSTORE_ADDRESS`), on a 10-shard tree store.
+
+mod common;
+
+use common::{fails, ok, Server};
+use std::path::Path;
+
+fn backups(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".backup."))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn sharding_article_sequences() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let srv = Server::start(d, "casket.tkt#num_shards=10,num_buckets=1M", &[]);
+    let a = &srv.address();
+
+    // 200 records 00000000..00000199, through the load tool.
+    let out = ok(
+        d,
+        a,
+        &[
+            "bench",
+            "--protocol",
+            "rpc",
+            "--set_only",
+            "--multi",
+            "50",
+            "--threads",
+            "2",
+            "--iter",
+            "100",
+        ],
+    );
+    assert!(out.contains("Setting done:"), "{out}");
+
+    // As in the article, word for word after the program name.
+    let v = ok(d, a, &["remote", "get", "00000001"]);
+    assert_eq!(v.trim_end().len(), 8, "{v:?}");
+    ok(
+        d,
+        a,
+        &[
+            "remote", "set", "--multi", "00000001", "yuutei", "00000002", "miyaou", "00000003",
+            "kimukou",
+        ],
+    );
+    assert_eq!(
+        ok(
+            d,
+            a,
+            &["remote", "get", "--multi", "00000001", "00000002", "00000003"]
+        ),
+        "00000001\tyuutei\n00000002\tmiyaou\n00000003\tkimukou\n"
+    );
+    assert_eq!(ok(d, a, &["remote", "get", "00000002"]), "miyaou\n");
+
+    let listed = ok(
+        d,
+        a,
+        &[
+            "remote",
+            "list",
+            "--move",
+            "jumplowerinc",
+            "--jump_key",
+            "00000100",
+            "--items",
+            "20",
+        ],
+    );
+    let keys: Vec<&str> = listed
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    let want: Vec<String> = (100..120).map(|i| format!("{i:08}")).collect();
+    assert_eq!(keys, want, "{listed}");
+    assert!(listed
+        .lines()
+        .all(|l| l.split('\t').nth(1).is_some_and(|v| v.len() == 8)));
+
+    assert!(backups(d).is_empty());
+    ok(d, a, &["remote", "sync", "--hard"]);
+    ok(d, a, &["remote", "sync", "make_backup="]);
+    let b = backups(d);
+    assert_eq!(b.len(), 10, "one backup file per shard: {b:?}");
+    assert!(b[0].starts_with("casket.tkt.backup.2"), "{b:?}");
+    ok(d, a, &["remote", "sync", "make_backup=mine"]);
+    assert!(backups(d).iter().any(|n| n.contains(".backup.mine")));
+    ok(d, a, &["remote", "rebuild"]);
+
+    // Still all there, in order, after the rebuild.
+    assert_eq!(ok(d, a, &["remote", "get", "00000003"]), "kimukou\n");
+    let all = ok(d, a, &["remote", "list", "--keys"]);
+    assert_eq!(all.lines().count(), 200);
+    assert_eq!(all.lines().next(), Some("00000000"));
+    let info = ok(d, a, &["remote", "inspect"]);
+    assert!(info.contains("Number of Records: 200"), "{info}");
+    assert_eq!(ok(d, a, &["remote", "inspect", "num_shards"]), "10\n");
+}
+
+#[test]
+fn other_subcommands() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let srv = Server::start(d, "+", &[]);
+    let a = &srv.address();
+    // --address works as well as MEMSTORE_ADDRESS, before or after the subcommand.
+    let bad = "127.0.0.1:1";
+    assert_eq!(
+        ok(
+            d,
+            bad,
+            &["remote", "--address", a, "echo", "hello", "world"]
+        ),
+        "hello world\n"
+    );
+    assert_eq!(
+        ok(d, bad, &["remote", "echo", "--address", a, "hi"]),
+        "hi\n"
+    );
+    let e = fails(d, bad, &["remote", "echo", "x"]);
+    assert!(e.contains("cannot connect"), "{e}");
+
+    ok(d, a, &["remote", "set", "k", "v1"]);
+    let e = fails(d, a, &["remote", "set", "--no_overwrite", "k", "v2"]);
+    assert!(e.contains("DUPLICATION"), "{e}");
+    ok(d, a, &["remote", "set", "--append", ",", "k", "v2"]);
+    ok(d, a, &["remote", "set", "--append", ",", "fresh", "x"]);
+    assert_eq!(ok(d, a, &["remote", "get", "k"]), "v1,v2\n");
+    assert_eq!(ok(d, a, &["remote", "get", "fresh"]), "x\n");
+    assert_eq!(
+        ok(d, a, &["remote", "set", "--incr", "10", "n", "5"]),
+        "15\n"
+    );
+    assert_eq!(
+        ok(d, a, &["remote", "set", "--incr", "10", "n", "-20"]),
+        "-5\n"
+    );
+    let e = fails(d, a, &["remote", "get", "nope"]);
+    assert!(e.contains("NOT_FOUND"), "{e}");
+    assert_eq!(
+        ok(d, a, &["remote", "get", "--multi", "nope", "k"]),
+        "k\tv1,v2\n"
+    );
+    ok(d, a, &["remote", "set", "tab", "a\tb"]);
+    assert_eq!(
+        ok(d, a, &["remote", "get", "--multi", "tab"]),
+        "tab\ta\\tb\n"
+    );
+
+    assert_eq!(
+        ok(d, a, &["remote", "search", "--mode", "begin", "f"]),
+        "fresh\tx\n"
+    );
+    assert_eq!(
+        ok(
+            d,
+            a,
+            &["remote", "search", "--mode", "contain", "e", "--keys"]
+        ),
+        "fresh\n"
+    );
+    assert_eq!(
+        ok(
+            d,
+            a,
+            &[
+                "remote",
+                "list",
+                "--move",
+                "jump",
+                "--jump_key",
+                "k",
+                "--keys"
+            ]
+        ),
+        "k\nn\ntab\n"
+    );
+    assert_eq!(
+        ok(
+            d,
+            a,
+            &[
+                "remote",
+                "list",
+                "--move",
+                "jumpupper",
+                "--jump_key",
+                "k",
+                "--keys"
+            ]
+        ),
+        "n\ntab\n"
+    );
+    ok(d, a, &["remote", "remove", "fresh"]);
+    let e = fails(d, a, &["remote", "remove", "fresh"]);
+    assert!(e.contains("NOT_FOUND"), "{e}");
+    ok(d, a, &["remote", "remove", "--multi", "k", "n", "absent"]);
+    assert_eq!(ok(d, a, &["remote", "list"]), "tab\ta\\tb\n");
+    ok(d, a, &["remote", "clear"]);
+    assert_eq!(ok(d, a, &["remote", "list"]), "");
+    let e = fails(d, a, &["remote", "set", "--multi", "a", "1", "b"]);
+    assert!(e.contains("pairs"), "{e}");
+}
+
+#[test]
+fn auth() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(d.join("users"), "alice:secret\n").unwrap();
+    let srv = Server::start(d, "*", &["--sasl-file", "users"]);
+    let a = &srv.address();
+    let e = fails(d, a, &["remote", "set", "k", "v"]);
+    assert!(e.contains("authentication required"), "{e}");
+    let e = fails(d, a, &["remote", "--auth", "alice:wrong", "get", "k"]);
+    assert!(e.contains("authentication"), "{e}");
+    ok(d, a, &["remote", "--auth", "alice:secret", "set", "k", "v"]);
+    assert_eq!(
+        ok(d, a, &["remote", "get", "k", "--auth", "alice:secret"]),
+        "v\n"
+    );
+}
