@@ -60,6 +60,18 @@ impl ShardState {
         Ok(self.store.get_meta(key)?.filter(|m| !m.is_expired(now)))
     }
 
+    /// Takes the next CAS. A file may carry any CAS (fuzz: db_file_open
+    /// found u64::MAX); refuse the write rather than overflow.
+    fn next_cas(&mut self) -> Result<u64> {
+        let cas = self.last_cas.checked_add(1).ok_or_else(|| {
+            Error::BrokenData(
+                "the CAS counter is exhausted (a stored record has CAS 2^64-1)".into(),
+            )
+        })?;
+        self.last_cas = cas;
+        Ok(cas)
+    }
+
     /// Stores a copy of `value` under the next CAS, which it returns.
     pub fn put_slice(
         &mut self,
@@ -68,8 +80,7 @@ impl ShardState {
         flags: u32,
         expires_at: u64,
     ) -> Result<u64> {
-        self.last_cas += 1;
-        let cas = self.last_cas;
+        let cas = self.next_cas()?;
         self.store.put_slice(
             key,
             value,
@@ -91,14 +102,7 @@ impl ShardState {
                 flags,
                 expires_at,
             } => {
-                // A file may carry any CAS (fuzz: db_file_open found
-                // u64::MAX); refuse the write rather than overflow.
-                let cas = self.last_cas.checked_add(1).ok_or_else(|| {
-                    Error::BrokenData(
-                        "the CAS counter is exhausted (a stored record has CAS 2^64-1)".into(),
-                    )
-                })?;
-                self.last_cas = cas;
+                let cas = self.next_cas()?;
                 self.store.put(
                     key,
                     value,
