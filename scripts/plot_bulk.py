@@ -121,7 +121,8 @@ def main():
         "gets them, THREADS threads with one connection each and one batch in flight. "
         "A batch of B is: binary, B x SETQ/GETKQ + NOOP; text, B-1 `set ... noreply` "
         "+ one `set`, or one `get k1 ... kB`; RPC, `set_bulk` / `get_bulk` (B = 1: the "
-        "plain SET/GET, `set`/`get`). Latency is per request, i.e. per batch round trip.\n"
+        "plain SET/GET, `set`/`get`). Latency is per request, i.e. per batch round trip. "
+        "Small figures after a rate: the lowest and highest of the runs.\n"
     )
 
     verdict_rows = []
@@ -141,9 +142,15 @@ def main():
                 cells = [proto, str(b)]
                 for rs in (ms, mc):
                     if rs:
+                        rates = [float(r["records_per_sec"]) for r in rs]
+                        spread = (
+                            f" <sub>{min(rates) / 1000:,.0f}k–{max(rates) / 1000:,.0f}k</sub>"
+                            if len(rates) > 1
+                            else ""
+                        )
                         cells += [
                             f"{med(rs, 'seconds'):.2f}",
-                            fmt_rate(med(rs, "records_per_sec")),
+                            fmt_rate(med(rs, "records_per_sec")) + spread,
                             f"{med(rs, 'p99_us'):.0f}",
                         ]
                     else:
