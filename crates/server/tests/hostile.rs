@@ -43,13 +43,17 @@ fn declared_4gib_body_with_nothing_behind_it_allocates_nothing() {
 }
 
 #[test]
-fn long_keys_and_control_characters_are_refused_and_the_connection_survives_or_closes_cleanly() {
+fn long_keys_are_refused_and_control_characters_are_key_bytes_as_in_memcached() {
     let server = Server::start(&[]);
     let mut t = Text::new(server.connect());
     let long = "k".repeat(251);
     let reply = t.cmd(&format!("get {long}\r\n"));
     assert!(reply.starts_with("CLIENT_ERROR"), "{reply}");
-    let reply = t.cmd("set bad\x01key 0 0 1\r\nx\r\n");
+    // Control characters belong to the key, as in memcached.
+    assert_eq!(t.cmd("set bad\x01key 0 0 1\r\nx\r\n"), "STORED");
+    assert_eq!(t.cmd("get bad\x01key\r\n"), "VALUE bad\x01key 0 1");
+    assert_eq!(t.line(), "x");
+    assert_eq!(t.line(), "END");
     assert!(
         reply.starts_with("CLIENT_ERROR") || reply == "ERROR",
         "{reply}"

@@ -65,10 +65,13 @@ pub(crate) fn tokenize(line: &[u8]) -> Vec<Range<usize>> {
     tokens
 }
 
-/// A key memcached would store: 1..=250 bytes, no control characters.
-/// (Spaces cannot occur: the tokenizer split on them.)
+/// A key memcached would store: 1..=250 bytes. Like memcached, which only
+/// splits on spaces, other bytes — control characters included — are part of
+/// the key: load tools such as memcaslap generate such keys, and refusing
+/// them would refuse what memcached accepts. (Spaces cannot occur: the
+/// tokenizer split on them; CR and LF end the line.)
 pub(crate) fn valid_key(key: &[u8]) -> bool {
-    !key.is_empty() && key.len() <= MAX_KEY_LEN && key.iter().all(|&b| b > b' ' && b != 0x7f)
+    !key.is_empty() && key.len() <= MAX_KEY_LEN && !key.iter().any(|&b| matches!(b, b'\r' | b'\n'))
 }
 
 /// Unsigned decimal, digits only (memcached's `safe_strtoull` refuses signs).
@@ -157,8 +160,12 @@ mod tests {
         assert!(valid_key(&[b'k'; 250]));
         assert!(!valid_key(&[b'k'; 251]));
         assert!(!valid_key(b""));
-        assert!(!valid_key(b"a\tb"));
-        assert!(!valid_key(b"a\x7fb"));
+        assert!(
+            valid_key(b"a\tb"),
+            "memcached accepts control characters in keys"
+        );
+        assert!(valid_key(b"a\x7fb"));
+        assert!(!valid_key(b"a\rb"));
         assert!(valid_key("ключ".as_bytes()));
     }
 }
