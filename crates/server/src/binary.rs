@@ -1,6 +1,6 @@
 //! memcached binary protocol: framing checks and dispatch to the engine.
 
-use crate::connection::{ConnState, Step, FLUSH_AT};
+use crate::connection::{ConnState, Step};
 use crate::out::Out;
 use crate::sasl;
 use crate::server::{expires_at_binary, Server};
@@ -40,11 +40,8 @@ impl BinaryConn {
         out: &mut Out,
     ) -> Step {
         loop {
-            if cs.discard(rbuf) {
-                return Step::NeedInput(0);
-            }
-            if out.len() >= FLUSH_AT {
-                return Step::Flush;
+            if let Some(step) = cs.before_next(rbuf, out) {
+                return step;
             }
             let Some(raw) = rbuf.first_chunk::<HEADER_LEN>() else {
                 return Step::NeedInput(HEADER_LEN);

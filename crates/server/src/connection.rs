@@ -38,6 +38,18 @@ pub struct ConnState {
 }
 
 impl ConnState {
+    /// What every protocol checks before parsing its next request: bytes of
+    /// a refused body still to skip, or too much output waiting to be written.
+    pub fn before_next(&mut self, rbuf: &mut BytesMut, out: &Out) -> Option<Step> {
+        if self.discard(rbuf) {
+            return Some(Step::NeedInput(0));
+        }
+        if out.len() >= FLUSH_AT {
+            return Some(Step::Flush);
+        }
+        None
+    }
+
     /// Drops skipped bytes from the front of `rbuf`; true if more are due.
     pub fn discard(&mut self, rbuf: &mut BytesMut) -> bool {
         if self.skip == 0 {

@@ -1,7 +1,7 @@
 //! memcached text protocol: line parsing, data blocks, classic commands.
 //! Meta commands share the connection and live in `meta.rs`.
 
-use crate::connection::{ConnState, Step, FLUSH_AT};
+use crate::connection::{ConnState, Step};
 use crate::meta;
 use crate::out::Out;
 use crate::server::{expires_at_text, Server};
@@ -49,11 +49,8 @@ impl TextConn {
         out: &mut Out,
     ) -> Step {
         loop {
-            if cs.discard(rbuf) {
-                return Step::NeedInput(0);
-            }
-            if out.len() >= FLUSH_AT {
-                return Step::Flush;
+            if let Some(step) = cs.before_next(rbuf, out) {
+                return step;
             }
             if let Some(cmd) = self.pending.take() {
                 let len = cmd.data_len().unwrap_or(0);
