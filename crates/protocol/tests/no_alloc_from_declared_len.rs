@@ -4,34 +4,16 @@
 //! ever reserves memory for bytes that are not there.
 //! (One test function only: the global counter is shared by all threads.)
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use memstored_protocol::binary::{BinaryHeader, Request, REQUEST_MAGIC};
 use memstored_protocol::text::{parse_data_block, take_data_block, Command, TextParser};
 use memstored_protocol::Parse;
 
-struct Tracking;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Tracking {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Tracking = Tracking;
+#[path = "support/tracking_alloc.rs"]
+mod tracking_alloc;
+use tracking_alloc::LARGEST;
 
 const LIMIT: usize = 64 * 1024;
 
