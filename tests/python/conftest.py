@@ -26,6 +26,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_listening(server, name: str):
+    """Waits until `server.proc` accepts connections on `server.port`; stops
+    it and raises if it exits or does not listen within 10 s."""
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", server.port), timeout=0.2).close()
+            return
+        except OSError:
+            if server.proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with {server.proc.returncode}")
+            time.sleep(0.05)
+    server.stop()
+    raise RuntimeError(f"{name} did not start listening")
+
+
 class Server:
     """A memstored process on a free loopback port."""
 
@@ -37,17 +53,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"memstored exited with {self.proc.returncode}")
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError("memstored did not start listening")
+        wait_listening(self, "memstored")
 
     def stop(self):
         if self.proc.poll() is None:
@@ -67,3 +73,31 @@ def server(request):
     yield srv
     srv.stop()
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+class Memcached:
+    """The real memcached on a free loopback port: the reference the
+    differential tests compare memstored with."""
+
+    def __init__(self):
+        exe = shutil.which("memcached")
+        if exe is None:
+            pytest.fail("memcached not installed: apt-get install memcached (.ci/run does)")
+        self.port = free_port()
+        args = [exe, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", "64"]
+        if os.geteuid() == 0:
+            args += ["-u", "root"]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_listening(self, "memcached")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def memcached():
+    mc = Memcached()
+    yield mc
+    mc.stop()

@@ -68,13 +68,22 @@ fn concat(a: &[u8], sep: &[u8], b: &[u8]) -> Bytes {
 
 /// Parses a decimal ASCII counter value as memcached does (digits only, fits u64).
 fn parse_counter(value: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(value)
-        .ok()?
-        .trim_end_matches([' ', '\0']);
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    // memcached's safe_strtoull over the stored bytes: leading white space
+    // and a `+` are skipped, the digits must be followed by the end or white
+    // space (memcached pads a shrunk counter with spaces), and whatever
+    // follows that is ignored. NULs count as the end, for values written by
+    // C clients with their terminator.
+    let is_space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+    let start = value.iter().position(|b| !is_space(b))?;
+    let rest = &value[start..];
+    let rest = rest.strip_prefix(b"+").unwrap_or(rest);
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    match rest.get(digits) {
+        None | Some(0) => {}
+        Some(b) if is_space(b) => {}
+        Some(_) => return None,
     }
-    text.parse().ok()
+    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
 }
 
 fn parse_signed(value: &[u8]) -> Option<i64> {

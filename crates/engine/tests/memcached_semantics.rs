@@ -82,3 +82,32 @@ fn lookup_tells_expired_from_missing() {
     assert_eq!(db.lookup(b"none").unwrap(), Lookup::Missing);
     assert!(matches!(db.lookup(b"live").unwrap(), Lookup::Hit(r) if &r.value[..] == b"v"));
 }
+
+/// Regression (differential test against memcached 1.6.18): memcached reads
+/// a counter with `strtoull`, so leading white space, a `+`, and anything
+/// after white space following the digits are accepted.
+#[test]
+fn counters_are_read_like_strtoull() {
+    let db = Db::open("*", true).unwrap();
+    for (stored, after) in [
+        (&b" 12"[..], 13),
+        (b"\t+7", 8),
+        (b"8  ", 9),
+        (b"41 trailing words", 42),
+        (b"5\0", 6),
+    ] {
+        db.set(b"n", stored, true).unwrap();
+        let (n, _) = db.incr_decr_cas(b"n", 1, false, None, None).unwrap();
+        assert_eq!(n, after, "{stored:?}");
+    }
+    for bad in [&b""[..], b" ", b"+", b"-1", b"12x", b"x12", b"0x10"] {
+        db.set(b"n", bad, true).unwrap();
+        assert!(
+            matches!(
+                db.incr_decr_cas(b"n", 1, false, None, None),
+                Err(Error::Infeasible(_))
+            ),
+            "{bad:?} must be refused as non-numeric"
+        );
+    }
+}

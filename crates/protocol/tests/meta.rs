@@ -192,7 +192,7 @@ fn meta_general_errors() {
         b"CLIENT_ERROR opaque token too long\r\n"
     );
     // 17 flags are fine for mg, 18 are too many.
-    let flags17 = "v k f c t s q h l u O1 T1 N1 R1 b I x";
+    let flags17 = "v k f c t s q h l u O1 T1 N1 R1 b I C1";
     assert!(
         fail(&format!("mg Zm9v {flags17} P\r\n")).reply()
             == b"CLIENT_ERROR options flags are too long\r\n"

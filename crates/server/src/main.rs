@@ -5,6 +5,7 @@ mod binary;
 mod cli;
 mod connection;
 mod listener;
+mod marks;
 mod meta;
 mod out;
 mod rpc_conn;

@@ -1,5 +1,6 @@
 //! memcached meta commands: mg ms md ma me (mn is answered in `text.rs`).
 
+use crate::marks::Mark;
 use crate::out::Out;
 use crate::server::{expires_at_text, ttl_remaining, Server};
 use crate::stats::bump;
@@ -54,7 +55,7 @@ fn server_error(e: &Error, out: &mut Out) {
 pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
     let c = &srv.counters;
     let f = &m.flags;
-    let mut won = false;
+    let mut vivified = false;
     let found = match f.ttl {
         Some(t) => {
             bump(&c.cmd_touch);
@@ -94,9 +95,12 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
                 expires_at,
                 cas: None,
             };
-            match srv.db.store(&m.key, Bytes::new(), EngineMode::Add, opts) {
+            let created = srv.marks.vivify(&m.key, || {
+                srv.db.store(&m.key, Bytes::new(), EngineMode::Add, opts)
+            });
+            match created {
                 Ok(cas) => {
-                    won = true;
+                    vivified = true;
                     rec = Some(Record {
                         value: Bytes::new(),
                         meta: Meta {
@@ -112,8 +116,27 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
     }
     match rec {
         Some(r) => {
+            let recache_due = f.recache_ttl.is_some_and(|below| {
+                r.meta.expires_at != 0 && ttl_remaining(r.meta.expires_at) < below
+            });
+            let tokens = if vivified {
+                // The mark was made with the add; this client holds the token.
+                crate::marks::Tokens {
+                    won: true,
+                    ..Default::default()
+                }
+            } else {
+                srv.marks.fetch(&m.key, r.meta.cas, false, recache_due)
+            };
             let mut rets = returns(f, &m.key, Some(&r));
-            if won {
+            // After the requested flags, in memcached's order.
+            if tokens.already_sent {
+                rets.push(MetaReturn::AlreadyWon);
+            }
+            if tokens.stale {
+                rets.push(MetaReturn::Stale);
+            }
+            if tokens.won {
                 rets.push(MetaReturn::Won);
             }
             if f.return_value {
@@ -154,7 +177,18 @@ pub fn set(srv: &Server, m: MetaSet, value: Bytes, out: &mut Out) {
         expires_at: f.ttl.map_or(0, expires_at_text),
         cas,
     };
-    let status = match srv.db.store(&m.key, value, mode, opts) {
+    let stored = match srv.db.store(&m.key, value.clone(), mode, opts) {
+        Err(Error::Infeasible(_))
+            if f.invalidate
+                && cas.is_some()
+                && mode != EngineMode::Append
+                && mode != EngineMode::Prepend =>
+        {
+            store_stale(srv, &m.key, value, mode, opts)
+        }
+        r => r,
+    };
+    let status = match stored {
         Ok(new_cas) => {
             bump(&c.total_items);
             if cas.is_some() {
@@ -197,13 +231,95 @@ pub fn set(srv: &Server, m: MetaSet, value: Bytes, out: &mut Out) {
     encode_meta(status, &returns(f, &m.key, None), out.buf());
 }
 
+/// `ms <key> .. C<cas> I` whose CAS is older than the item's: memcached's
+/// `CAS_ALLOW_STALE`. The value is stored anyway, keeping the item's TTL, and
+/// the new version is stale (and keeps a token already sent), so readers
+/// still see `X` until a write with the current CAS lands. A CAS that is not
+/// older is a plain mismatch (`EX`).
+fn store_stale(
+    srv: &Server,
+    key: &[u8],
+    value: Bytes,
+    mode: EngineMode,
+    opts: StoreOptions,
+) -> memstored_engine::Result<u64> {
+    let mismatch = || Error::Infeasible("the CAS does not match".into());
+    let supplied = opts.cas.ok_or_else(mismatch)?;
+    let Some(cur) = srv.db.get_record(key)? else {
+        return Err(Error::NotFound("no record".into()));
+    };
+    if supplied >= cur.meta.cas {
+        return Err(mismatch());
+    }
+    let token_sent = srv.marks.get(key, cur.meta.cas).token_sent;
+    let stale_opts = StoreOptions {
+        expires_at: cur.meta.expires_at,
+        cas: Some(cur.meta.cas),
+        ..opts
+    };
+    let new_cas = srv.db.store(key, value, mode, stale_opts)?;
+    srv.marks.set(
+        key,
+        Mark {
+            cas: new_cas,
+            stale: true,
+            token_sent,
+        },
+    );
+    Ok(new_cas)
+}
+
+/// `md <key> I [T<ttl>]`: mark stale instead of removing. The item keeps its
+/// value and flags and gets a new CAS (and TTL, if given); the next `mg` wins
+/// the recache token. Retries a few times if a concurrent write moves the
+/// CAS under it, unless the client asked for a specific CAS.
+fn invalidate(srv: &Server, key: &[u8], f: &MetaFlags) -> memstored_engine::Result<()> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let Some(cur) = srv.db.get_record(key)? else {
+            return Err(Error::NotFound("no record".into()));
+        };
+        if f.compare_cas.is_some_and(|c| c != cur.meta.cas) {
+            return Err(Error::Infeasible("the CAS does not match".into()));
+        }
+        let opts = StoreOptions {
+            flags: cur.meta.flags,
+            expires_at: f.ttl.map_or(cur.meta.expires_at, expires_at_text),
+            cas: Some(cur.meta.cas),
+        };
+        match srv.db.store(key, cur.value, EngineMode::Replace, opts) {
+            Ok(cas) => {
+                srv.marks.set(
+                    key,
+                    Mark {
+                        cas,
+                        stale: true,
+                        token_sent: false,
+                    },
+                );
+                return Ok(());
+            }
+            Err(Error::Infeasible(_)) if f.compare_cas.is_none() && attempts < 4 => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// `md <key> <flags>*`.
 pub fn delete(srv: &Server, m: MetaDelete, out: &mut Out) {
     let c = &srv.counters;
     let f = &m.flags;
-    let status = match srv.db.remove_with_cas(&m.key, f.compare_cas) {
+    let done = if f.invalidate {
+        invalidate(srv, &m.key, f)
+    } else {
+        srv.db.remove_with_cas(&m.key, f.compare_cas)
+    };
+    let status = match done {
         Ok(()) => {
-            bump(&c.delete_hits);
+            if !f.invalidate {
+                bump(&c.delete_hits);
+            }
             MetaStatus::Hd
         }
         Err(Error::NotFound(_)) => {
@@ -216,7 +332,8 @@ pub fn delete(srv: &Server, m: MetaDelete, out: &mut Out) {
         }
         Err(e) => return server_error(&e, out),
     };
-    if f.quiet && matches!(status, MetaStatus::Hd | MetaStatus::Nf) {
+    // Quiet mode hides only success: memcached still reports NF and EX.
+    if f.quiet && status == MetaStatus::Hd {
         return;
     }
     encode_meta(status, &returns(f, &m.key, None), out.buf());
@@ -253,21 +370,23 @@ pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
             } else {
                 rec.meta.cas = cas;
             }
+            // Quiet mode hides success, with or without a value (memcached).
+            if f.quiet {
+                return;
+            }
             let text = n.to_string();
             let rets = returns(f, &m.key, Some(&rec));
             if f.return_value {
                 encode_meta_value_head(text.len(), &rets, out.buf());
                 out.put(text.as_bytes());
                 out.put(CRLF);
-            } else if !f.quiet {
+            } else {
                 encode_meta(MetaStatus::Hd, &rets, out.buf());
             }
         }
         Err(Error::NotFound(_)) => {
             bump(misses);
-            if !f.quiet {
-                encode_meta(MetaStatus::Nf, &returns(f, &m.key, None), out.buf());
-            }
+            encode_meta(MetaStatus::Nf, &returns(f, &m.key, None), out.buf());
         }
         Err(e) if e.is_cas_mismatch() => {
             encode_meta(MetaStatus::Ex, &returns(f, &m.key, None), out.buf())

@@ -1,5 +1,6 @@
 //! State shared by every connection: the store, settings, counters.
 
+use crate::marks::Marks;
 use crate::sasl::Credentials;
 use crate::stats::bump;
 use crate::stats::Counters;
@@ -35,6 +36,8 @@ pub struct Server {
     pub credentials: Option<Credentials>,
     /// Bumped by every flush; a delayed flush only runs if no later one came.
     flush_generation: AtomicU64,
+    /// Stale and recache-token bits of the meta protocol (`marks.rs`).
+    pub marks: Marks,
     /// Turns true when the server is shutting down.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -53,6 +56,7 @@ impl Server {
             started: Instant::now(),
             credentials,
             flush_generation: AtomicU64::new(0),
+            marks: Marks::default(),
             shutdown,
         }
     }
@@ -63,6 +67,7 @@ impl Server {
         let generation = self.flush_generation.fetch_add(1, Ordering::SeqCst) + 1;
         if delay == 0 {
             let db = self.db.clone();
+            self.marks.clear();
             return tokio::task::block_in_place(move || db.clear());
         }
         let srv = self.clone();
@@ -71,6 +76,7 @@ impl Server {
             if srv.flush_generation.load(Ordering::SeqCst) != generation {
                 return;
             }
+            srv.marks.clear();
             let db = srv.db.clone();
             match tokio::task::spawn_blocking(move || db.clear()).await {
                 Ok(Ok(())) => tracing::debug!("delayed flush done"),

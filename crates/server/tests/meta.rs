@@ -21,7 +21,7 @@ fn mg_ms_flags() {
     assert_eq!(t.line(), "MN");
     // T updates the TTL
     assert_eq!(t.cmd("mg k t T500\r\n"), "HD t500");
-    // (the engine gives a touched item a new CAS; memcached keeps it)
+    // a touch keeps the CAS, as in memcached
     let cas: u64 = t.cmd("mg k c\r\n")[4..].parse().unwrap();
     // CAS compare on ms
     assert_eq!(t.cmd(&format!("ms k 1 C{}\r\nx\r\n", cas + 99)), "EX");
@@ -49,7 +49,9 @@ fn md_ma_me_mn() {
     let srv = Server::start(&[]);
     let mut t = Text::new(srv.connect());
     assert_eq!(t.cmd("md none\r\n"), "NF");
-    assert_eq!(t.cmd("md none q\r\nmn\r\n"), "MN");
+    // quiet mode hides success only: a miss is still NF (memcached 1.6)
+    assert_eq!(t.cmd("md none q\r\nmn\r\n"), "NF");
+    assert_eq!(t.line(), "MN");
     assert_eq!(t.cmd("ms d 1\r\nx\r\n"), "HD");
     assert_eq!(t.cmd("md d Oab k\r\n"), "HD Oab kd");
     assert_eq!(t.cmd("ma cnt\r\n"), "NF");
@@ -71,4 +73,47 @@ fn md_ma_me_mn() {
     assert!(l.ends_with("size=1"), "{l}");
     assert_eq!(t.cmd("me none\r\n"), "EN");
     assert_eq!(t.cmd("mn\r\n"), "MN");
+}
+
+/// The anti-dogpiling promise of `md I` / `mg R`: of many clients fetching a
+/// stale (or nearly expired) item at once, exactly one is told to recache
+/// (`W`); the others get the stale value with `Z`.
+#[test]
+fn exactly_one_concurrent_fetch_wins_the_recache_token() {
+    let srv = Server::start(&[]);
+    let mut t = Text::new(srv.connect());
+    for round in 0..20 {
+        let key = format!("hot{round}");
+        assert_eq!(t.cmd(&format!("ms {key} 3 T10\r\nold\r\n")), "HD");
+        // even rounds: invalidated; odd rounds: TTL under the R threshold
+        let fetch = if round % 2 == 0 {
+            assert_eq!(t.cmd(&format!("md {key} I\r\n")), "HD");
+            format!("mg {key} v\r\n")
+        } else {
+            format!("mg {key} v R30\r\n")
+        };
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let replies: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    let (barrier, fetch, srv) = (barrier.clone(), fetch.clone(), &srv);
+                    s.spawn(move || {
+                        let mut c = Text::new(srv.connect());
+                        barrier.wait();
+                        let head = c.cmd(&fetch);
+                        assert_eq!(c.line(), "old", "the stale value is still served");
+                        head
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let winners = replies.iter().filter(|r| r.ends_with(" W")).count();
+        let others = replies.iter().filter(|r| r.contains(" Z")).count();
+        assert_eq!((winners, others), (1, 7), "round {round}: {replies:?}");
+        // the winner's write makes a fresh version: no more flags
+        assert_eq!(t.cmd(&format!("ms {key} 3 T100\r\nnew\r\n")), "HD");
+        assert_eq!(t.cmd(&format!("mg {key} v R30\r\n")), "VA 3");
+        assert_eq!(t.line(), "new");
+    }
 }

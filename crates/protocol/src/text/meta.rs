@@ -47,8 +47,6 @@ pub struct MetaFlags {
     /// `I`: invalidate — ms: set only if CAS is older, marks stale; md:
     /// mark stale instead of removing.
     pub invalidate: bool,
-    /// `x` (md): remove the value but keep the item.
-    pub remove_value: bool,
     /// `O<token>`: opaque to echo, without the `O`.
     pub opaque: Option<Bytes>,
     /// `T<exptime>`: update the TTL (memcached exptime rules).
@@ -61,8 +59,6 @@ pub struct MetaFlags {
     pub client_flags: Option<u32>,
     /// `C<cas>`: compare CAS before acting.
     pub compare_cas: Option<u64>,
-    /// `E<cas>`: use this as the item's new CAS instead of generating one.
-    pub new_cas: Option<u64>,
     /// `J<n>`: initial value for ma auto-create.
     pub initial: Option<u64>,
     /// `D<n>`: delta for ma.
@@ -111,7 +107,6 @@ pub(crate) fn parse_flags(tokens: &[Bytes]) -> Result<MetaFlags, TextErrorKind> 
             b'u' => f.no_lru_bump = true,
             b'q' => f.quiet = true,
             b'I' => f.invalidate = true,
-            b'x' => f.remove_value = true,
             b'P' | b'L' => {}
             b'O' => f.opaque = Some(tok.slice(1..)),
             b'T' => match parse_i32(arg) {
@@ -137,10 +132,6 @@ pub(crate) fn parse_flags(tokens: &[Bytes]) -> Result<MetaFlags, TextErrorKind> 
             },
             b'C' => match parse_u64(arg) {
                 Some(v) => f.compare_cas = Some(v),
-                None => bad(TextErrorKind::BadToken),
-            },
-            b'E' => match parse_u64(arg) {
-                Some(v) => f.new_cas = Some(v),
                 None => bad(TextErrorKind::BadToken),
             },
             b'J' => match parse_u64(arg) {
@@ -266,7 +257,7 @@ mod tests {
 
     #[test]
     fn letters_and_tokens() {
-        let f = flags("v k f c t s q Oabc T30 N-1 R5 F7 C99 E100 J3 D4 MA I b h l u").unwrap();
+        let f = flags("v k f c t s q Oabc T30 N-1 R5 F7 C99 J3 D4 MA I b h l u").unwrap();
         assert!(f.return_value && f.return_key && f.return_client_flags && f.return_cas);
         assert!(f.return_ttl && f.return_size && f.quiet && f.invalidate && f.base64_key);
         assert!(f.return_hit && f.return_last_access && f.no_lru_bump);
@@ -276,11 +267,10 @@ mod tests {
         assert_eq!(f.recache_ttl, Some(5));
         assert_eq!(f.client_flags, Some(7));
         assert_eq!(f.compare_cas, Some(99));
-        assert_eq!(f.new_cas, Some(100));
         assert_eq!(f.initial, Some(3));
         assert_eq!(f.delta, Some(4));
         assert_eq!(f.mode, Some(b'A'));
-        assert_eq!(f.requested(), b"vkfctsqOTNRFCEJDMIbhlu");
+        assert_eq!(f.requested(), b"vkfctsqOTNRFCJDMIbhlu");
     }
 
     #[test]
@@ -301,6 +291,9 @@ mod tests {
         assert!(flags(&format!("O{}", "x".repeat(31))).is_ok());
         assert_eq!(flags("\u{7f}"), Err(TextErrorKind::DuplicateFlag));
         assert_eq!(flags("~"), Err(TextErrorKind::InvalidFlag));
+        // memcached 1.6.18 knows neither `E` (explicit CAS) nor `x`.
+        assert_eq!(flags("E5"), Err(TextErrorKind::InvalidFlag));
+        assert_eq!(flags("x"), Err(TextErrorKind::InvalidFlag));
         assert_eq!(flags("é"), Err(TextErrorKind::DuplicateFlag));
     }
 

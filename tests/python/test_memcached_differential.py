@@ -1,0 +1,253 @@
+"""Differential tests: the same text and meta command sequences go to a real
+memcached (1.6, started here) and to memstored, and the replies must be the
+same byte for byte, apart from CAS values and exact TTL seconds.
+
+Each exchange is one request followed by `mn`, so the reply ends at `MN`
+whatever the command answers (or does not answer, in quiet mode). Where
+memstored deliberately differs from memcached, the case is left out here and
+listed in docs/memcached-compat.md.
+"""
+
+import re
+import socket
+
+import pytest
+
+SCENARIOS = {
+    "text_storage": [
+        b"set a 5 0 3\r\nabc\r\n",
+        b"get a\r\n",
+        b"gets a b\r\n",
+        b"add a 0 0 1\r\nx\r\n",
+        b"replace nokey 0 0 1\r\nx\r\n",
+        b"append a 0 0 2\r\nde\r\n",
+        b"prepend a 0 0 2\r\nzz\r\n",
+        b"get a\r\n",
+        b"append nokey 0 0 2\r\nde\r\n",
+        b"set kk 0 0 1 noreply\r\nx\r\n",
+        b"get kk a nokey kk\r\n",
+        b"delete a\r\n",
+        b"delete a\r\n",
+        b"delete kk 0\r\n",
+        b"delete kk 5\r\n",
+        b"set t 0 100 1\r\nx\r\n",
+        b"touch t 200\r\n",
+        b"touch nokey 10\r\n",
+        b"gat 300 t nokey\r\n",
+        b"gats 300 t\r\n",
+        b"set neg 0 -1 1\r\nx\r\n",
+        b"get neg\r\n",
+        b"cas neg 0 0 1 1\r\ny\r\n",
+        b"cas t 0 0 1 99999999\r\ny\r\n",
+        b"set k 4294967295 0 1\r\nx\r\n",
+        b"get k\r\n",
+        b"flush_all\r\n",
+        b"get t k\r\n",
+    ],
+    "text_arithmetic": [
+        b"set n 0 0 2\r\n10\r\n",
+        b"incr n 5\r\n",
+        b"decr n 100\r\n",
+        b"incr n 18446744073709551615\r\n",
+        b"incr n 18446744073709551616\r\n",
+        b"incr nokey 1\r\n",
+        b"incr n abc\r\n",
+        b"incr n -1\r\n",
+        b"set big 0 0 2\r\n99\r\n",
+        b"incr big 1\r\n",
+        b"get big\r\n",
+        b"set sp 0 0 3\r\n 12\r\n",
+        b"incr sp 1\r\n",
+        b"set word 0 0 3\r\nabc\r\n",
+        b"incr word 1\r\n",
+        b"incr n 1 noreply\r\n",
+        # (memcached pads a counter that got shorter with spaces, so `get`
+        # after a shrinking incr/decr differs by design; read it with incr 0)
+        b"incr n 0\r\n",
+    ],
+    "text_errors": [
+        b"set bad 0 0 3\r\nabcd\r\n",
+        b"set bad 0 0 x\r\nabc\r\n",
+        b"set bad 0 0\r\n",
+        b"set\r\n",
+        b"get\r\n",
+        b"bogus\r\n",
+        b"\r\n",
+        b"GET a\r\n",
+        b"set k -1 0 1\r\nx\r\n",
+        b"set k 0 0 -1\r\n",
+        b"verbosity 1\r\n",
+        b"verbosity\r\n",
+        b"verbosity 1 noreply\r\n",
+        b"flush_all noreply\r\n",
+        b"flush_all 0\r\n",
+        b"flush_all abc\r\n",
+        b"gat\r\n",
+        b"gat 10\r\n",
+        b"touch k\r\n",
+        b"cas k 0 0 1\r\nx\r\n",
+        b"incr\r\n",
+    ],
+    "meta_basic": [
+        b"set kk 3 0 1\r\nx\r\n",
+        b"mg kk v\r\n",
+        b"mg kk s f t k v c\r\n",
+        b"mg missing v\r\n",
+        b"mg missing v q\r\n",
+        b"mg missing k O123 v\r\n",
+        b"mg kk k O123 q\r\n",
+        b"ms m1 2\r\nhi\r\n",
+        b"ms m1 2 T100 F7 c\r\nhi\r\n",
+        b"mg m1 f t v\r\n",
+        b"ms m1 2 MA\r\nyo\r\n",
+        b"ms m1 2 MP\r\nxx\r\n",
+        b"mg m1 v\r\n",
+        b"ms m1 2 ME\r\nxx\r\n",
+        b"ms m2 2 ME\r\nxx\r\n",
+        b"ms m3 2 MR\r\nxx\r\n",
+        b"ms m1 2 MS\r\nzz\r\n",
+        b"ms bTE= 2 b\r\nzz\r\n",
+        b"mg bTE= b v k\r\n",
+        b"md m1\r\n",
+        b"md m1\r\n",
+        b"ma cnt\r\n",
+        b"ma cnt N0 J13\r\n",
+        b"ma cnt v\r\n",
+        b"ma cnt MI D5 v\r\n",
+        b"ma cnt MD D100 v\r\n",
+        b"ma cnt t v\r\n",
+        b"ms str 3\r\nabc\r\n",
+        b"ma str v\r\n",
+        b"mg str\r\n",
+        b"mg str t s\r\n",
+        b"mg str v T30 t\r\n",
+        b"mg str v t\r\n",
+    ],
+    "meta_quiet": [
+        b"ms a 1\r\nx\r\n",
+        b"mg a q\r\n",
+        b"mg a q k\r\n",
+        b"mg a q v\r\n",
+        b"mg nope q v\r\n",
+        b"md nope q\r\n",
+        b"md a C1 q\r\n",
+        b"md a q\r\n",
+        b"ma nope q\r\n",
+        b"ms n 1\r\n5\r\n",
+        b"ma n q\r\n",
+        b"ma n q v\r\n",
+        b"mg n v\r\n",
+        b"ms n 1 q ME\r\ny\r\n",
+        b"ms n 1 q C1\r\ny\r\n",
+        b"ms nope 1 q MR\r\ny\r\n",
+        b"ms n 1 q\r\ny\r\n",
+        b"ma n q\r\n",
+    ],
+    "meta_stale_and_recache": [
+        # R: the first fetch under the threshold wins, later ones see Z
+        b"ms r 1 T10\r\nx\r\n",
+        b"mg r R30 v t\r\n",
+        b"mg r R30 v t\r\n",
+        b"mg r v\r\n",
+        # a new version starts clean
+        b"ms r 1 T100\r\ny\r\n",
+        b"mg r R30 v\r\n",
+        # md I: stale, served with X; one W, then Z
+        b"md r I T30\r\n",
+        b"mg r v t\r\n",
+        b"mg r v\r\n",
+        # ms I with an older CAS: stored but still stale; a newer CAS is EX
+        b"ms r 1 C1 I\r\nz\r\n",
+        b"mg r v\r\n",
+        b"ms r 1 C999999 I\r\nz\r\n",
+        b"ms r 1 C999999\r\nw\r\n",
+        b"md r I\r\n",
+        b"mg r v\r\n",
+        b"md r I q\r\n",
+        b"md gone I\r\n",
+        b"md r C1 I\r\n",
+        # N: vivify on miss wins, the next fetch sees Z; a set clears it
+        b"mg viv N30 k O5 v t s f\r\n",
+        b"mg viv N30 k O5 v t\r\n",
+        b"mg viv v\r\n",
+        b"ms viv 2\r\nok\r\n",
+        b"mg viv v\r\n",
+        # no TTL: R never wins
+        b"ms d 1 T0\r\n1\r\n",
+        b"mg d R30 v t\r\n",
+        # flush_all forgets stale items too
+        b"ms s 1 T100\r\nv\r\n",
+        b"md s I\r\n",
+        b"flush_all\r\n",
+        b"mg s v\r\n",
+        b"ms s 1\r\nv\r\n",
+        b"mg s v\r\n",
+    ],
+    "meta_errors": [
+        b"ms k 1\r\nx\r\n",
+        b"mg\r\n",
+        b"ms\r\n",
+        b"ms k\r\n",
+        b"ms k abc\r\n",
+        b"mg k zz\r\n",
+        b"mg k v v\r\n",
+        b"ma\r\n",
+        b"md\r\n",
+        b"mg k 1\r\n",
+        b"mg k v x\r\n",
+        b"mg k E5 v\r\n",
+        b"md k x\r\n",
+        b"ms b 1 x\r\ny\r\n",
+        b"ma b x\r\n",
+        b"ms k 1 MX\r\nz\r\n",
+        b"ma k MX\r\n",
+        b"ms c 1 MA N30\r\nz\r\n",
+        b"mg c v t\r\n",
+    ],
+}
+
+
+def normalize(reply: bytes) -> bytes:
+    """CAS values differ between servers (memcached: one global counter;
+    memstored: per shard), and a TTL may tick between the two requests."""
+    reply = re.sub(rb"(VALUE \S+ \d+ \d+) \d+", rb"\1 <cas>", reply)
+    reply = re.sub(rb"(?<= )c\d+", b"c<cas>", reply)
+    reply = re.sub(rb"(?<= )t\d+", b"t<ttl>", reply)
+    return reply
+
+
+def exchange(sock: socket.socket, request: bytes) -> bytes:
+    sock.sendall(request + b"mn\r\n")
+    reply = b""
+    while not reply.endswith(b"MN\r\n"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            return reply + b"<closed>"
+        reply += chunk
+    return reply
+
+
+def run(port: int, requests) -> list:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        exchange(s, b"flush_all\r\n")
+        return [exchange(s, r) for r in requests]
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_same_replies_as_memcached(server, memcached, scenario):
+    requests = SCENARIOS[scenario]
+    expected = run(memcached.port, requests)
+    got = run(server.port, requests)
+    assert all(not r.endswith(b"<closed>") for r in expected), "memcached closed the connection"
+    for req, want, have in zip(requests, expected, got):
+        assert normalize(have) == normalize(want), (
+            f"{scenario}: {req!r}\n memcached: {want!r}\n memstored: {have!r}"
+        )
+
+
+def test_normalize_keeps_what_matters():
+    # Guards the comparison itself: only CAS numbers and TTL seconds vary.
+    assert normalize(b"VALUE k 1 2 99\r\nab\r\nEND\r\n") == b"VALUE k 1 2 <cas>\r\nab\r\nEND\r\n"
+    assert normalize(b"VA 1 c12 t30 f5\r\n") == b"VA 1 c<cas> t<ttl> f5\r\n"
+    assert normalize(b"HD t-1\r\n") == b"HD t-1\r\n"
+    assert normalize(b"HD W\r\n") != normalize(b"HD Z\r\n")
