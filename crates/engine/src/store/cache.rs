@@ -195,7 +195,7 @@ impl Store for CacheStore {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.map.insert(key.into(), idx);
+        self.map.insert(key, idx);
         self.queue.push_back((idx, generation));
         self.used += cost;
         self.evict(idx);

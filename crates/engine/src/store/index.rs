@@ -222,55 +222,10 @@ pub trait Index<V>: Send + Sync + Default {
     fn for_each<'a>(&'a self, f: &mut dyn FnMut(&'a [u8], &'a V));
 }
 
-/// A fast, per-process-seeded hasher: keys come from the network, so the
-/// seed must not be predictable (HashDoS). hashbrown's map directly (std's
-/// is the same table).
-pub type HashIndex<V> = hashbrown::HashMap<SmallKey, V, foldhash::fast::RandomState>;
+/// Hash-shaped indexes: positions in a hash table, entries packed in
+/// insertion order (`slab_hash.rs` says why).
+pub type HashIndex<V> = super::slab_hash::SlabHash<V>;
 pub type TreeIndex<V> = BTreeMap<SmallKey, V>;
-
-impl<V: Send + Sync> Index<V> for HashIndex<V> {
-    const ORDERED: bool = false;
-    fn with_capacity(n: usize) -> Self {
-        hashbrown::HashMap::with_capacity_and_hasher(n, Default::default())
-    }
-    #[inline]
-    fn get(&self, k: &[u8]) -> Option<&V> {
-        hashbrown::HashMap::get(self, k)
-    }
-    #[inline]
-    fn get_mut(&mut self, k: &[u8]) -> Option<&mut V> {
-        hashbrown::HashMap::get_mut(self, k)
-    }
-    #[inline]
-    fn insert(&mut self, k: &[u8], v: V) -> Option<V> {
-        if k.len() <= INLINE_LEN {
-            // Building an inline key costs no allocation: one probe.
-            return hashbrown::HashMap::insert(self, SmallKey::from(k), v);
-        }
-        match hashbrown::HashMap::get_mut(self, k) {
-            Some(slot) => Some(std::mem::replace(slot, v)),
-            None => hashbrown::HashMap::insert(self, SmallKey::from(k), v),
-        }
-    }
-    #[inline]
-    fn remove(&mut self, k: &[u8]) -> Option<V> {
-        hashbrown::HashMap::remove(self, k)
-    }
-    fn len(&self) -> usize {
-        hashbrown::HashMap::len(self)
-    }
-    fn clear(&mut self) {
-        hashbrown::HashMap::clear(self)
-    }
-    fn seek(&self, _from: Bound<&[u8]>, _forward: bool) -> Option<&[u8]> {
-        None
-    }
-    fn for_each<'a>(&'a self, f: &mut dyn FnMut(&'a [u8], &'a V)) {
-        for (k, v) in self.iter() {
-            f(k, v)
-        }
-    }
-}
 
 impl<V: Send + Sync> Index<V> for TreeIndex<V> {
     const ORDERED: bool = true;

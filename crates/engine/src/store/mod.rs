@@ -8,6 +8,7 @@ pub mod log;
 pub mod memfile;
 pub mod memory;
 pub mod rebuild;
+pub mod slab_hash;
 
 use crate::record::{Meta, Record};
 use crate::status::Result;
