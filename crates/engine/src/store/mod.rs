@@ -7,6 +7,7 @@ pub mod index;
 pub mod log;
 pub mod memfile;
 pub mod memory;
+pub mod positions;
 pub mod rebuild;
 pub mod slab_hash;
 
