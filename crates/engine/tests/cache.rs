@@ -205,7 +205,12 @@ fn a_record_larger_than_the_cap_is_infeasible() {
         // A record of exactly a shard's capacity fits.
         let shards = db.name().num_shards as u64;
         let k = b"edge";
-        let fit = vec![b'y'; (CAP / shards - charge(k.len(), 0)) as usize];
+        let room = CAP / shards;
+        let len = (0..room as usize)
+            .rev()
+            .find(|&l| charge(k.len(), l) <= room)
+            .unwrap();
+        let fit = vec![b'y'; len];
         db.set(k, &fit, true).unwrap();
         assert!(present(&db, k), "{name}");
         assert!(db.stats().bytes <= CAP, "{name}");

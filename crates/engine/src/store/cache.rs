@@ -2,53 +2,56 @@
 //! evicts with CLOCK, an LRU approximation whose hits only set a bit, so
 //! lookups stay under the shard's shared read lock.
 //!
-//! The clock is kept as a queue of slots in insertion order (second-chance
-//! FIFO, the same algorithm as a circular CLOCK): the hand takes the oldest
-//! record; a referenced one has its bit cleared and goes to the back, an
-//! unreferenced one is evicted. New records join at the back, so they are the
-//! last considered. (A hand sweeping the slot array would meet a new record
-//! placed in a reused slot just ahead of it first, and evict the newest data.)
+//! Records live in the hash index's packed entry vector (`slab_hash.rs`),
+//! and the clock hand sweeps that vector: a referenced record has its bit
+//! cleared and is passed, an unreferenced one is evicted. Evictions leave
+//! holes just behind the hand, and new records fill the most recent hole
+//! first (or go at the end), so a new record is the last the hand reaches —
+//! the same order as a second-chance FIFO, without a queue. One entry per
+//! record and keys and short values inline make a small record cost ~110
+//! bytes in all, which is what `charge` accounts.
 
-use super::index::{HashIndex, Index, Key};
+use super::index::{Index, Key, SmallValue, INLINE_LEN};
+use super::slab_hash::SlabHash;
 use super::{Store, StoreStats};
 use crate::record::{Meta, Record};
 use crate::status::{Error, Result};
 use bytes::Bytes;
-use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Bytes charged per record on top of its key and value, covering the index
-/// entry, the slot and allocator overhead. With it, the accounted size tracks
-/// real memory closely; `docs/format.md` states the bound.
-pub const ENTRY_OVERHEAD: u64 = 128;
+/// Bytes charged per record whatever its size: its entry (inline key 24,
+/// value 32, metadata 24, reference bit, padded: 88) and its share of the
+/// position table (8 bytes a slot, at most 3/4 full and at least 3/8 after
+/// growing: up to 21). `docs/format.md` states the bound.
+pub const ENTRY_OVERHEAD: u64 = 112;
 
-/// What one record costs against `cap_mem_size`: the key is held twice
-/// (index and slot), the value once, plus the fixed overhead.
-pub fn charge(key_len: usize, value_len: usize) -> u64 {
-    2 * key_len as u64 + value_len as u64 + ENTRY_OVERHEAD
+/// Heap bytes of a key or value that does not fit inline: glibc's chunk for
+/// `len` bytes (8 bytes of header, 16-byte granules).
+fn heap(len: usize) -> u64 {
+    if len <= INLINE_LEN {
+        0
+    } else {
+        (len as u64 + 8).next_multiple_of(16)
+    }
 }
 
-struct Slot {
-    key: Key,
-    value: Bytes,
+/// What one record costs against `cap_mem_size`.
+pub fn charge(key_len: usize, value_len: usize) -> u64 {
+    ENTRY_OVERHEAD + heap(key_len) + heap(value_len)
+}
+
+struct CacheEntry {
+    value: SmallValue,
     meta: Meta,
     /// Set on every hit; the clock hand clears it once before evicting.
     referenced: AtomicBool,
-    /// Which placement of a record in this slot this is, so that queue
-    /// entries left by a removed record are recognised as stale.
-    generation: u64,
 }
 
 pub struct CacheStore {
-    /// Key to slot number.
-    map: HashIndex<u32>,
-    slots: Vec<Option<Slot>>,
-    free: Vec<u32>,
-    /// Slots in clock order, oldest first, with the generation they held
-    /// when queued; entries whose slot has moved on are skipped.
-    queue: VecDeque<(u32, u64)>,
-    next_generation: u64,
+    index: SlabHash<CacheEntry>,
+    /// The clock hand: a position in the index's entry vector.
+    hand: usize,
     /// Sum of `charge` over held records.
     used: u64,
     cap_bytes: u64,
@@ -61,11 +64,8 @@ impl CacheStore {
     /// A cache holding at most `cap_bytes` (0 = no byte cap) and `cap_recs` records (0 = no count cap).
     pub fn new(cap_bytes: u64, cap_recs: u64) -> Self {
         CacheStore {
-            map: HashIndex::with_capacity(0),
-            slots: Vec::new(),
-            free: Vec::new(),
-            queue: VecDeque::new(),
-            next_generation: 0,
+            index: SlabHash::default(),
+            hand: 0,
             used: 0,
             cap_bytes,
             cap_recs,
@@ -74,83 +74,72 @@ impl CacheStore {
         }
     }
 
-    fn over_cap(&self) -> bool {
-        (self.cap_bytes > 0 && self.used > self.cap_bytes)
-            || (self.cap_recs > 0 && self.map.len() as u64 > self.cap_recs)
+    /// True when `bytes` more bytes and `records` more records would not fit.
+    fn over_cap(&self, bytes: u64, records: u64) -> bool {
+        (self.cap_bytes > 0 && self.used + bytes > self.cap_bytes)
+            || (self.cap_recs > 0 && self.index.len() as u64 + records > self.cap_recs)
     }
 
-    fn take_slot(&mut self, idx: u32) -> Option<Slot> {
-        let slot = self.slots.get_mut(idx as usize)?.take()?;
-        self.used -= charge(slot.key.len(), slot.value.len());
-        self.free.push(idx);
-        Some(slot)
-    }
-
-    /// Evicts unreferenced records, sparing `keep`, until within the caps.
-    fn evict(&mut self, keep: u32) {
-        // Each live record is passed over at most twice (once to clear its
-        // bit), so this ends; stale entries are dropped as they come.
-        let mut budget = 2 * self.queue.len() + 1;
-        while self.over_cap() && budget > 0 {
+    /// Evicts unreferenced records, sparing `keep`, until `bytes` and
+    /// `records` more fit. Called before the write it makes room for, so the
+    /// holes it leaves are just behind the hand and the new record fills the
+    /// last of them: the hand reaches it last.
+    fn make_room(&mut self, bytes: u64, records: u64, keep: &[u8]) {
+        // Each live record is passed at most twice (once to clear its bit),
+        // so two sweeps and a bit always suffice.
+        let mut budget = 2 * self.index.slots_len() + 2;
+        while self.over_cap(bytes, records) && budget > 0 {
             budget -= 1;
-            let Some((idx, generation)) = self.queue.pop_front() else {
-                break;
-            };
-            let victim = match &self.slots[idx as usize] {
-                Some(s) if s.generation == generation => {
-                    idx != keep && !s.referenced.swap(false, Ordering::Relaxed)
-                }
-                _ => continue,
+            if self.hand >= self.index.slots_len() {
+                self.hand = 0;
+            }
+            let victim = match self.index.entry_at(self.hand) {
+                Some((k, e)) => k != keep && !e.referenced.swap(false, Ordering::Relaxed),
+                None => false,
             };
             if victim {
-                if let Some(slot) = self.take_slot(idx) {
-                    self.map.remove(&slot.key[..]);
+                let key = self.index.entry_at(self.hand).map(|(k, _)| Key::from(k));
+                if let Some(old) = key.and_then(|k| self.index.remove(&k).map(|e| (k, e))) {
+                    self.used -= charge(old.0.len(), old.1.value.len());
                     self.evictions += 1;
                 }
-            } else {
-                self.queue.push_back((idx, generation));
             }
+            self.hand += 1;
         }
     }
+}
 
-    /// Drops stale queue entries once they outnumber live ones, so that
-    /// removals without evictions cannot grow the queue without bound.
-    fn compact_queue(&mut self) {
-        if self.queue.len() > 2 * self.map.len() + 64 {
-            let slots = &self.slots;
-            self.queue.retain(|&(idx, generation)| {
-                matches!(&slots[idx as usize], Some(s) if s.generation == generation)
-            });
+impl CacheStore {
+    /// A new record that landed at or ahead of the hand (pushed at the end
+    /// of the vector while the hand is mid-way, or in an old hole ahead of
+    /// it) trades places with the record under the hand, and the hand steps
+    /// past it: the newest record is then the last the hand reaches, and the
+    /// record it displaced (the next to be examined) waits one sweep longer.
+    fn place_behind_hand(&mut self, key: &[u8]) {
+        let Some(pos) = self.index.position_of(key) else {
+            return;
+        };
+        if self.hand >= self.index.slots_len() || pos < self.hand {
+            return;
+        }
+        if pos == self.hand || self.index.swap_entries(pos, self.hand) {
+            self.hand += 1;
         }
     }
 }
 
 impl Store for CacheStore {
     fn get(&self, key: &[u8]) -> Result<Option<Record>> {
-        let Some(&idx) = self.map.get(key) else {
-            return Ok(None);
-        };
-        Ok(self
-            .slots
-            .get(idx as usize)
-            .and_then(Option::as_ref)
-            .map(|s| {
-                s.referenced.store(true, Ordering::Relaxed);
-                Record {
-                    value: s.value.clone(),
-                    meta: s.meta,
-                }
-            }))
+        Ok(self.index.get(key).map(|e| {
+            e.referenced.store(true, Ordering::Relaxed);
+            Record {
+                value: e.value.to_bytes(),
+                meta: e.meta,
+            }
+        }))
     }
     fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>> {
-        let Some(&idx) = self.map.get(key) else {
-            return Ok(None);
-        };
-        Ok(self
-            .slots
-            .get(idx as usize)
-            .and_then(Option::as_ref)
-            .map(|s| s.meta))
+        Ok(self.index.get(key).map(|e| e.meta))
     }
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
         let cost = charge(key.len(), value.len());
@@ -161,65 +150,46 @@ impl Store for CacheStore {
             )));
         }
         self.max_cas = self.max_cas.max(meta.cas);
-        if let Some(&idx) = self.map.get(key) {
-            // An update keeps the record's place in the clock.
-            let old_generation = self.take_slot(idx).map_or(0, |s| s.generation);
-            self.free.pop();
-            self.used += cost;
-            self.slots[idx as usize] = Some(Slot {
-                key: key.into(),
-                value,
-                meta,
-                referenced: AtomicBool::new(true),
-                generation: old_generation,
-            });
-            self.evict(idx);
-            return Ok(());
+        let old = self
+            .index
+            .get(key)
+            .map(|e| charge(key.len(), e.value.len()));
+        if let Some(c) = old {
+            self.used -= c;
         }
-        let generation = self.next_generation;
-        self.next_generation += 1;
-        let slot = Slot {
-            key: key.into(),
-            value,
+        self.make_room(cost, u64::from(old.is_none()), key);
+        let entry = CacheEntry {
+            value: SmallValue::from_bytes(value),
             meta,
-            referenced: AtomicBool::new(false),
-            generation,
+            // An update keeps the record's place in the clock and counts as
+            // a use; a new record is placed where the hand comes last.
+            referenced: AtomicBool::new(old.is_some()),
         };
-        let idx = match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = Some(slot);
-                i
-            }
+        match self.index.get_mut(key) {
+            Some(e) => *e = entry,
             None => {
-                self.slots.push(Some(slot));
-                (self.slots.len() - 1) as u32
+                Index::insert(&mut self.index, key, entry);
+                self.place_behind_hand(key);
             }
-        };
-        self.map.insert(key, idx);
-        self.queue.push_back((idx, generation));
+        }
         self.used += cost;
-        self.evict(idx);
-        self.compact_queue();
         Ok(())
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
-        match self.map.remove(key) {
-            Some(idx) => {
-                let removed = self.take_slot(idx).is_some();
-                self.compact_queue();
-                Ok(removed)
+        match self.index.remove(key) {
+            Some(e) => {
+                self.used -= charge(key.len(), e.value.len());
+                Ok(true)
             }
             None => Ok(false),
         }
     }
     fn len(&self) -> u64 {
-        self.map.len() as u64
+        self.index.len() as u64
     }
     fn clear(&mut self) -> Result<()> {
-        self.map.clear();
-        self.slots.clear();
-        self.free.clear();
-        self.queue.clear();
+        self.index.clear();
+        self.hand = 0;
         self.used = 0;
         Ok(())
     }
@@ -233,7 +203,9 @@ impl Store for CacheStore {
         None
     }
     fn keys(&self) -> Vec<Key> {
-        self.slots.iter().flatten().map(|s| s.key.clone()).collect()
+        let mut out = Vec::with_capacity(self.index.len());
+        self.index.for_each(&mut |k, _| out.push(k.into()));
+        out
     }
     fn max_cas(&self) -> u64 {
         self.max_cas

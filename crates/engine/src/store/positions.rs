@@ -172,6 +172,28 @@ impl PositionTable {
         Some(removed)
     }
 
+    /// The slot index holding exactly `pos` under `hash`.
+    fn slot_of(&self, hash: u64, pos: u32) -> Option<usize> {
+        let bits = hash_bits(hash);
+        self.find_slot(hash, |p| p == pos)
+            .filter(|&i| self.slots.get(i).is_some_and(|&s| bits_of(s) == bits))
+    }
+
+    /// Points the entry at `a` (hashed `ha`) to `b` and the one at `b` to
+    /// `a`. False, and nothing changed, unless both are present.
+    pub fn swap_positions(&mut self, ha: u64, a: u32, hb: u64, b: u32) -> bool {
+        let (Some(i), Some(j)) = (self.slot_of(ha, a), self.slot_of(hb, b)) else {
+            return false;
+        };
+        if let Some(s) = self.slots.get_mut(i) {
+            *s = pack(hash_bits(ha), b);
+        }
+        if let Some(s) = self.slots.get_mut(j) {
+            *s = pack(hash_bits(hb), a);
+        }
+        true
+    }
+
     /// Rewrites every position through `f` (after the entries moved).
     pub fn remap(&mut self, mut f: impl FnMut(u32) -> u32) {
         for s in self.slots.iter_mut().filter(|s| **s != EMPTY) {
@@ -220,6 +242,15 @@ mod tests {
                     prop_assert_eq!(t.find(kh, |p| p == k), Some(k));
                 }
                 prop_assert_eq!(t.find(hash, |p| p == key), model.get(&key).map(|_| key));
+            }
+            // Swapping two present positions and back leaves them findable.
+            let present: Vec<(u32, u64)> = model.iter().map(|(&k, &h)| (k, h)).take(2).collect();
+            if let [(a, ha), (b, hb)] = present[..] {
+                prop_assert!(t.swap_positions(ha, a, hb, b));
+                prop_assert_eq!(t.find(ha, |p| p == b), Some(b));
+                prop_assert_eq!(t.find(hb, |p| p == a), Some(a));
+                prop_assert!(t.swap_positions(ha, b, hb, a));
+                prop_assert!(!t.swap_positions(ha, 999, hb, a), "absent position");
             }
             t.remap(|p| p + 1000);
             for (&k, &kh) in &model {

@@ -19,6 +19,7 @@
 
 use super::index::{Index, SmallKey};
 use super::positions::PositionTable;
+use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::ops::Bound;
 
@@ -31,8 +32,10 @@ pub struct SlabHash<V> {
     table: PositionTable,
     /// Entries; `None` is a hole listed in `free`.
     slots: Vec<Option<(SmallKey, V)>>,
-    /// Holes to reuse, most recent last.
-    free: Vec<u32>,
+    /// Holes to reuse, oldest first: filled in the order they were made, so
+    /// a cache's clock hand (which makes them in sweep order) meets the
+    /// records put there in the order they were written.
+    free: VecDeque<u32>,
     /// Per-process seeded: keys come from the network (HashDoS).
     hasher: foldhash::fast::RandomState,
 }
@@ -42,7 +45,7 @@ impl<V> Default for SlabHash<V> {
         SlabHash {
             table: PositionTable::default(),
             slots: Vec::new(),
-            free: Vec::new(),
+            free: VecDeque::new(),
             hasher: Default::default(),
         }
     }
@@ -90,6 +93,43 @@ impl<V> SlabHash<V> {
     }
 }
 
+impl<V> SlabHash<V> {
+    /// Length of the entry vector, holes included: positions run below it.
+    pub fn slots_len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The position of `k`'s entry.
+    pub fn position_of(&self, k: &[u8]) -> Option<usize> {
+        self.find(self.hash(k), k).map(|p| p as usize)
+    }
+
+    /// Exchanges the places of the live entries at `a` and `b` (the cache
+    /// moves a new record behind its clock hand). False, and nothing moved,
+    /// unless both are live.
+    pub fn swap_entries(&mut self, a: usize, b: usize) -> bool {
+        let (Some((ka, _)), Some((kb, _))) = (self.entry_at(a), self.entry_at(b)) else {
+            return false;
+        };
+        let (ha, hb) = (self.hash(ka), self.hash(kb));
+        if !self.table.swap_positions(ha, a as u32, hb, b as u32) {
+            return false;
+        }
+        self.slots.swap(a, b);
+        true
+    }
+
+    /// The entry at `pos`, or `None` for a hole or a position past the end.
+    /// Positions change when the vector is compacted (after removals), so
+    /// they are hints — the cache's clock hand — not handles.
+    pub fn entry_at(&self, pos: usize) -> Option<(&[u8], &V)> {
+        match self.slots.get(pos) {
+            Some(Some((k, v))) => Some((k.as_slice(), v)),
+            _ => None,
+        }
+    }
+}
+
 impl<V: Send + Sync> Index<V> for SlabHash<V> {
     const ORDERED: bool = false;
 
@@ -98,7 +138,7 @@ impl<V: Send + Sync> Index<V> for SlabHash<V> {
             table: PositionTable::with_capacity(n),
             // Address space only: pages are touched as entries are written.
             slots: Vec::with_capacity(n),
-            free: Vec::new(),
+            free: VecDeque::new(),
             hasher: Default::default(),
         }
     }
@@ -130,7 +170,7 @@ impl<V: Send + Sync> Index<V> for SlabHash<V> {
             }
         }
         let entry = Some((SmallKey::from(k), v));
-        let pos = match self.free.pop() {
+        let pos = match self.free.pop_front() {
             Some(pos) => {
                 if let Some(slot) = self.slots.get_mut(pos as usize) {
                     *slot = entry;
@@ -155,7 +195,7 @@ impl<V: Send + Sync> Index<V> for SlabHash<V> {
         if pos as usize + 1 == self.slots.len() {
             self.slots.pop();
         } else {
-            self.free.push(pos);
+            self.free.push_back(pos);
         }
         if self.table.is_empty() {
             self.slots.clear();
