@@ -225,9 +225,13 @@ pub trait Index<V>: Send + Sync + Default {
 /// Hash-shaped indexes: positions in a hash table, entries packed in
 /// insertion order (`slab_hash.rs` says why).
 pub type HashIndex<V> = super::slab_hash::SlabHash<V>;
-pub type TreeIndex<V> = BTreeMap<SmallKey, V>;
+/// Ordered indexes: sorted leaves under a small map of their first keys
+/// (`leaf_tree.rs` says why).
+pub type TreeIndex<V> = super::leaf_tree::LeafTree<V>;
+/// The former ordered index, kept as the reference the proptests compare with.
+pub type StdTreeIndex<V> = BTreeMap<SmallKey, V>;
 
-impl<V: Send + Sync> Index<V> for TreeIndex<V> {
+impl<V: Send + Sync> Index<V> for StdTreeIndex<V> {
     const ORDERED: bool = true;
     fn with_capacity(_n: usize) -> Self {
         BTreeMap::new()

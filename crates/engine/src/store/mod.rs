@@ -4,6 +4,7 @@
 
 pub mod cache;
 pub mod index;
+pub mod leaf_tree;
 pub mod log;
 pub mod memfile;
 pub mod memory;
