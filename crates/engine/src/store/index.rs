@@ -4,7 +4,6 @@
 use bytes::Bytes;
 use std::borrow::Borrow;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::ops::Bound;
 
@@ -228,69 +227,6 @@ pub type HashIndex<V> = super::slab_hash::SlabHash<V>;
 /// Ordered indexes: sorted leaves under a small map of their first keys
 /// (`leaf_tree.rs` says why).
 pub type TreeIndex<V> = super::leaf_tree::LeafTree<V>;
-/// The former ordered index, kept as the reference the proptests compare with.
-pub type StdTreeIndex<V> = BTreeMap<SmallKey, V>;
-
-impl<V: Send + Sync> Index<V> for StdTreeIndex<V> {
-    const ORDERED: bool = true;
-    fn with_capacity(_n: usize) -> Self {
-        BTreeMap::new()
-    }
-    // Short keys are searched as inline keys: word comparisons instead of a
-    // memcmp call at each of the ~50 comparisons of a search.
-    #[inline]
-    fn get(&self, k: &[u8]) -> Option<&V> {
-        if k.len() <= INLINE_LEN {
-            return BTreeMap::get(self, &SmallKey::from(k));
-        }
-        BTreeMap::get(self, k)
-    }
-    #[inline]
-    fn get_mut(&mut self, k: &[u8]) -> Option<&mut V> {
-        if k.len() <= INLINE_LEN {
-            return BTreeMap::get_mut(self, &SmallKey::from(k));
-        }
-        BTreeMap::get_mut(self, k)
-    }
-    #[inline]
-    fn insert(&mut self, k: &[u8], v: V) -> Option<V> {
-        if k.len() <= INLINE_LEN {
-            // One search; an inline key costs no allocation even when the
-            // record exists (the map then keeps its own copy).
-            return BTreeMap::insert(self, SmallKey::from(k), v);
-        }
-        match BTreeMap::get_mut(self, k) {
-            Some(slot) => Some(std::mem::replace(slot, v)),
-            None => BTreeMap::insert(self, SmallKey::from(k), v),
-        }
-    }
-    #[inline]
-    fn remove(&mut self, k: &[u8]) -> Option<V> {
-        if k.len() <= INLINE_LEN {
-            return BTreeMap::remove(self, &SmallKey::from(k));
-        }
-        BTreeMap::remove(self, k)
-    }
-    fn len(&self) -> usize {
-        BTreeMap::len(self)
-    }
-    fn clear(&mut self) {
-        BTreeMap::clear(self)
-    }
-    fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<&[u8]> {
-        let found = if forward {
-            self.range::<[u8], _>((from, Bound::Unbounded)).next()
-        } else {
-            self.range::<[u8], _>((Bound::Unbounded, from)).next_back()
-        };
-        found.map(|(k, _)| &k[..])
-    }
-    fn for_each<'a>(&'a self, f: &mut dyn FnMut(&'a [u8], &'a V)) {
-        for (k, v) in self.iter() {
-            f(k, v)
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
