@@ -74,16 +74,18 @@ else
       # shellcheck disable=SC2086
       tkrzw_dbm_perf sequence $flags >"$log" 2>&1
     fi
-    local s g
+    local s g m
     s=$(qps Setting "$log")
     g=$(qps Getting "$log")
+    # Process RSS after the set phase, as each tool prints it (bytes).
+    m=$(sed -n 's/^Setting done: .* mem=\([0-9]*\).*/\1/p' "$log" | head -n1)
     if [ -z "$s" ] || [ -z "$g" ]; then
       echo "no qps from $side on '$name':" >&2
       cat "$log" >&2
       exit 1
     fi
-    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$side" "$run" "$s" "$g" >>"$RAW"
-    printf '  %-34s %-9s run %s: set %9s  get %9s\n' "$name" "$side" "$run" "$s" "$g" >&2
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$side" "$run" "$s" "$g" "${m:-0}" >>"$RAW"
+    printf '  %-34s %-9s run %s: set %9s  get %9s  mem %s\n' "$name" "$side" "$run" "$s" "$g" "${m:-0}" >&2
     rm -f "$prefix".*
   }
 
@@ -102,16 +104,18 @@ RUN_DATE=$(sed -n 's/^# date //p' "$RAW" | head -n1)
 # Medians per workload and side.
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print int((a[NR/2]+a[NR/2+1])/2)}'; }
 MED="$OUT_DIR/engine.tsv"
-printf 'workload\tmemstored_set\ttkrzw_set\tset_ratio\tmemstored_get\ttkrzw_get\tget_ratio\n' >"$MED"
+printf 'workload\tmemstored_set\ttkrzw_set\tset_ratio\tmemstored_get\ttkrzw_get\tget_ratio\tmemstored_mem\ttkrzw_mem\n' >"$MED"
 for w in "${WORKLOADS[@]}"; do
   IFS='|' read -r name _ _ <<<"$w"
   ms=$(awk -F'\t' -v n="$name" '$1==n && $2=="memstored" {print $4}' "$RAW" | median)
   ts=$(awk -F'\t' -v n="$name" '$1==n && $2=="tkrzw" {print $4}' "$RAW" | median)
   mg=$(awk -F'\t' -v n="$name" '$1==n && $2=="memstored" {print $5}' "$RAW" | median)
   tg=$(awk -F'\t' -v n="$name" '$1==n && $2=="tkrzw" {print $5}' "$RAW" | median)
+  mm=$(awk -F'\t' -v n="$name" '$1==n && $2=="memstored" {print $6+0}' "$RAW" | median)
+  tm=$(awk -F'\t' -v n="$name" '$1==n && $2=="tkrzw" {print $6+0}' "$RAW" | median)
   rs=$(awk -v a="$ms" -v b="$ts" 'BEGIN {printf "%.2f", a / b}')
   rg=$(awk -v a="$mg" -v b="$tg" 'BEGIN {printf "%.2f", a / b}')
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$ms" "$ts" "$rs" "$mg" "$tg" "$rg" >>"$MED"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$ms" "$ts" "$rs" "$mg" "$tg" "$rg" "$mm" "$tm" >>"$MED"
 done
 
 python3 scripts/plot_engine.py "$MED" "$OUT_DIR/engine.png"
@@ -127,13 +131,14 @@ MD="$OUT_DIR/engine.md"
   echo "Median of $RUNS runs per cell, memstored and Tkrzw alternated run by run (A B A B)."
   echo "Ratio = memstored / Tkrzw; the goal is at least 1.5 for set and get everywhere."
   echo
-  echo "| workload | memstored set | Tkrzw set | set ratio | memstored get | Tkrzw get | get ratio |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
-  tail -n +2 "$MED" | while IFS=$'\t' read -r name ms ts rs mg tg rg; do
+  echo "| workload | memstored set | Tkrzw set | set ratio | memstored get | Tkrzw get | get ratio | memstored RSS | Tkrzw RSS |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  tail -n +2 "$MED" | while IFS=$'\t' read -r name ms ts rs mg tg rg mm tm; do
     mark_s=""; mark_g=""
     awk -v r="$rs" 'BEGIN {exit !(r >= 1.5)}' && mark_s=" ✓"
     awk -v r="$rg" 'BEGIN {exit !(r >= 1.5)}' && mark_g=" ✓"
-    echo "| $name | $(fmt "$ms") | $(fmt "$ts") | ${rs}${mark_s} | $(fmt "$mg") | $(fmt "$tg") | ${rg}${mark_g} |"
+    mb() { awk -v x="${1:-0}" 'BEGIN {if (x > 0) printf "%.0f MB", x / 1e6; else printf "—"}'; }
+    echo "| $name | $(fmt "$ms") | $(fmt "$ts") | ${rs}${mark_s} | $(fmt "$mg") | $(fmt "$tg") | ${rg}${mark_g} | $(mb "$mm") | $(mb "$tm") |"
   done
   echo
   echo "![set and get throughput, memstored vs Tkrzw](engine.png)"
@@ -141,6 +146,7 @@ MD="$OUT_DIR/engine.md"
   echo "Records: $ITER per workload (1 thread: --iter $ITER; 2 threads: --iter $HALF each),"
   echo "8-digit decimal keys, 8-byte values. Throughput in operations per second (qps as printed"
   echo "by each tool: all operations of a phase over its wall time, including the final sync)."
+  echo "RSS: the process's resident memory after the set phase, as each tool prints it (\`mem=\`)."
   echo "Raw numbers of every run: \`engine-raw.tsv\`; medians: \`engine.tsv\`."
   echo
   echo "## Commands"
