@@ -81,13 +81,25 @@ pub fn shard_path(path: &str, i: usize, n: usize) -> PathBuf {
 
 /// Records a hash index is sized for when the name gives no `num_buckets`,
 /// like Tkrzw's default of ~1M buckets: growing a hash table rehashes and
-/// copies every entry (a third of a set's instructions up to 1M records).
-/// The reservation is address space; only the table's control bytes
-/// (~2 MiB) are touched at open, entries' pages as they fill.
+/// re-places every slot. The reservation is zeroed lazily by the OS: pages
+/// are touched as records fill them.
 const DEFAULT_BUCKETS: usize = 1 << 20;
 
-/// Most index slots reserved per shard at open (the index still grows past it).
+/// Most index slots reserved at open, all shards together (the index still
+/// grows past it).
 const MAX_PRESIZED_BUCKETS: usize = 1 << 22;
+
+/// Index slots to reserve per shard: `num_buckets` (or the default) split
+/// among the shards, the total capped. The cap is over all shards: a name
+/// such as `*#bnum=1t,num_shards=5616` once reserved 4M slots in each shard
+/// (found by the `db_name` fuzz target: 2.5 GB and rising at open).
+fn presized_buckets(num_buckets: usize, num_shards: usize) -> usize {
+    let wanted = match num_buckets {
+        0 => DEFAULT_BUCKETS,
+        n => n,
+    };
+    wanted.min(MAX_PRESIZED_BUCKETS) / num_shards.max(1)
+}
 
 fn open_store(
     name: &DbName,
@@ -97,12 +109,8 @@ fn open_store(
     fs: &Arc<dyn FileSystem>,
 ) -> Result<Box<dyn Store>> {
     // `num_buckets` only pre-sizes the index: cap it, so a name such as
-    // `*#bnum=1t` cannot abort the process on one giant allocation.
-    let wanted = match name.num_buckets {
-        0 => DEFAULT_BUCKETS,
-        n => n,
-    };
-    let buckets = (wanted / num_shards).min(MAX_PRESIZED_BUCKETS);
+    // `*#bnum=1t` cannot abort the process on giant allocations.
+    let buckets = presized_buckets(name.num_buckets, num_shards);
     let log = |kind| LogOptions {
         writable,
         kind,
@@ -412,15 +420,40 @@ impl Drop for Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::name::MAX_SHARDS;
 
     /// Regression (fuzz target `db_name`): `*#num_buckets=1t` pre-sized the
     /// hash index with 2^40 slots and aborted the process.
     #[test]
     fn huge_num_buckets_only_presizes_up_to_a_cap() {
-        for name in ["*#num_buckets=1t", "*#bnum=1g,num_shards=2", "+#bnum=1t"] {
+        for name in [
+            "*#num_buckets=1t",
+            "*#bnum=1g,num_shards=2",
+            "+#bnum=1t",
+            "*#bnum=1t,num_shards=5616",
+        ] {
             let db = Db::open(name, true).unwrap();
             db.set(b"k", b"v", true).unwrap();
             assert_eq!(&db.get(b"k").unwrap()[..], b"v");
         }
+    }
+
+    /// Regression (fuzz target `db_name`, artifact oom-6ea413f0…):
+    /// `#bnum=3055…#num_shards=5616` reserved the per-shard cap in every
+    /// shard — 4M slots × 5616 shards — and ran out of memory at open. The
+    /// cap now bounds all shards together.
+    #[test]
+    fn presizing_is_capped_over_all_shards() {
+        for shards in [1, 2, 8, 100, 5616, MAX_SHARDS] {
+            for buckets in [0, 1000, 1 << 20, 1 << 30, usize::MAX] {
+                let per_shard = presized_buckets(buckets, shards);
+                assert!(
+                    per_shard * shards <= MAX_PRESIZED_BUCKETS,
+                    "{buckets} buckets over {shards} shards: {per_shard} each"
+                );
+            }
+        }
+        assert_eq!(presized_buckets(0, 8), DEFAULT_BUCKETS / 8);
+        assert_eq!(presized_buckets(1000, 1), 1000);
     }
 }
