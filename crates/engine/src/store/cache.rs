@@ -107,9 +107,7 @@ impl CacheStore {
             self.hand += 1;
         }
     }
-}
 
-impl CacheStore {
     /// A new record that landed at or ahead of the hand (pushed at the end
     /// of the vector while the hand is mid-way, or in an old hole ahead of
     /// it) trades places with the record under the hand, and the hand steps

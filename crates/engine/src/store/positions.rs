@@ -174,9 +174,7 @@ impl PositionTable {
 
     /// The slot index holding exactly `pos` under `hash`.
     fn slot_of(&self, hash: u64, pos: u32) -> Option<usize> {
-        let bits = hash_bits(hash);
         self.find_slot(hash, |p| p == pos)
-            .filter(|&i| self.slots.get(i).is_some_and(|&s| bits_of(s) == bits))
     }
 
     /// Points the entry at `a` (hashed `ha`) to `b` and the one at `b` to
