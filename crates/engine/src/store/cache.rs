@@ -113,10 +113,7 @@ impl CacheStore {
     /// it) trades places with the record under the hand, and the hand steps
     /// past it: the newest record is then the last the hand reaches, and the
     /// record it displaced (the next to be examined) waits one sweep longer.
-    fn place_behind_hand(&mut self, key: &[u8]) {
-        let Some(pos) = self.index.position_of(key) else {
-            return;
-        };
+    fn place_behind_hand(&mut self, pos: usize) {
         if self.hand >= self.index.slots_len() || pos < self.hand {
             return;
         }
@@ -163,12 +160,9 @@ impl Store for CacheStore {
             // a use; a new record is placed where the hand comes last.
             referenced: AtomicBool::new(old.is_some()),
         };
-        match self.index.get_mut(key) {
-            Some(e) => *e = entry,
-            None => {
-                Index::insert(&mut self.index, key, entry);
-                self.place_behind_hand(key);
-            }
+        let (pos, replaced) = self.index.upsert(key, entry);
+        if replaced.is_none() {
+            self.place_behind_hand(pos);
         }
         self.used += cost;
         Ok(())

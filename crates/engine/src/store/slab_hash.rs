@@ -99,9 +99,31 @@ impl<V> SlabHash<V> {
         self.slots.len()
     }
 
-    /// The position of `k`'s entry.
-    pub fn position_of(&self, k: &[u8]) -> Option<usize> {
-        self.find(self.hash(k), k).map(|p| p as usize)
+    /// Inserts or replaces `k`'s entry with one lookup; returns its position
+    /// and the value it replaced.
+    #[inline]
+    pub fn upsert(&mut self, k: &[u8], v: V) -> (usize, Option<V>) {
+        let hash = self.hash(k);
+        if let Some(pos) = self.find(hash, k) {
+            if let Some(Some((_, old))) = self.slots.get_mut(pos as usize) {
+                return (pos as usize, Some(std::mem::replace(old, v)));
+            }
+        }
+        let entry = Some((SmallKey::from(k), v));
+        let pos = match self.free.pop_front() {
+            Some(pos) => {
+                if let Some(slot) = self.slots.get_mut(pos as usize) {
+                    *slot = entry;
+                }
+                pos
+            }
+            None => {
+                self.slots.push(entry);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.table.insert_unique(hash, pos);
+        (pos as usize, None)
     }
 
     /// Exchanges the places of the live entries at `a` and `b` (the cache
@@ -163,27 +185,7 @@ impl<V: Send + Sync> Index<V> for SlabHash<V> {
 
     #[inline]
     fn insert(&mut self, k: &[u8], v: V) -> Option<V> {
-        let hash = self.hash(k);
-        if let Some(pos) = self.find(hash, k) {
-            if let Some(Some((_, old))) = self.slots.get_mut(pos as usize) {
-                return Some(std::mem::replace(old, v));
-            }
-        }
-        let entry = Some((SmallKey::from(k), v));
-        let pos = match self.free.pop_front() {
-            Some(pos) => {
-                if let Some(slot) = self.slots.get_mut(pos as usize) {
-                    *slot = entry;
-                }
-                pos
-            }
-            None => {
-                self.slots.push(entry);
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.table.insert_unique(hash, pos);
-        None
+        self.upsert(k, v).1
     }
 
     #[inline]
