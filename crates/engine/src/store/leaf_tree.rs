@@ -50,16 +50,6 @@ fn search<V>(leaf: &Leaf<V>, probe: &SmallKey) -> Result<usize, usize> {
 }
 
 impl<V> LeafTree<V> {
-    /// The separator of the leaf that holds (or would take) `k`: the last
-    /// one at or below it, else the first leaf's.
-    fn leaf_key(&self, k: &SmallKey) -> Option<SmallKey> {
-        self.leaves
-            .range::<SmallKey, _>((Bound::Unbounded, Bound::Included(k)))
-            .next_back()
-            .or_else(|| self.leaves.iter().next())
-            .map(|(first, _)| first.clone())
-    }
-
     fn leaf_of(&self, k: &SmallKey) -> Option<&Leaf<V>> {
         self.leaves
             .range::<SmallKey, _>((Bound::Unbounded, Bound::Included(k)))
@@ -160,15 +150,26 @@ impl<V: Send + Sync> Index<V> for LeafTree<V> {
 
     fn insert(&mut self, k: &[u8], v: V) -> Option<V> {
         let probe = SmallKey::from(k);
-        let Some(sep) = self.leaf_key(&probe) else {
+        if self.leaves.is_empty() {
             let mut leaf = VecDeque::with_capacity(LEAF_MAX + 1);
             leaf.push_back((probe.clone(), v));
             self.leaves.insert(probe, leaf);
             self.len = 1;
             return None;
-        };
-        let below_all = probe < sep;
-        let leaf = self.leaves.get_mut(&sep)?;
+        }
+        // Below every separator, the key goes to the first leaf; otherwise
+        // to the last leaf whose separator is at or below it.
+        let below_all = self
+            .leaves
+            .first_key_value()
+            .is_some_and(|(first, _)| probe < *first);
+        let (sep, leaf) = if below_all {
+            self.leaves.iter_mut().next()
+        } else {
+            self.leaves
+                .range_mut::<SmallKey, _>((Bound::Unbounded, Bound::Included(&probe)))
+                .next_back()
+        }?;
         let at = match search(leaf, &probe) {
             Ok(i) => {
                 return leaf.get_mut(i).map(|(_, old)| std::mem::replace(old, v));
@@ -178,8 +179,12 @@ impl<V: Send + Sync> Index<V> for LeafTree<V> {
         leaf.insert(at, (probe.clone(), v));
         self.len += 1;
         let full = leaf.len() > LEAF_MAX;
+        if !below_all && !full {
+            return None;
+        }
+        let sep = sep.clone();
         let sep = if below_all {
-            // Below every separator: the first leaf's separator moves down.
+            // The first leaf's separator moves down to the new key.
             match self.leaves.remove(&sep) {
                 Some(leaf) => {
                     self.leaves.insert(probe.clone(), leaf);
