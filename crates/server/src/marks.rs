@@ -99,12 +99,12 @@ impl Marks {
     }
 
     /// What an `mg` of the version with `cas` reports, and the token it wins:
-    /// `vivified` (this request created the item) and `recache_due` (`R`
-    /// threshold passed) win unless a token was sent; a stale item without a
-    /// sent token always wins. Granting is atomic per key, so of concurrent
+    /// `recache_due` (`R` threshold passed) wins unless a token was sent; a
+    /// stale item without a sent token always wins (a vivified item got its
+    /// token from `vivify`). Granting is atomic per key, so of concurrent
     /// fetches exactly one gets `W`.
-    pub fn fetch(&self, key: &[u8], cas: u64, vivified: bool, recache_due: bool) -> Tokens {
-        if !vivified && !recache_due && self.is_empty() {
+    pub fn fetch(&self, key: &[u8], cas: u64, recache_due: bool) -> Tokens {
+        if !recache_due && self.is_empty() {
             return Tokens::default();
         }
         let mut map = self.stripe(key);
@@ -112,7 +112,7 @@ impl Marks {
             Some(m) if m.cas == cas => *m,
             _ => Mark::default(),
         };
-        let won = !mark.token_sent && (vivified || recache_due || mark.stale);
+        let won = !mark.token_sent && (recache_due || mark.stale);
         if won {
             self.insert(
                 &mut map,
@@ -197,7 +197,7 @@ mod tests {
     #[test]
     fn one_winner_then_already_sent() {
         let m = Marks::default();
-        let first = m.fetch(b"k", 7, false, true);
+        let first = m.fetch(b"k", 7, true);
         assert_eq!(
             first,
             Tokens {
@@ -205,7 +205,7 @@ mod tests {
                 ..Tokens::default()
             }
         );
-        let second = m.fetch(b"k", 7, false, true);
+        let second = m.fetch(b"k", 7, true);
         assert_eq!(
             second,
             Tokens {
@@ -226,7 +226,7 @@ mod tests {
                 token_sent: true,
             },
         );
-        assert_eq!(m.fetch(b"k", 4, false, false), Tokens::default());
+        assert_eq!(m.fetch(b"k", 4, false), Tokens::default());
         assert_eq!(m.get(b"k", 4), Mark::default());
         assert_eq!(m.len(), 0, "the outdated mark was dropped");
     }
@@ -242,9 +242,9 @@ mod tests {
                 token_sent: false,
             },
         );
-        let t = m.fetch(b"k", 9, false, false);
+        let t = m.fetch(b"k", 9, false);
         assert!(t.stale && t.won && !t.already_sent);
-        let t = m.fetch(b"k", 9, false, false);
+        let t = m.fetch(b"k", 9, false);
         assert!(t.stale && !t.won && t.already_sent);
     }
 
@@ -252,7 +252,14 @@ mod tests {
     fn bounded() {
         let m = Marks::default();
         for i in 0..(STRIPES * PER_STRIPE * 2) as u64 {
-            m.fetch(&i.to_le_bytes(), 1, true, false);
+            m.set(
+                &i.to_le_bytes(),
+                Mark {
+                    cas: 1,
+                    stale: false,
+                    token_sent: true,
+                },
+            );
         }
         assert!(m.len() <= STRIPES * PER_STRIPE);
         assert_eq!(m.live.load(Ordering::Relaxed), m.len());

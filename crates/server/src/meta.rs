@@ -126,7 +126,7 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
                     ..Default::default()
                 }
             } else {
-                srv.marks.fetch(&m.key, r.meta.cas, false, recache_due)
+                srv.marks.fetch(&m.key, r.meta.cas, recache_due)
             };
             let mut rets = returns(f, &m.key, Some(&r));
             // After the requested flags, in memcached's order.
