@@ -47,9 +47,22 @@ pub fn get(name: &str, key: &str) -> Result<()> {
     close(db, name)
 }
 
+/// How a set stores: the same flags for `memstore set` and `memstore remote set`.
+#[derive(clap::Args, Debug)]
 pub struct SetOpts {
+    /// Fails if the record exists.
+    #[arg(long = "no_overwrite", alias = "no-overwrite")]
     pub no_overwrite: bool,
+    /// Appends VALUE to the existing value after this delimiter.
+    #[arg(long, value_name = "DELIM", conflicts_with_all = ["incr", "no_overwrite"])]
     pub append: Option<String>,
+    /// Adds VALUE (an integer) to the record, which counts as INITIAL when absent; prints the result.
+    #[arg(
+        long,
+        value_name = "INITIAL",
+        allow_hyphen_values = true,
+        conflicts_with = "no_overwrite"
+    )]
     pub incr: Option<String>,
 }
 

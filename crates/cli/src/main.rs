@@ -41,20 +41,8 @@ enum Cmd {
         /// The value (with --incr: the integer to add, negative allowed).
         #[arg(allow_hyphen_values = true)]
         value: String,
-        /// Fails if the record exists.
-        #[arg(long = "no_overwrite", alias = "no-overwrite")]
-        no_overwrite: bool,
-        /// Appends VALUE to the existing value after this delimiter.
-        #[arg(long, value_name = "DELIM", conflicts_with_all = ["incr", "no_overwrite"])]
-        append: Option<String>,
-        /// Adds VALUE (an integer) to the record, which counts as INITIAL when absent; prints the result.
-        #[arg(
-            long,
-            value_name = "INITIAL",
-            allow_hyphen_values = true,
-            conflicts_with = "no_overwrite"
-        )]
-        incr: Option<String>,
+        #[command(flatten)]
+        how: local::SetOpts,
     },
     /// Removes a record.
     Remove { name: String, key: String },
@@ -130,19 +118,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             name,
             key,
             value,
-            no_overwrite,
-            append,
-            incr,
-        } => local::set(
-            &name,
-            &key,
-            &value,
-            &local::SetOpts {
-                no_overwrite,
-                append,
-                incr,
-            },
-        ),
+            how,
+        } => local::set(&name, &key, &value, &how),
         Cmd::Remove { name, key } => local::remove(&name, &key),
         Cmd::List {
             name,

@@ -54,20 +54,8 @@ pub enum RemoteCmd {
     Set {
         #[arg(long)]
         multi: bool,
-        /// Fails if the record exists.
-        #[arg(long = "no_overwrite", alias = "no-overwrite")]
-        no_overwrite: bool,
-        /// Appends VALUE after this delimiter to an existing value.
-        #[arg(long, value_name = "DELIM", conflicts_with_all = ["incr", "no_overwrite"])]
-        append: Option<String>,
-        /// Adds VALUE (an integer) to the record, counted as INITIAL when absent; prints the result.
-        #[arg(
-            long,
-            value_name = "INITIAL",
-            allow_hyphen_values = true,
-            conflicts_with = "no_overwrite"
-        )]
-        incr: Option<String>,
+        #[command(flatten)]
+        how: crate::local::SetOpts,
         #[arg(required = true, allow_hyphen_values = true, value_name = "KEY VALUE")]
         args: Vec<String>,
     },
@@ -200,13 +188,7 @@ pub fn run(a: RemoteArgs) -> Result<()> {
         }
         RemoteCmd::Inspect { attr } => inspect(&mut r, attr.as_deref())?,
         RemoteCmd::Get { multi, keys } => get(&mut r, multi, &keys)?,
-        RemoteCmd::Set {
-            multi,
-            no_overwrite,
-            append,
-            incr,
-            args,
-        } => set(&mut r, multi, no_overwrite, append, incr, &args)?,
+        RemoteCmd::Set { multi, how, args } => set(&mut r, multi, how, &args)?,
         RemoteCmd::Remove { multi, keys } => remove(&mut r, multi, &keys)?,
         RemoteCmd::List {
             mv,
@@ -316,14 +298,12 @@ fn get(r: &mut Remote, multi: bool, keys: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn set(
-    r: &mut Remote,
-    multi: bool,
-    no_overwrite: bool,
-    append: Option<String>,
-    incr: Option<String>,
-    args: &[String],
-) -> Result<()> {
+fn set(r: &mut Remote, multi: bool, how: crate::local::SetOpts, args: &[String]) -> Result<()> {
+    let crate::local::SetOpts {
+        no_overwrite,
+        append,
+        incr,
+    } = how;
     if args.len() % 2 == 1 || (!multi && args.len() != 2) {
         bail!(if multi {
             "set --multi takes KEY VALUE pairs"
