@@ -50,7 +50,7 @@ pub fn db_name(data: &[u8]) {
         match db.set(b"k", b"v", true) {
             Ok(()) => assert_eq!(db.get(b"k").as_deref().ok(), Some(&b"v"[..])),
             // A cache too small for even one record refuses it.
-            Err(Error::Infeasible(_)) => {}
+            Err(Error::TooLarge { .. }) => {}
             Err(e) => panic!("set on {name:?} failed with {e:?}"),
         }
         let _ = db.close();

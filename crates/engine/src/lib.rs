@@ -8,6 +8,7 @@
 //! assert_eq!(&db.get(b"key").unwrap()[..], b"value");
 //! ```
 
+mod arith;
 pub mod db;
 pub mod format;
 pub mod hint;
@@ -26,6 +27,7 @@ pub mod snapshot;
 pub mod status;
 pub mod store;
 
+pub use arith::Origin;
 pub use db::Db;
 pub use iter::Cursor;
 pub use name::{Compression, DbName, EngineKind, SyncMode};

@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 impl Db {
     /// Checks every `(key, expected)` (`None` = must be absent) and, only if all
-    /// hold, applies every `(key, desired)` (`None` = remove). `Infeasible` when
+    /// hold, applies every `(key, desired)` (`None` = remove). `ValueMismatch` when
     /// any expectation fails; then nothing is changed.
     pub fn compare_exchange_multi(
         &self,
@@ -23,7 +23,7 @@ impl Db {
         for (key, want) in expected {
             let cur = locked.state(key)?.live(key, now)?;
             if cur.as_ref().map(|r| &r.value[..]) != *want {
-                return Err(Error::Infeasible(
+                return Err(Error::ValueMismatch(
                     "a record does not hold the expected value".into(),
                 ));
             }

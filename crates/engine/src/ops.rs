@@ -37,15 +37,15 @@ pub struct StoreOptions {
     pub flags: u32,
     /// Absolute Unix seconds, 0 = never.
     pub expires_at: u64,
-    /// When set, the record must exist with exactly this CAS (`Infeasible` on mismatch).
+    /// When set, the record must exist with exactly this CAS (`CasMismatch` on mismatch).
     pub cas: Option<u64>,
 }
 
-fn not_found() -> Error {
+pub(crate) fn not_found() -> Error {
     Error::NotFound("no such record".into())
 }
 
-fn check_cas(current: Option<&Record>, cas: Option<u64>) -> Result<()> {
+pub(crate) fn check_cas(current: Option<&Record>, cas: Option<u64>) -> Result<()> {
     check_cas_meta(current.map(|r| &r.meta), cas)
 }
 
@@ -54,8 +54,17 @@ fn check_cas_meta(current: Option<&Meta>, cas: Option<u64>) -> Result<()> {
         (None, _) => Ok(()),
         (Some(_), None) => Err(not_found()),
         (Some(c), Some(m)) if m.cas == c => Ok(()),
-        (Some(_), Some(_)) => Err(Error::Infeasible(crate::status::CAS_MISMATCH.into())),
+        (Some(_), Some(_)) => Err(Error::CasMismatch),
     }
+}
+
+/// `concat`, refused with `TooLarge` when the result would exceed `max_len`.
+fn concat_capped(a: &[u8], sep: &[u8], b: &[u8], max_len: u64) -> Result<Bytes> {
+    let size = (a.len() + sep.len() + b.len()) as u64;
+    if size > max_len {
+        return Err(Error::TooLarge { size, cap: max_len });
+    }
+    Ok(concat(a, sep, b))
 }
 
 fn concat(a: &[u8], sep: &[u8], b: &[u8]) -> Bytes {
@@ -64,38 +73,6 @@ fn concat(a: &[u8], sep: &[u8], b: &[u8]) -> Bytes {
     v.extend_from_slice(sep);
     v.extend_from_slice(b);
     Bytes::from(v)
-}
-
-/// Parses a decimal ASCII counter value as memcached does (digits only, fits u64).
-fn parse_counter(value: &[u8]) -> Option<u64> {
-    // memcached's safe_strtoull over the stored bytes: leading white space
-    // and a `+` are skipped, the digits must be followed by the end or white
-    // space (memcached pads a shrunk counter with spaces), and whatever
-    // follows that is ignored. NULs count as the end, for values written by
-    // C clients with their terminator.
-    let is_space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
-    let start = value.iter().position(|b| !is_space(b))?;
-    let rest = &value[start..];
-    let rest = rest.strip_prefix(b"+").unwrap_or(rest);
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    match rest.get(digits) {
-        None | Some(0) => {}
-        Some(b) if is_space(b) => {}
-        Some(_) => return None,
-    }
-    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
-}
-
-fn parse_signed(value: &[u8]) -> Option<i64> {
-    std::str::from_utf8(value).ok()?.trim().parse().ok()
-}
-
-fn parse_float(value: &[u8]) -> Option<f64> {
-    std::str::from_utf8(value).ok()?.trim().parse().ok()
-}
-
-fn not_numeric() -> Error {
-    Error::Infeasible("the value is not a decimal number".into())
 }
 
 impl Db {
@@ -126,6 +103,20 @@ impl Db {
         value: Bytes,
         mode: StoreMode,
         opts: StoreOptions,
+    ) -> Result<u64> {
+        self.store_capped(key, value, mode, opts, u64::MAX)
+    }
+
+    /// `store` that refuses (`TooLarge`) to build a value longer than
+    /// `max_len` by appending or prepending, checked under the record's lock
+    /// (a server's item limit must hold for values grown in place too).
+    pub fn store_capped(
+        &self,
+        key: &[u8],
+        value: Bytes,
+        mode: StoreMode,
+        opts: StoreOptions,
+        max_len: u64,
     ) -> Result<u64> {
         let (flags, expires_at) = (opts.flags, opts.expires_at);
         if mode == StoreMode::Set && opts.cas.is_none() {
@@ -170,12 +161,12 @@ impl Db {
                     expires_at,
                 },
                 (StoreMode::Append, Some(r)) => Action::Put {
-                    value: concat(&r.value, b"", &value),
+                    value: concat_capped(&r.value, b"", &value, max_len)?,
                     flags: r.meta.flags,
                     expires_at: r.meta.expires_at,
                 },
                 (StoreMode::Prepend, Some(r)) => Action::Put {
-                    value: concat(&value, b"", &r.value),
+                    value: concat_capped(&value, b"", &r.value, max_len)?,
                     flags: r.meta.flags,
                     expires_at: r.meta.expires_at,
                 },
@@ -203,22 +194,37 @@ impl Db {
 
     /// Appends `value` after `delim` to the present value, or stores `value` (Tkrzw's Append).
     pub fn append(&self, key: &[u8], value: &[u8], delim: &[u8]) -> Result<()> {
-        self.process(key, |cur| {
+        self.append_with(key, value, delim, None, u64::MAX)
+            .map(|_| ())
+    }
+
+    /// `append` that sets the expiry when `expires_at` is given (else keeps
+    /// the present one; Kyoto Tycoon's `append` with `xt`) and refuses
+    /// (`TooLarge`) a result longer than `max_len`. Returns the new CAS.
+    pub fn append_with(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        delim: &[u8],
+        expires_at: Option<u64>,
+        max_len: u64,
+    ) -> Result<u64> {
+        let (_, cas) = self.process(key, |cur| {
             let action = match cur {
                 Some(r) => Action::Put {
-                    value: concat(&r.value, delim, value),
+                    value: concat_capped(&r.value, delim, value, max_len)?,
                     flags: r.meta.flags,
-                    expires_at: r.meta.expires_at,
+                    expires_at: expires_at.unwrap_or(r.meta.expires_at),
                 },
                 None => Action::Put {
-                    value: Bytes::copy_from_slice(value),
+                    value: concat_capped(&[], &[], value, max_len)?,
                     flags: 0,
-                    expires_at: 0,
+                    expires_at: expires_at.unwrap_or(0),
                 },
             };
             Ok((action, ()))
-        })
-        .map(|_| ())
+        })?;
+        Ok(cas.unwrap_or(0))
     }
 
     /// Removes `key`; `NotFound` when absent.
@@ -287,121 +293,30 @@ impl Db {
         .map(|(v, _)| v)
     }
 
-    /// Adds `delta` to the decimal integer value of `key`; an absent record
-    /// counts as `initial`. Returns the new value (Tkrzw's Increment, stored as text).
-    pub fn increment(&self, key: &[u8], delta: i64, initial: i64) -> Result<i64> {
-        self.process(key, |cur| {
-            let (base, flags, expires_at) = match cur {
-                Some(r) => (
-                    parse_signed(&r.value).ok_or_else(not_numeric)?,
-                    r.meta.flags,
-                    r.meta.expires_at,
-                ),
-                None => (initial, 0, 0),
-            };
-            let n = base
-                .checked_add(delta)
-                .ok_or_else(|| Error::Infeasible("increment overflows".into()))?;
-            Ok((
-                Action::Put {
-                    value: Bytes::from(n.to_string()),
-                    flags,
-                    expires_at,
-                },
-                n,
-            ))
-        })
-        .map(|(n, _)| n)
-    }
-
-    /// Like `increment` for floating-point values.
-    pub fn increment_double(&self, key: &[u8], delta: f64, initial: f64) -> Result<f64> {
-        self.process(key, |cur| {
-            let (base, flags, expires_at) = match cur {
-                Some(r) => (
-                    parse_float(&r.value).ok_or_else(not_numeric)?,
-                    r.meta.flags,
-                    r.meta.expires_at,
-                ),
-                None => (initial, 0, 0),
-            };
-            let n = base + delta;
-            Ok((
-                Action::Put {
-                    value: Bytes::from(n.to_string()),
-                    flags,
-                    expires_at,
-                },
-                n,
-            ))
-        })
-        .map(|(n, _)| n)
-    }
-
-    /// Memcached's incr/decr on an unsigned decimal value: incr wraps at 2^64,
-    /// decr stops at 0. An absent record is created from `create`
-    /// (initial value, flags, expiry) when given, else `NotFound`.
-    /// Returns the new value and CAS.
-    pub fn incr_decr(
-        &self,
-        key: &[u8],
-        delta: u64,
-        decrement: bool,
-        create: Option<(u64, u32, u64)>,
-    ) -> Result<(u64, u64)> {
-        self.incr_decr_cas(key, delta, decrement, create, None)
-    }
-
-    /// `incr_decr` that first checks the record's CAS when `cas` is given
-    /// (`Infeasible` on mismatch, `NotFound` when absent), atomically.
-    pub fn incr_decr_cas(
-        &self,
-        key: &[u8],
-        delta: u64,
-        decrement: bool,
-        create: Option<(u64, u32, u64)>,
-        cas: Option<u64>,
-    ) -> Result<(u64, u64)> {
-        self.process(key, |cur| {
-            if cur.is_some() {
-                check_cas(cur, cas)?;
-            }
-            let (n, flags, expires_at) = match (cur, create) {
-                (Some(r), _) => {
-                    let base = parse_counter(&r.value).ok_or_else(not_numeric)?;
-                    let n = if decrement {
-                        base.saturating_sub(delta)
-                    } else {
-                        base.wrapping_add(delta)
-                    };
-                    (n, r.meta.flags, r.meta.expires_at)
-                }
-                (None, Some((initial, flags, expires_at))) => (initial, flags, expires_at),
-                (None, None) => return Err(not_found()),
-            };
-            Ok((
-                Action::Put {
-                    value: Bytes::from(n.to_string()),
-                    flags,
-                    expires_at,
-                },
-                n,
-            ))
-        })
-        .map(|(n, cas)| (n, cas.unwrap_or(0)))
-    }
-
     /// Replaces the record when its value equals `expected` (`None` = must be
-    /// absent); `desired` `None` removes it. `Infeasible` on mismatch.
+    /// absent); `desired` `None` removes it. `ValueMismatch` on mismatch.
     pub fn compare_exchange(
         &self,
         key: &[u8],
         expected: Option<&[u8]>,
         desired: Option<&[u8]>,
     ) -> Result<()> {
+        self.compare_exchange_with(key, expected, desired, None)
+    }
+
+    /// `compare_exchange` that gives the desired value the absolute expiry
+    /// `expires_at` when given (Kyoto Tycoon's `cas` with `xt`), else keeps
+    /// the present one.
+    pub fn compare_exchange_with(
+        &self,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        desired: Option<&[u8]>,
+        expires_at: Option<u64>,
+    ) -> Result<()> {
         self.process(key, |cur| {
             if cur.map(|r| &r.value[..]) != expected {
-                return Err(Error::Infeasible(
+                return Err(Error::ValueMismatch(
                     "the record does not hold the expected value".into(),
                 ));
             }
@@ -409,7 +324,7 @@ impl Db {
                 Some(v) => Action::Put {
                     value: Bytes::copy_from_slice(v),
                     flags: cur.map_or(0, |r| r.meta.flags),
-                    expires_at: cur.map_or(0, |r| r.meta.expires_at),
+                    expires_at: expires_at.unwrap_or_else(|| cur.map_or(0, |r| r.meta.expires_at)),
                 },
                 None if cur.is_some() => Action::Remove,
                 None => Action::Keep,

@@ -2,7 +2,13 @@
 //! the bindings) can map each one to their own wire codes without parsing text.
 
 /// The error of every fallible engine call.
+///
+/// Each variant names what happened, so callers branch on the variant and never
+/// on the message. Several variants share one Tkrzw status ([`Error::status_name`]):
+/// the five ways an operation is infeasible are told apart here because the
+/// memcached protocols answer each differently (EXISTS, CLIENT_ERROR, SERVER_ERROR).
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The record (or the next record of an iterator) does not exist.
     #[error("not found: {0}")]
@@ -10,8 +16,22 @@ pub enum Error {
     /// An `add`-style call met an existing record.
     #[error("duplication: {0}")]
     Duplication(String),
-    /// The operation cannot be done in the current state: a compare-and-swap
-    /// mismatch, a non-numeric value given to increment, a record too large for a cache.
+    /// A compare-and-swap whose CAS did not match the record's.
+    #[error("infeasible: the CAS does not match")]
+    CasMismatch,
+    /// A compare-exchange whose record did not hold the expected value.
+    #[error("infeasible: {0}")]
+    ValueMismatch(String),
+    /// An increment of a value that is not a number.
+    #[error("infeasible: the value is not a decimal number")]
+    NotNumeric,
+    /// An increment whose result does not fit the number type.
+    #[error("infeasible: the increment overflows")]
+    Overflow,
+    /// A record larger than the store (or the caller's limit) can hold.
+    #[error("infeasible: a record of {size} bytes exceeds the limit of {cap} bytes")]
+    TooLarge { size: u64, cap: u64 },
+    /// Any other operation that cannot be done in the current state.
     #[error("infeasible: {0}")]
     Infeasible(String),
     /// The caller passed something malformed: a bad name string, an unknown parameter.
@@ -37,7 +57,12 @@ impl Error {
         match self {
             Error::NotFound(_) => "NOT_FOUND_ERROR",
             Error::Duplication(_) => "DUPLICATION_ERROR",
-            Error::Infeasible(_) => "INFEASIBLE_ERROR",
+            Error::CasMismatch
+            | Error::ValueMismatch(_)
+            | Error::NotNumeric
+            | Error::Overflow
+            | Error::TooLarge { .. }
+            | Error::Infeasible(_) => "INFEASIBLE_ERROR",
             Error::InvalidArgument(_) => "INVALID_ARGUMENT_ERROR",
             Error::BrokenData(_) => "BROKEN_DATA_ERROR",
             Error::System(_) => "SYSTEM_ERROR",
@@ -46,10 +71,24 @@ impl Error {
         }
     }
 
-    /// True for the `Infeasible` of a compare-and-swap whose CAS did not match
-    /// (as opposed to, say, a non-numeric value given to increment).
-    pub fn is_cas_mismatch(&self) -> bool {
-        matches!(self, Error::Infeasible(m) if m == CAS_MISMATCH)
+    /// Tkrzw's numeric status code (`tkrzw::Status::Code`) for bindings.
+    pub fn status_code(&self) -> i32 {
+        match self.status_name() {
+            "SYSTEM_ERROR" => 2,
+            "NOT_IMPLEMENTED_ERROR" => 3,
+            "PRECONDITION_ERROR" => 4,
+            "INVALID_ARGUMENT_ERROR" => 5,
+            "NOT_FOUND_ERROR" => 7,
+            "INFEASIBLE_ERROR" => 9,
+            "DUPLICATION_ERROR" => 10,
+            "BROKEN_DATA_ERROR" => 11,
+            _ => 1,
+        }
+    }
+
+    /// True for every variant Tkrzw reports as `INFEASIBLE_ERROR`.
+    pub fn is_infeasible(&self) -> bool {
+        self.status_name() == "INFEASIBLE_ERROR"
     }
 
     /// True for `NotFound`, the one error callers routinely branch on.
@@ -63,9 +102,6 @@ impl From<std::io::Error> for Error {
         Error::System(e.to_string())
     }
 }
-
-/// The message of the `Infeasible` returned when a CAS does not match.
-pub const CAS_MISMATCH: &str = "CAS mismatch";
 
 /// Shorthand used across the crate.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -193,7 +193,7 @@ fn store_modes_and_metadata() {
         assert_eq!((r.meta.flags, r.meta.expires_at), (3, 0), "{name}");
         assert!(cas4 > cas3, "{name}");
 
-        // CAS: a mismatch is Infeasible and changes nothing.
+        // CAS: a mismatch is CasMismatch and changes nothing.
         assert!(
             matches!(
                 db.store(
@@ -202,14 +202,14 @@ fn store_modes_and_metadata() {
                     StoreMode::Set,
                     opts(0, 0, Some(cas4 + 1000))
                 ),
-                Err(Error::Infeasible(_))
+                Err(Error::CasMismatch)
             ),
             "{name}"
         );
         assert!(
             matches!(
                 db.store(b"k", b("bad"), StoreMode::Set, opts(0, 0, Some(cas3))),
-                Err(Error::Infeasible(_))
+                Err(Error::CasMismatch)
             ),
             "{name}"
         );
@@ -233,7 +233,7 @@ fn store_modes_and_metadata() {
         assert!(
             matches!(
                 db.store(b"k", b("again"), StoreMode::Set, opts(0, 0, Some(cas4))),
-                Err(Error::Infeasible(_))
+                Err(Error::CasMismatch)
             ),
             "{name}"
         );
@@ -244,7 +244,7 @@ fn store_modes_and_metadata() {
         assert!(
             matches!(
                 db.store(b"k", b("+"), StoreMode::Append, opts(0, 0, Some(cas5))),
-                Err(Error::Infeasible(_))
+                Err(Error::CasMismatch)
             ),
             "{name}"
         );
@@ -254,7 +254,7 @@ fn store_modes_and_metadata() {
         assert!(
             matches!(
                 db.remove_with_cas(b"k", Some(cas5)),
-                Err(Error::Infeasible(_))
+                Err(Error::CasMismatch)
             ),
             "{name}"
         );
@@ -420,7 +420,7 @@ fn increment_integer() {
 
         db.set(b"text", b"abc", true).unwrap();
         assert!(
-            matches!(db.increment(b"text", 1, 0), Err(Error::Infeasible(_))),
+            matches!(db.increment(b"text", 1, 0), Err(Error::NotNumeric)),
             "{name}"
         );
         assert_eq!(get_str(db, "text").as_deref(), Some("abc"), "{name}");
@@ -428,7 +428,7 @@ fn increment_integer() {
         db.set(b"big", i64::MAX.to_string().as_bytes(), true)
             .unwrap();
         assert!(
-            matches!(db.increment(b"big", 1, 0), Err(Error::Infeasible(_))),
+            matches!(db.increment(b"big", 1, 0), Err(Error::Overflow)),
             "{name}"
         );
         assert_eq!(
@@ -439,7 +439,7 @@ fn increment_integer() {
         assert!(
             matches!(
                 db.increment(b"absent-overflow", i64::MAX, 1),
-                Err(Error::Infeasible(_))
+                Err(Error::Overflow)
             ),
             "{name}"
         );
@@ -474,10 +474,7 @@ fn increment_double() {
         assert_eq!(db.increment_double(b"i", 0.5, 0.0).unwrap(), 3.5, "{name}");
         db.set(b"s", b"x1", true).unwrap();
         assert!(
-            matches!(
-                db.increment_double(b"s", 1.0, 0.0),
-                Err(Error::Infeasible(_))
-            ),
+            matches!(db.increment_double(b"s", 1.0, 0.0), Err(Error::NotNumeric)),
             "{name}"
         );
     });
@@ -513,18 +510,12 @@ fn incr_decr_memcached_semantics() {
 
         db.set(b"neg", b"-3", true).unwrap();
         assert!(
-            matches!(
-                db.incr_decr(b"neg", 1, false, None),
-                Err(Error::Infeasible(_))
-            ),
+            matches!(db.incr_decr(b"neg", 1, false, None), Err(Error::NotNumeric)),
             "{name}"
         );
         db.set(b"txt", b"12a", true).unwrap();
         assert!(
-            matches!(
-                db.incr_decr(b"txt", 1, true, None),
-                Err(Error::Infeasible(_))
-            ),
+            matches!(db.incr_decr(b"txt", 1, true, None), Err(Error::NotNumeric)),
             "{name}"
         );
         assert_eq!(get_str(db, "txt").as_deref(), Some("12a"), "{name}");
@@ -547,14 +538,14 @@ fn compare_exchange_single() {
         assert!(
             matches!(
                 db.compare_exchange(b"k", None, Some(b"2")),
-                Err(Error::Infeasible(_))
+                Err(Error::ValueMismatch(_))
             ),
             "{name}"
         );
         assert!(
             matches!(
                 db.compare_exchange(b"k", Some(b"0"), Some(b"2")),
-                Err(Error::Infeasible(_))
+                Err(Error::ValueMismatch(_))
             ),
             "{name}"
         );
@@ -563,7 +554,7 @@ fn compare_exchange_single() {
         assert!(
             matches!(
                 db.compare_exchange(b"absent", Some(b"x"), Some(b"y")),
-                Err(Error::Infeasible(_))
+                Err(Error::ValueMismatch(_))
             ),
             "{name}"
         );
@@ -621,7 +612,7 @@ fn compare_exchange_multi_is_all_or_nothing() {
         assert!(
             matches!(
                 db.compare_exchange_multi(&expected, &desired),
-                Err(Error::Infeasible(_))
+                Err(Error::ValueMismatch(_))
             ),
             "{name}"
         );
@@ -632,7 +623,7 @@ fn compare_exchange_multi_is_all_or_nothing() {
         assert!(
             matches!(
                 db.compare_exchange_multi(&expected2, &desired),
-                Err(Error::Infeasible(_))
+                Err(Error::ValueMismatch(_))
             ),
             "{name}"
         );
@@ -700,7 +691,7 @@ fn compare_exchange_multi_is_atomic_under_concurrency() {
                             &[(a, Some(sa.as_bytes())), (b, Some(sb.as_bytes()))],
                         ) {
                             Ok(()) => done += 1,
-                            Err(Error::Infeasible(_)) => {}
+                            Err(Error::ValueMismatch(_)) => {}
                             Err(e) => panic!("{e}"),
                         }
                     }
@@ -885,7 +876,7 @@ fn cas_is_not_reused_after_reopen() {
         assert!(
             matches!(
                 db.store(b"k", b("x"), StoreMode::Set, opts(0, 0, Some(old_cas))),
-                Err(Error::Infeasible(_))
+                Err(Error::CasMismatch)
             ),
             "{name}"
         );

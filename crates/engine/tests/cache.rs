@@ -191,13 +191,13 @@ fn a_record_larger_than_the_cap_is_infeasible() {
         db.set(b"small", b"kept", true).unwrap();
         let huge = vec![b'x'; CAP as usize + 1];
         assert!(
-            matches!(db.set(b"huge", &huge, true), Err(Error::Infeasible(_))),
+            matches!(db.set(b"huge", &huge, true), Err(Error::TooLarge { .. })),
             "{name}"
         );
         assert!(!present(&db, b"huge"), "{name}");
         // Over an existing key the old value stays.
         assert!(
-            matches!(db.set(b"small", &huge, true), Err(Error::Infeasible(_))),
+            matches!(db.set(b"small", &huge, true), Err(Error::TooLarge { .. })),
             "{name}"
         );
         assert_eq!(&db.get(b"small").unwrap()[..], b"kept", "{name}");
@@ -223,7 +223,7 @@ fn tiny_caps_are_caps() {
     let db = Db::open("*#capsiz=3,num_shards=4", true).unwrap();
     for i in 0..10 {
         assert!(
-            matches!(db.set(&key(i), b"v", true), Err(Error::Infeasible(_))),
+            matches!(db.set(&key(i), b"v", true), Err(Error::TooLarge { .. })),
             "record {i} stored in a 3-byte cache"
         );
     }

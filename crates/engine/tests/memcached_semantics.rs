@@ -49,7 +49,7 @@ fn incr_with_cas_is_checked_atomically() {
     let e = db
         .incr_decr_cas(b"n", 1, false, None, Some(cas + 99))
         .unwrap_err();
-    assert!(matches!(e, Error::Infeasible(_)), "{e:?}");
+    assert!(matches!(e, Error::CasMismatch), "{e:?}");
     assert_eq!(
         &db.get(b"n").unwrap()[..],
         b"10",
@@ -105,7 +105,7 @@ fn counters_are_read_like_strtoull() {
         assert!(
             matches!(
                 db.incr_decr_cas(b"n", 1, false, None, None),
-                Err(Error::Infeasible(_))
+                Err(Error::NotNumeric)
             ),
             "{bad:?} must be refused as non-numeric"
         );

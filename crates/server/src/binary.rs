@@ -1,12 +1,15 @@
 //! memcached binary protocol: framing checks and dispatch to the engine.
 
+use crate::command::store::refuse_oversized;
+use crate::command::{
+    Absence, Arith, Delete, Flush, Get, Number, Outcome, Store, StoreKind, Touch,
+};
 use crate::connection::{ConnState, Step};
 use crate::out::Out;
 use crate::sasl;
 use crate::server::{expires_at_binary, Server};
-use crate::stats::{self, bump};
+use crate::stats;
 use bytes::{Bytes, BytesMut};
-use memstored_engine::{Error, StoreMode as EngineMode, StoreOptions};
 use memstored_protocol::binary::{
     encode_error, encode_response, encode_response_head, ArithMode, BinaryHeader, Command,
     ConcatMode, Opcode, Request, ResponseHead, Status, StoreMode, HEADER_LEN, REQUEST_MAGIC,
@@ -100,8 +103,8 @@ impl BinaryConn {
         }
     }
 
-    /// 0x03 for a value over `-I`. Like memcached, a failed SET also
-    /// drops the old value so no stale data stays visible.
+    /// 0x03 for a value over `-I`, decided from the header; the body is
+    /// skipped as it arrives. A failed SET also drops the old value.
     fn too_large(
         &self,
         srv: &Server,
@@ -110,16 +113,17 @@ impl BinaryConn {
         rbuf: &BytesMut,
         out: &mut Out,
     ) {
-        encode_error(
-            &ResponseHead::reply_to(h).with_status(Status::TooLarge),
-            out.buf(),
-        );
-        if matches!(op, Opcode::Set | Opcode::SetQ) {
-            let start = HEADER_LEN + usize::from(h.extras_len);
-            if let Some(key) = rbuf.get(start..start + usize::from(h.key_len)) {
-                let _ = srv.db.remove(key);
-            }
-        }
+        let head = ResponseHead::reply_to(h);
+        let start = HEADER_LEN + usize::from(h.extras_len);
+        let key = rbuf
+            .get(start..start + usize::from(h.key_len))
+            .unwrap_or(&[]);
+        let kind = match op {
+            Opcode::Set | Opcode::SetQ => StoreKind::Set,
+            _ => StoreKind::Add,
+        };
+        let o = refuse_oversized(srv, key, kind, u64::from(h.value_len()));
+        reply(head, &o, Reply::Status, out);
     }
 
     fn execute(
@@ -129,81 +133,28 @@ impl BinaryConn {
         head: ResponseHead,
         out: &mut Out,
     ) -> Flow {
-        let c = &srv.counters;
         match req.command {
             Command::Get {
                 key,
                 quiet,
                 return_key,
-            } => {
-                bump(&c.cmd_get);
-                match srv.get_counted(&key) {
-                    Ok(Some(r)) => {
-                        value_reply(
-                            head.with_cas(r.meta.cas),
-                            r.meta.flags,
-                            &key,
-                            return_key,
-                            r.value,
-                            out,
-                        );
-                    }
-                    Ok(None) => {
-                        if !quiet {
-                            miss_reply(head, &key, return_key, out);
-                        }
-                    }
-                    Err(e) => engine_error(head, &e, out),
-                }
-            }
+            } => get(srv, head, key, None, quiet, return_key, out),
             Command::GetAndTouch {
                 key,
                 exptime,
                 quiet,
                 return_key,
             } => {
-                bump(&c.cmd_touch);
-                match srv.db.touch(&key, expires_at_binary(exptime)) {
-                    Ok(r) => {
-                        bump(&c.touch_hits);
-                        value_reply(
-                            head.with_cas(r.meta.cas),
-                            r.meta.flags,
-                            &key,
-                            return_key,
-                            r.value,
-                            out,
-                        );
-                    }
-                    Err(Error::NotFound(_)) => {
-                        bump(&c.touch_misses);
-                        if !quiet {
-                            miss_reply(head, &key, return_key, out);
-                        }
-                    }
-                    Err(e) => engine_error(head, &e, out),
-                }
+                let touch = Some(expires_at_binary(exptime));
+                get(srv, head, key, touch, quiet, return_key, out)
             }
             Command::Touch { key, exptime } => {
-                bump(&c.cmd_touch);
-                match srv.db.touch(&key, expires_at_binary(exptime)) {
-                    Ok(r) => {
-                        bump(&c.touch_hits);
-                        let extras = r.meta.flags.to_be_bytes();
-                        let _ = encode_response(
-                            &head.with_cas(r.meta.cas),
-                            &extras,
-                            &[],
-                            &[],
-                            out.buf(),
-                        );
-                    }
-                    Err(Error::NotFound(_)) => {
-                        bump(&c.touch_misses);
-                        encode_error(&head.with_status(Status::KeyNotFound), out.buf());
-                    }
-                    Err(e) => engine_error(head, &e, out),
+                let o = Touch {
+                    key,
+                    expires_at: expires_at_binary(exptime),
                 }
+                .apply(srv);
+                reply(head, &o, Reply::Flags, out);
             }
             Command::Store {
                 mode,
@@ -214,52 +165,26 @@ impl BinaryConn {
                 cas,
                 quiet,
             } => {
-                bump(&c.cmd_set);
-                let engine_mode = match mode {
-                    StoreMode::Set => EngineMode::Set,
-                    StoreMode::Add => EngineMode::Add,
-                    StoreMode::Replace => EngineMode::Replace,
+                let kind = match mode {
+                    StoreMode::Set => StoreKind::Set,
+                    StoreMode::Add => StoreKind::Add,
+                    StoreMode::Replace => StoreKind::Replace,
                 };
-                let with_cas = cas != 0 && mode != StoreMode::Add;
-                let opts = StoreOptions {
+                let cmd = Store {
+                    key,
+                    // Own copy: a slice would pin the whole read buffer.
+                    value: Bytes::copy_from_slice(&value),
+                    kind,
                     flags,
                     expires_at: expires_at_binary(exptime),
-                    cas: with_cas.then_some(cas),
+                    cas: (cas != 0 && mode != StoreMode::Add).then_some(cas),
                 };
-                // Own copy: a slice would pin the whole read buffer.
-                let value = Bytes::copy_from_slice(&value);
-                match srv.db.store(&key, value, engine_mode, opts) {
-                    Ok(new_cas) => {
-                        bump(&c.total_items);
-                        if with_cas {
-                            bump(&c.cas_hits);
-                        }
-                        if !quiet {
-                            let _ =
-                                encode_response(&head.with_cas(new_cas), &[], &[], &[], out.buf());
-                        }
-                    }
-                    Err(e) => {
-                        let status = match (&e, mode) {
-                            (Error::NotFound(_), _) => {
-                                if with_cas {
-                                    bump(&c.cas_misses);
-                                }
-                                Status::KeyNotFound
-                            }
-                            (Error::Duplication(_), _) => Status::KeyExists,
-                            (Error::Infeasible(_), _) => {
-                                bump(&c.cas_badval);
-                                Status::KeyExists
-                            }
-                            _ => {
-                                engine_error(head, &e, out);
-                                return Flow::Continue;
-                            }
-                        };
-                        encode_error(&head.with_status(status), out.buf());
-                    }
-                }
+                let absent = if kind == StoreKind::Replace {
+                    Status::KeyNotFound
+                } else {
+                    Status::NotStored
+                };
+                reply(head, &cmd.apply(srv), Reply::Stored { quiet, absent }, out);
             }
             Command::Concat {
                 mode,
@@ -268,50 +193,26 @@ impl BinaryConn {
                 cas,
                 quiet,
             } => {
-                bump(&c.cmd_set);
-                let engine_mode = match mode {
-                    ConcatMode::Append => EngineMode::Append,
-                    ConcatMode::Prepend => EngineMode::Prepend,
-                };
-                let opts = StoreOptions {
+                let cmd = Store {
+                    key,
+                    value: Bytes::copy_from_slice(&value),
+                    kind: match mode {
+                        ConcatMode::Append => StoreKind::Append,
+                        ConcatMode::Prepend => StoreKind::Prepend,
+                    },
+                    flags: 0,
+                    expires_at: 0,
                     cas: (cas != 0).then_some(cas),
-                    ..StoreOptions::default()
                 };
-                let value = Bytes::copy_from_slice(&value);
-                match srv.db.store(&key, value, engine_mode, opts) {
-                    Ok(new_cas) => {
-                        bump(&c.total_items);
-                        if !quiet {
-                            let _ =
-                                encode_response(&head.with_cas(new_cas), &[], &[], &[], out.buf());
-                        }
-                    }
-                    Err(Error::NotFound(_)) => {
-                        encode_error(&head.with_status(Status::NotStored), out.buf())
-                    }
-                    Err(Error::Infeasible(_)) => {
-                        encode_error(&head.with_status(Status::KeyExists), out.buf())
-                    }
-                    Err(e) => engine_error(head, &e, out),
-                }
+                let absent = Status::NotStored;
+                reply(head, &cmd.apply(srv), Reply::Stored { quiet, absent }, out);
             }
             Command::Delete { key, cas, quiet } => {
-                match srv.db.remove_with_cas(&key, (cas != 0).then_some(cas)) {
-                    Ok(()) => {
-                        bump(&c.delete_hits);
-                        if !quiet {
-                            let _ = encode_response(&head, &[], &[], &[], out.buf());
-                        }
-                    }
-                    Err(Error::NotFound(_)) => {
-                        bump(&c.delete_misses);
-                        encode_error(&head.with_status(Status::KeyNotFound), out.buf());
-                    }
-                    Err(Error::Infeasible(_)) => {
-                        encode_error(&head.with_status(Status::KeyExists), out.buf())
-                    }
-                    Err(e) => engine_error(head, &e, out),
-                }
+                let cmd = Delete {
+                    key,
+                    cas: (cas != 0).then_some(cas),
+                };
+                reply(head, &cmd.apply(srv), Reply::Done { quiet }, out);
             }
             Command::Arith {
                 mode,
@@ -322,40 +223,16 @@ impl BinaryConn {
                 cas,
                 quiet,
             } => {
-                let decr = mode == ArithMode::Decrement;
-                let (hits, misses) = if decr {
-                    (&c.decr_hits, &c.decr_misses)
-                } else {
-                    (&c.incr_hits, &c.incr_misses)
+                let cmd = Arith {
+                    key,
+                    delta,
+                    decrement: mode == ArithMode::Decrement,
+                    create: (exptime != NO_AUTO_CREATE)
+                        .then(|| (initial, 0u32, expires_at_binary(exptime))),
+                    cas: (cas != 0).then_some(cas),
+                    touch: None,
                 };
-                let create = (exptime != NO_AUTO_CREATE)
-                    .then(|| (initial, 0u32, expires_at_binary(exptime)));
-                let want_cas = (cas != 0).then_some(cas);
-                match srv.db.incr_decr_cas(&key, delta, decr, create, want_cas) {
-                    Ok((n, new_cas)) => {
-                        bump(hits);
-                        if !quiet {
-                            let _ = encode_response(
-                                &head.with_cas(new_cas),
-                                &[],
-                                &[],
-                                &n.to_be_bytes(),
-                                out.buf(),
-                            );
-                        }
-                    }
-                    Err(Error::NotFound(_)) => {
-                        bump(misses);
-                        encode_error(&head.with_status(Status::KeyNotFound), out.buf());
-                    }
-                    Err(e) if e.is_cas_mismatch() => {
-                        encode_error(&head.with_status(Status::KeyExists), out.buf())
-                    }
-                    Err(Error::Infeasible(_)) => {
-                        encode_error(&head.with_status(Status::NonNumeric), out.buf())
-                    }
-                    Err(e) => engine_error(head, &e, out),
-                }
+                reply(head, &cmd.apply(srv), Reply::Counter { quiet }, out);
             }
             Command::Quit { quiet } => {
                 if !quiet {
@@ -364,15 +241,10 @@ impl BinaryConn {
                 return Flow::Close;
             }
             Command::Flush { delay, quiet } => {
-                bump(&c.cmd_flush);
-                match srv.flush(u64::from(delay.unwrap_or(0))) {
-                    Ok(()) => {
-                        if !quiet {
-                            let _ = encode_response(&head, &[], &[], &[], out.buf());
-                        }
-                    }
-                    Err(e) => engine_error(head, &e, out),
-                }
+                let cmd = Flush {
+                    delay: u64::from(delay.unwrap_or(0)),
+                };
+                reply(head, &cmd.apply(srv), Reply::Done { quiet }, out);
             }
             Command::Noop => {
                 let _ = encode_response(&head, &[], &[], &[], out.buf());
@@ -388,23 +260,15 @@ impl BinaryConn {
                 None => encode_error(&head.with_status(Status::UnknownCommand), out.buf()),
             },
             Command::SaslAuth { mechanism, data } => {
-                bump(&c.auth_cmds);
-                let ok = &mechanism[..] == sasl::MECHANISMS
-                    && srv
-                        .credentials
-                        .as_ref()
-                        .is_some_and(|cr| cr.check_plain(&data));
-                if ok {
-                    self.authenticated = true;
+                self.authenticated = sasl::authenticate(srv, &mechanism, &data);
+                if self.authenticated {
                     let _ = encode_response(&head, &[], &[], b"Authenticated", out.buf());
                 } else {
-                    bump(&c.auth_errors);
                     encode_error(&head.with_status(Status::AuthError), out.buf());
                 }
             }
             Command::SaslStep { .. } => {
-                bump(&c.auth_cmds);
-                bump(&c.auth_errors);
+                self.authenticated = sasl::authenticate(srv, b"", b"");
                 encode_error(&head.with_status(Status::AuthError), out.buf());
             }
             Command::Unknown { .. } => {
@@ -421,48 +285,144 @@ impl Default for BinaryConn {
     }
 }
 
-/// A GET/GAT hit: flags extras, optional key, the value as its own piece.
-fn value_reply(
+/// GET/GETQ/GETK/GETKQ and the GAT family.
+fn get(
+    srv: &Server,
     head: ResponseHead,
-    flags: u32,
-    key: &[u8],
+    key: Bytes,
+    touch: Option<u64>,
+    quiet: bool,
     return_key: bool,
-    value: Bytes,
     out: &mut Out,
 ) {
-    let key = if return_key { key } else { &[] };
-    match encode_response_head(&head, &flags.to_be_bytes(), key, value.len(), out.buf()) {
-        Ok(()) => out.value(value),
-        Err(_) => encode_error(&head.with_status(Status::TooLarge), out.buf()),
+    let o = Get {
+        key: key.clone(),
+        touch,
     }
-}
-
-/// A GET/GAT miss: GETK-style misses carry the key instead of a message.
-fn miss_reply(head: ResponseHead, key: &[u8], return_key: bool, out: &mut Out) {
-    let head = head.with_status(Status::KeyNotFound);
-    if return_key {
-        let _ = encode_response(&head, &[], key, &[], out.buf());
-    } else {
-        encode_error(&head, out.buf());
-    }
-}
-
-/// Engine failures that are not a protocol outcome (read-only store,
-/// disk errors): logged and answered as "not stored".
-fn engine_error(head: ResponseHead, e: &Error, out: &mut Out) {
-    tracing::debug!("binary opcode {:#04x}: {e}", head.opcode);
-    let (status, msg) = match e {
-        // The body says why, like memcached's error texts do.
-        Error::Precondition(_) => (Status::NotStored, "Not stored: the server is read-only"),
-        _ => (Status::OutOfMemory, "Out of memory or storage failure"),
+    .apply(srv);
+    let how = Reply::Value {
+        key: &key,
+        quiet,
+        return_key,
     };
-    let _ = encode_response(
-        &head.with_status(status),
-        &[],
-        &[],
-        msg.as_bytes(),
-        out.buf(),
-    );
+    reply(head, &o, how, out);
+}
+
+/// What a request's success looks like on the wire; failures share one table.
+enum Reply<'a> {
+    /// GET/GETK/GAT: flags extras, the key if asked, the value; a quiet miss is silent.
+    Value {
+        key: &'a [u8],
+        quiet: bool,
+        return_key: bool,
+    },
+    /// TOUCH: flags extras.
+    Flags,
+    /// SET/ADD/REPLACE/APPEND/PREPEND: empty with the new CAS; `absent` is the
+    /// status for a record that had to exist and did not.
+    Stored { quiet: bool, absent: Status },
+    /// INCREMENT/DECREMENT: the 8-byte value.
+    Counter { quiet: bool },
+    /// DELETE, FLUSH: empty.
+    Done { quiet: bool },
+    /// An answer decided before the command ran (a size refusal).
+    Status,
+}
+
+/// The binary protocol's one table from outcomes to responses.
+fn reply(head: ResponseHead, o: &Outcome, how: Reply<'_>, out: &mut Out) {
+    let quiet = match how {
+        Reply::Value { quiet, .. }
+        | Reply::Stored { quiet, .. }
+        | Reply::Counter { quiet }
+        | Reply::Done { quiet } => quiet,
+        Reply::Flags | Reply::Status => false,
+    };
+    let status = match (o, &how) {
+        (
+            Outcome::Found(r),
+            Reply::Value {
+                key, return_key, ..
+            },
+        ) => {
+            let key = if *return_key { key } else { &[][..] };
+            let head = head.with_cas(r.meta.cas);
+            let extras = r.meta.flags.to_be_bytes();
+            match encode_response_head(&head, &extras, key, r.value.len(), out.buf()) {
+                Ok(()) => out.value(r.value.clone()),
+                Err(_) => encode_error(&head.with_status(Status::TooLarge), out.buf()),
+            }
+            return;
+        }
+        (Outcome::Found(r), _) => {
+            let extras = r.meta.flags.to_be_bytes();
+            let _ = encode_response(&head.with_cas(r.meta.cas), &extras, &[], &[], out.buf());
+            return;
+        }
+        (
+            Outcome::NotFound,
+            Reply::Value {
+                key,
+                quiet,
+                return_key,
+            },
+        ) => {
+            if *quiet {
+                return;
+            }
+            if *return_key {
+                let head = head.with_status(Status::KeyNotFound);
+                let _ = encode_response(&head, &[], key, &[], out.buf());
+                return;
+            }
+            Status::KeyNotFound
+        }
+        (Outcome::Stored { cas }, _) => {
+            if !quiet {
+                let _ = encode_response(&head.with_cas(*cas), &[], &[], &[], out.buf());
+            }
+            return;
+        }
+        (Outcome::Counted { value, meta }, _) => {
+            if !quiet {
+                let n = match value {
+                    Number::Unsigned(n) => *n,
+                    Number::Signed(n) => *n as u64,
+                    Number::Float(f) => *f as u64,
+                };
+                let head = head.with_cas(meta.cas);
+                let _ = encode_response(&head, &[], &[], &n.to_be_bytes(), out.buf());
+            }
+            return;
+        }
+        (Outcome::Deleted | Outcome::Done, _) => {
+            if !quiet {
+                let _ = encode_response(&head, &[], &[], &[], out.buf());
+            }
+            return;
+        }
+        (Outcome::NotFound, _) => Status::KeyNotFound,
+        (Outcome::NotStored(Absence::Present) | Outcome::Exists, _) => Status::KeyExists,
+        (Outcome::NotStored(Absence::Absent), Reply::Stored { absent, .. }) => *absent,
+        (Outcome::NotStored(Absence::Absent), _) => Status::NotStored,
+        (Outcome::NonNumeric, _) => Status::NonNumeric,
+        (Outcome::TooLarge { .. }, _) => Status::TooLarge,
+        (Outcome::ReadOnly, _) => {
+            // The body says why, like memcached's error texts do.
+            let head = head.with_status(Status::NotStored);
+            let msg = b"Not stored: the server is read-only";
+            let _ = encode_response(&head, &[], &[], msg, out.buf());
+            return;
+        }
+        (Outcome::Overflow | Outcome::Failed(_), _) => {
+            tracing::debug!("binary opcode {:#04x}: {o:?}", head.opcode);
+            let head = head.with_status(Status::OutOfMemory);
+            let msg = b"Out of memory or storage failure";
+            let _ = encode_response(&head, &[], &[], msg, out.buf());
+            return;
+        }
+    };
+    encode_error(&head.with_status(status), out.buf());
 }
 
 /// STAT: one packet per stat, then an empty terminator.

@@ -1,1 +1,28 @@
+//! memstored's server as a library: the memcached protocols (binary, text,
+//! meta) and MessagePack-RPC over one [`server::Server`], so handlers can be
+//! tested and fuzzed in-process. `main.rs` only parses flags and starts it.
+//!
+//! The request path (docs/design.md, "Server"):
+//! socket → `connection` (one loop per client) → protocol session
+//! (`binary`, `text` + `meta`, `rpc_conn`) → `command` (one file per verb,
+//! protocol-neutral, counts stats) → engine → `command::Outcome` → the
+//! protocol's reply table.
+
+pub mod binary;
+pub mod cli;
+pub mod command;
+pub mod connection;
+pub mod listener;
+pub mod marks;
+pub mod meta;
+pub mod out;
 pub mod rpc;
+pub mod rpc_conn;
+pub mod sasl;
+pub mod server;
+pub mod signals;
+pub mod stats;
+pub mod text;
+
+/// Reported by `version` / VERSION / `stats`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

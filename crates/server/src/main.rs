@@ -1,32 +1,16 @@
 //! memstored: a memcached-protocol (binary, text, meta) server over a
 //! pluggable memstored store.
 
-mod binary;
-mod cli;
-mod connection;
-mod listener;
-mod marks;
-mod meta;
-mod out;
-mod rpc_conn;
-mod sasl;
-mod server;
-mod signals;
-mod stats;
-mod text;
-
 use clap::Parser;
 use memstored_engine::Db;
-use server::{Config, Server};
+use memstored_server::server::{Config, Server};
+use memstored_server::{cli, listener, sasl, signals, VERSION};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-
-/// Reported by `version` / VERSION / `stats`.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// How long in-flight batches get to finish after SIGTERM.
 const GRACE: Duration = Duration::from_secs(2);

@@ -1,14 +1,13 @@
 //! memcached meta commands: mg ms md ma me (mn is answered in `text.rs`).
 
-use crate::marks::Mark;
+use crate::command::{Arith, Delete, Get, Invalidate, Number, Outcome, Peek, Store, StoreKind};
 use crate::out::Out;
 use crate::server::{expires_at_text, ttl_remaining, Server};
-use crate::stats::bump;
 use bytes::Bytes;
-use memstored_engine::{Error, Meta, Record, StoreMode as EngineMode, StoreOptions};
+use memstored_engine::{Meta, Record};
 use memstored_protocol::text::response::{
     encode_meta, encode_meta_debug, encode_meta_value_head, encode_server_error, MetaReturn,
-    MetaStatus, CLIENT_ERROR_NON_NUMERIC, CRLF,
+    MetaStatus, CLIENT_ERROR_NON_NUMERIC, CRLF, SERVER_ERROR_TOO_LARGE,
 };
 use memstored_protocol::text::{
     MetaArith, MetaArithMode, MetaDelete, MetaFlags, MetaGet, MetaSet, MetaSetMode,
@@ -43,372 +42,246 @@ fn returns<'a>(f: &'a MetaFlags, key: &'a [u8], rec: Option<&Record>) -> Vec<Met
     v
 }
 
-fn server_error(e: &Error, out: &mut Out) {
-    tracing::debug!("meta command failed: {e}");
-    match e {
-        Error::Precondition(_) => encode_server_error("read only", out.buf()),
-        _ => encode_server_error(&e.to_string(), out.buf()),
+/// The meta protocol's one table for outcomes that are not a nominal
+/// reply: the status line (with `k`/`O` echoed) or the error line.
+fn status_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
+    let status = match o {
+        Outcome::NotFound => MetaStatus::Nf,
+        Outcome::NotStored(_) => MetaStatus::Ns,
+        Outcome::Exists => MetaStatus::Ex,
+        Outcome::Stored { .. } | Outcome::Deleted | Outcome::Done => MetaStatus::Hd,
+        Outcome::Found(_) | Outcome::Counted { .. } => MetaStatus::Hd,
+        Outcome::NonNumeric => return out.put(CLIENT_ERROR_NON_NUMERIC),
+        Outcome::TooLarge { .. } => return out.put(SERVER_ERROR_TOO_LARGE),
+        Outcome::ReadOnly => return encode_server_error("read only", out.buf()),
+        Outcome::Overflow => return encode_server_error("the increment overflows", out.buf()),
+        Outcome::Failed(e) => {
+            tracing::debug!("meta command failed: {e}");
+            return encode_server_error(&e.to_string(), out.buf());
+        }
+    };
+    // Quiet mode hides only success: memcached still reports NF, NS and EX.
+    if f.quiet && status == MetaStatus::Hd {
+        return;
     }
+    encode_meta(status, &returns(f, key, None), out.buf());
 }
 
 /// `mg <key> <flags>*`.
 pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
-    let c = &srv.counters;
     let f = &m.flags;
+    let cmd = Get {
+        key: m.key.clone(),
+        touch: f.ttl.map(expires_at_text),
+    };
     let mut vivified = false;
-    let found = match f.ttl {
-        Some(t) => {
-            bump(&c.cmd_touch);
-            match srv.db.touch(&m.key, expires_at_text(t)) {
-                Ok(r) => {
-                    bump(&c.touch_hits);
-                    Ok(Some(r))
-                }
-                Err(Error::NotFound(_)) => {
-                    bump(&c.touch_misses);
-                    Ok(None)
-                }
-                Err(e) => Err(e),
+    let mut found = cmd.apply(srv);
+    if let (Outcome::NotFound, Some(n)) = (&found, f.vivify_ttl) {
+        // Autovivify: create an empty item; this client wins the recache.
+        let add = Store {
+            key: m.key.clone(),
+            value: Bytes::new(),
+            kind: StoreKind::Add,
+            flags: 0,
+            expires_at: expires_at_text(n),
+            cas: None,
+        };
+        let created = srv.marks.vivify(&m.key, || match add.apply(srv) {
+            Outcome::Stored { cas } => Ok(cas),
+            o => Err(o),
+        });
+        found = match created {
+            Ok(cas) => {
+                vivified = true;
+                let meta = Meta {
+                    flags: 0,
+                    expires_at: add.expires_at,
+                    cas,
+                };
+                Outcome::Found(Record {
+                    value: Bytes::new(),
+                    meta,
+                })
             }
-        }
-        None => {
-            bump(&c.cmd_get);
-            let r = srv.db.get_record(&m.key);
-            match &r {
-                Ok(Some(_)) => bump(&c.get_hits),
-                Ok(None) => bump(&c.get_misses),
-                Err(_) => {}
-            }
-            r
-        }
-    };
-    let mut rec = match found {
-        Ok(r) => r,
-        Err(e) => return server_error(&e, out),
-    };
-    if rec.is_none() {
-        if let Some(n) = f.vivify_ttl {
-            // Autovivify: create an empty item; this client wins the recache.
-            let expires_at = expires_at_text(n);
-            let opts = StoreOptions {
-                flags: 0,
-                expires_at,
-                cas: None,
-            };
-            let created = srv.marks.vivify(&m.key, || {
-                srv.db.store(&m.key, Bytes::new(), EngineMode::Add, opts)
-            });
-            match created {
-                Ok(cas) => {
-                    vivified = true;
-                    rec = Some(Record {
-                        value: Bytes::new(),
-                        meta: Meta {
-                            flags: 0,
-                            expires_at,
-                            cas,
-                        },
-                    });
-                }
-                Err(_) => rec = srv.db.get_record(&m.key).ok().flatten(),
-            }
-        }
+            // Somebody else's add won the race: serve their item.
+            Err(_) => Get::new(m.key.clone()).apply(srv),
+        };
     }
-    match rec {
-        Some(r) => {
-            let recache_due = f.recache_ttl.is_some_and(|below| {
-                r.meta.expires_at != 0 && ttl_remaining(r.meta.expires_at) < below
-            });
-            let tokens = if vivified {
-                // The mark was made with the add; this client holds the token.
-                crate::marks::Tokens {
-                    won: true,
-                    ..Default::default()
-                }
-            } else {
-                srv.marks.fetch(&m.key, r.meta.cas, recache_due)
-            };
-            let mut rets = returns(f, &m.key, Some(&r));
-            // After the requested flags, in memcached's order.
-            if tokens.already_sent {
-                rets.push(MetaReturn::AlreadyWon);
-            }
-            if tokens.stale {
-                rets.push(MetaReturn::Stale);
-            }
-            if tokens.won {
-                rets.push(MetaReturn::Won);
-            }
-            if f.return_value {
-                encode_meta_value_head(r.value.len(), &rets, out.buf());
-                out.value(r.value);
-                out.put(CRLF);
-            } else {
-                encode_meta(MetaStatus::Hd, &rets, out.buf());
-            }
-        }
-        None => {
+    let r = match found {
+        Outcome::Found(r) => r,
+        Outcome::NotFound => {
             if !f.quiet {
                 encode_meta(MetaStatus::En, &returns(f, &m.key, None), out.buf());
             }
+            return;
         }
+        o => return status_reply(f, &m.key, &o, out),
+    };
+    let recache_due = f
+        .recache_ttl
+        .is_some_and(|below| r.meta.expires_at != 0 && ttl_remaining(r.meta.expires_at) < below);
+    let tokens = if vivified {
+        // The mark was made with the add; this client holds the token.
+        crate::marks::Tokens {
+            won: true,
+            ..Default::default()
+        }
+    } else {
+        srv.marks.fetch(&m.key, r.meta.cas, recache_due)
+    };
+    let mut rets = returns(f, &m.key, Some(&r));
+    // After the requested flags, in memcached's order.
+    if tokens.already_sent {
+        rets.push(MetaReturn::AlreadyWon);
+    }
+    if tokens.stale {
+        rets.push(MetaReturn::Stale);
+    }
+    if tokens.won {
+        rets.push(MetaReturn::Won);
+    }
+    if f.return_value {
+        encode_meta_value_head(r.value.len(), &rets, out.buf());
+        out.value(r.value);
+        out.put(CRLF);
+    } else {
+        encode_meta(MetaStatus::Hd, &rets, out.buf());
+    }
+}
+
+/// The engine's store kind for an `ms` mode.
+pub fn store_kind(mode: MetaSetMode) -> StoreKind {
+    match mode {
+        MetaSetMode::Set => StoreKind::Set,
+        MetaSetMode::Add => StoreKind::Add,
+        MetaSetMode::Append => StoreKind::Append,
+        MetaSetMode::Prepend => StoreKind::Prepend,
+        MetaSetMode::Replace => StoreKind::Replace,
     }
 }
 
 /// `ms <key> <datalen> <flags>*` with its data block.
 pub fn set(srv: &Server, m: MetaSet, value: Bytes, out: &mut Out) {
-    let c = &srv.counters;
-    bump(&c.cmd_set);
     let f = &m.flags;
-    let mode = match m.mode {
-        MetaSetMode::Set => EngineMode::Set,
-        MetaSetMode::Add => EngineMode::Add,
-        MetaSetMode::Append => EngineMode::Append,
-        MetaSetMode::Prepend => EngineMode::Prepend,
-        MetaSetMode::Replace => EngineMode::Replace,
-    };
-    let cas = if m.mode == MetaSetMode::Add {
-        None
-    } else {
-        f.compare_cas
-    };
-    let opts = StoreOptions {
+    let cmd = Store {
+        key: m.key.clone(),
+        value,
+        kind: store_kind(m.mode),
         flags: f.client_flags.unwrap_or(0),
         expires_at: f.ttl.map_or(0, expires_at_text),
-        cas,
-    };
-    let stored = match srv.db.store(&m.key, value.clone(), mode, opts) {
-        Err(Error::Infeasible(_))
-            if f.invalidate
-                && cas.is_some()
-                && mode != EngineMode::Append
-                && mode != EngineMode::Prepend =>
-        {
-            store_stale(srv, &m.key, value, mode, opts)
-        }
-        r => r,
-    };
-    let status = match stored {
-        Ok(new_cas) => {
-            bump(&c.total_items);
-            if cas.is_some() {
-                bump(&c.cas_hits);
-            }
-            if f.quiet {
-                return;
-            }
-            let rec = Record {
-                value: Bytes::new(),
-                meta: Meta {
-                    flags: opts.flags,
-                    expires_at: opts.expires_at,
-                    cas: new_cas,
-                },
-            };
-            // ms echoes k, O and c (the new CAS) only.
-            let rets: Vec<MetaReturn<'_>> = returns(f, &m.key, Some(&rec))
-                .into_iter()
-                .filter(|r| {
-                    matches!(
-                        r,
-                        MetaReturn::Key { .. } | MetaReturn::Opaque(_) | MetaReturn::Cas(_)
-                    )
-                })
-                .collect();
-            return encode_meta(MetaStatus::Hd, &rets, out.buf());
-        }
-        Err(Error::NotFound(_)) if cas.is_some() => {
-            bump(&c.cas_misses);
-            MetaStatus::Nf
-        }
-        Err(Error::Infeasible(_)) => {
-            bump(&c.cas_badval);
-            MetaStatus::Ex
-        }
-        Err(Error::NotFound(_)) | Err(Error::Duplication(_)) => MetaStatus::Ns,
-        Err(e) => return server_error(&e, out),
-    };
-    encode_meta(status, &returns(f, &m.key, None), out.buf());
-}
-
-/// `ms <key> .. C<cas> I` whose CAS is older than the item's: memcached's
-/// `CAS_ALLOW_STALE`. The value is stored anyway, keeping the item's TTL, and
-/// the new version is stale (and keeps a token already sent), so readers
-/// still see `X` until a write with the current CAS lands. A CAS that is not
-/// older is a plain mismatch (`EX`).
-fn store_stale(
-    srv: &Server,
-    key: &[u8],
-    value: Bytes,
-    mode: EngineMode,
-    opts: StoreOptions,
-) -> memstored_engine::Result<u64> {
-    let mismatch = || Error::Infeasible("the CAS does not match".into());
-    let supplied = opts.cas.ok_or_else(mismatch)?;
-    let Some(cur) = srv.db.get_record(key)? else {
-        return Err(Error::NotFound("no record".into()));
-    };
-    if supplied >= cur.meta.cas {
-        return Err(mismatch());
-    }
-    let token_sent = srv.marks.get(key, cur.meta.cas).token_sent;
-    let stale_opts = StoreOptions {
-        expires_at: cur.meta.expires_at,
-        cas: Some(cur.meta.cas),
-        ..opts
-    };
-    let new_cas = srv.db.store(key, value, mode, stale_opts)?;
-    srv.marks.set(
-        key,
-        Mark {
-            cas: new_cas,
-            stale: true,
-            token_sent,
+        cas: if m.mode == MetaSetMode::Add {
+            None
+        } else {
+            f.compare_cas
         },
-    );
-    Ok(new_cas)
-}
-
-/// `md <key> I [T<ttl>]`: mark stale instead of removing. The item keeps its
-/// value and flags and gets a new CAS (and TTL, if given); the next `mg` wins
-/// the recache token. Retries a few times if a concurrent write moves the
-/// CAS under it, unless the client asked for a specific CAS.
-fn invalidate(srv: &Server, key: &[u8], f: &MetaFlags) -> memstored_engine::Result<()> {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let Some(cur) = srv.db.get_record(key)? else {
-            return Err(Error::NotFound("no record".into()));
-        };
-        if f.compare_cas.is_some_and(|c| c != cur.meta.cas) {
-            return Err(Error::Infeasible("the CAS does not match".into()));
-        }
-        let opts = StoreOptions {
-            flags: cur.meta.flags,
-            expires_at: f.ttl.map_or(cur.meta.expires_at, expires_at_text),
-            cas: Some(cur.meta.cas),
-        };
-        match srv.db.store(key, cur.value, EngineMode::Replace, opts) {
-            Ok(cas) => {
-                srv.marks.set(
-                    key,
-                    Mark {
-                        cas,
-                        stale: true,
-                        token_sent: false,
-                    },
-                );
-                return Ok(());
-            }
-            Err(Error::Infeasible(_)) if f.compare_cas.is_none() && attempts < 4 => continue,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// `md <key> <flags>*`.
-pub fn delete(srv: &Server, m: MetaDelete, out: &mut Out) {
-    let c = &srv.counters;
-    let f = &m.flags;
-    let done = if f.invalidate {
-        invalidate(srv, &m.key, f)
+    };
+    let o = if f.invalidate {
+        cmd.apply_allowing_stale(srv)
     } else {
-        srv.db.remove_with_cas(&m.key, f.compare_cas)
+        cmd.apply(srv)
     };
-    let status = match done {
-        Ok(()) => {
-            if !f.invalidate {
-                bump(&c.delete_hits);
-            }
-            MetaStatus::Hd
-        }
-        Err(Error::NotFound(_)) => {
-            bump(&c.delete_misses);
-            MetaStatus::Nf
-        }
-        Err(Error::Infeasible(_)) => {
-            bump(&c.delete_misses);
-            MetaStatus::Ex
-        }
-        Err(e) => return server_error(&e, out),
+    set_reply(f, &m.key, &o, out);
+}
+
+/// The reply to `ms`: `HD` echoing `k`, `O` and `c` (the new CAS) only.
+pub fn set_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
+    let Outcome::Stored { cas } = o else {
+        return status_reply(f, key, o, out);
     };
-    // Quiet mode hides only success: memcached still reports NF and EX.
-    if f.quiet && status == MetaStatus::Hd {
+    if f.quiet {
         return;
     }
-    encode_meta(status, &returns(f, &m.key, None), out.buf());
+    let rec = Record {
+        value: Bytes::new(),
+        meta: Meta {
+            flags: f.client_flags.unwrap_or(0),
+            expires_at: 0,
+            cas: *cas,
+        },
+    };
+    let rets: Vec<MetaReturn<'_>> = returns(f, key, Some(&rec))
+        .into_iter()
+        .filter(|r| {
+            matches!(
+                r,
+                MetaReturn::Key { .. } | MetaReturn::Opaque(_) | MetaReturn::Cas(_)
+            )
+        })
+        .collect();
+    encode_meta(MetaStatus::Hd, &rets, out.buf());
 }
 
-/// `ma <key> <flags>*`.
-pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
-    let c = &srv.counters;
+/// `md <key> <flags>*`; with `I`, marks the item stale instead of removing it.
+pub fn delete(srv: &Server, m: MetaDelete, out: &mut Out) {
     let f = &m.flags;
-    let decr = m.mode == MetaArithMode::Decrement;
-    let (hits, misses) = if decr {
-        (&c.decr_hits, &c.decr_misses)
+    let o = if f.invalidate {
+        Invalidate {
+            key: m.key.clone(),
+            cas: f.compare_cas,
+            expires_at: f.ttl.map(expires_at_text),
+        }
+        .apply(srv)
     } else {
-        (&c.incr_hits, &c.incr_misses)
+        Delete {
+            key: m.key.clone(),
+            cas: f.compare_cas,
+        }
+        .apply(srv)
     };
-    let create = f.vivify_ttl.map(|n| (m.initial, 0u32, expires_at_text(n)));
-    match srv
-        .db
-        .incr_decr_cas(&m.key, m.delta, decr, create, f.compare_cas)
-    {
-        Ok((n, cas)) => {
-            bump(hits);
-            let mut rec = match srv.db.get_record(&m.key) {
-                Ok(Some(r)) => r,
-                _ => Record {
-                    value: Bytes::new(),
-                    meta: Meta::default(),
-                },
-            };
-            if let Some(t) = f.ttl {
-                if let Ok(r) = srv.db.touch(&m.key, expires_at_text(t)) {
-                    rec = r;
-                }
-            } else {
-                rec.meta.cas = cas;
-            }
-            // Quiet mode hides success, with or without a value (memcached).
-            if f.quiet {
-                return;
-            }
-            let text = n.to_string();
-            let rets = returns(f, &m.key, Some(&rec));
-            if f.return_value {
-                encode_meta_value_head(text.len(), &rets, out.buf());
-                out.put(text.as_bytes());
-                out.put(CRLF);
-            } else {
-                encode_meta(MetaStatus::Hd, &rets, out.buf());
-            }
-        }
-        Err(Error::NotFound(_)) => {
-            bump(misses);
-            encode_meta(MetaStatus::Nf, &returns(f, &m.key, None), out.buf());
-        }
-        Err(e) if e.is_cas_mismatch() => {
-            encode_meta(MetaStatus::Ex, &returns(f, &m.key, None), out.buf())
-        }
-        Err(Error::Infeasible(_)) => out.put(CLIENT_ERROR_NON_NUMERIC),
-        Err(e) => server_error(&e, out),
+    status_reply(f, &m.key, &o, out);
+}
+
+/// `ma <key> <flags>*`: one atomic engine call, TTL update included.
+pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
+    let f = &m.flags;
+    let cmd = Arith {
+        key: m.key.clone(),
+        delta: m.delta,
+        decrement: m.mode == MetaArithMode::Decrement,
+        create: f.vivify_ttl.map(|n| (m.initial, 0u32, expires_at_text(n))),
+        cas: f.compare_cas,
+        touch: f.ttl.map(expires_at_text),
+    };
+    let o = cmd.apply(srv);
+    let Outcome::Counted { value, meta } = o else {
+        return status_reply(f, &m.key, &o, out);
+    };
+    // Quiet mode hides success, with or without a value (memcached).
+    if f.quiet {
+        return;
+    }
+    let text = match value {
+        Number::Unsigned(n) => n.to_string(),
+        Number::Signed(n) => n.to_string(),
+        Number::Float(n) => n.to_string(),
+    };
+    let rec = Record {
+        value: Bytes::from(text),
+        meta,
+    };
+    let rets = returns(f, &m.key, Some(&rec));
+    if f.return_value {
+        encode_meta_value_head(rec.value.len(), &rets, out.buf());
+        out.put(&rec.value);
+        out.put(CRLF);
+    } else {
+        encode_meta(MetaStatus::Hd, &rets, out.buf());
     }
 }
 
 /// `me <key>`: memcached's debug line, or EN.
-pub fn debug(srv: &Server, key: &[u8], base64: bool, out: &mut Out) {
-    match srv.db.get_record(key) {
-        Ok(Some(r)) => {
+pub fn debug(srv: &Server, key: Bytes, base64: bool, out: &mut Out) {
+    match (Peek { key: key.clone() }).apply(srv) {
+        Outcome::Found(r) => {
             let info = format!(
                 "exp={} la=0 cas={} fetch=no cls=1 size={}",
                 ttl_remaining(r.meta.expires_at),
                 r.meta.cas,
                 r.value.len()
             );
-            encode_meta_debug(key, base64, &info, out.buf());
+            encode_meta_debug(&key, base64, &info, out.buf());
         }
-        Ok(None) => encode_meta(MetaStatus::En, &[], out.buf()),
-        Err(e) => server_error(&e, out),
+        Outcome::NotFound => encode_meta(MetaStatus::En, &[], out.buf()),
+        o => status_reply(&MetaFlags::default(), &key, &o, out),
     }
 }

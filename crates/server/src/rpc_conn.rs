@@ -5,12 +5,12 @@
 //! connection keep being answered.
 
 use crate::connection::FLUSH_AT;
+use crate::rpc::{call, code, is_slow, RpcError};
 use crate::server::Server;
 use crate::stats;
 use bytes::{Buf, BytesMut};
 use memstored_protocol::rpc::{self, Decoder, Limits, Message, Value};
 use memstored_protocol::Parse;
-use memstored_server::rpc::{call, code, is_slow, RpcContext, RpcError};
 use std::io;
 use std::sync::Arc;
 use tokio::net::TcpStream;
@@ -25,10 +25,6 @@ struct RpcConn {
     done_tx: mpsc::UnboundedSender<BytesMut>,
     /// Slow procedures started and not yet answered.
     in_flight: usize,
-}
-
-fn report(srv: &Server) -> Vec<(String, String)> {
-    stats::listing(srv, None).unwrap_or_default()
 }
 
 impl RpcConn {
@@ -60,21 +56,17 @@ impl RpcConn {
             self.spawn_slow(msgid, method, params);
             return;
         }
-        let srv = &self.srv;
-        let ctx = RpcContext {
-            report: &|| report(srv),
-        };
-        let result = call(&srv.db, &ctx, &method, &params);
+        let result = call(&self.srv, &method, &params);
         if let Some(id) = msgid {
             encode(id, result, out);
         }
     }
 
     fn auth(&mut self, params: &[Value]) -> Result<Value, RpcError> {
-        let Some(creds) = &self.srv.credentials else {
+        if self.srv.credentials.is_none() {
             self.authed = true;
             return Ok(Value::Nil);
-        };
+        }
         let user = params.first().and_then(rpc::value_bytes);
         let password = params.get(1).and_then(rpc::value_bytes);
         let (Some(user), Some(password)) = (user, password) else {
@@ -84,8 +76,8 @@ impl RpcConn {
             ));
         };
         let plain = [&b"\0"[..], user, b"\0", password].concat();
-        if creds.check_plain(&plain) {
-            self.authed = true;
+        self.authed = crate::sasl::authenticate(&self.srv, crate::sasl::MECHANISMS, &plain);
+        if self.authed {
             Ok(Value::Nil)
         } else {
             Err(RpcError::new(code::LOGICAL, "authentication failed"))
@@ -99,20 +91,14 @@ impl RpcConn {
         // The blocking pool has `-W` threads (main.rs), which bounds how many
         // slow procedures run at once; the rest queue there.
         tokio::spawn(async move {
-            let srv2 = srv.clone();
-            let result = tokio::task::spawn_blocking(move || {
-                let ctx = RpcContext {
-                    report: &|| report(&srv2),
-                };
-                call(&srv2.db, &ctx, &method, &params)
-            })
-            .await
-            .unwrap_or_else(|e| {
-                Err(RpcError::new(
-                    code::UNEXPECTED,
-                    format!("procedure failed: {e}"),
-                ))
-            });
+            let result = tokio::task::spawn_blocking(move || call(&srv, &method, &params))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(RpcError::new(
+                        code::UNEXPECTED,
+                        format!("procedure failed: {e}"),
+                    ))
+                });
             if let Some(id) = msgid {
                 let mut buf = BytesMut::new();
                 encode(id, result, &mut buf);

@@ -1,5 +1,8 @@
-//! SASL PLAIN for the binary protocol, from a `user:password` per line file.
+//! SASL PLAIN for the binary protocol (and RPC's `auth`), from a
+//! `user:password` per line file.
 
+use crate::server::Server;
+use crate::stats::bump;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -14,9 +17,13 @@ pub const MECHANISMS: &[u8] = b"PLAIN";
 
 impl Credentials {
     /// Reads `user:password` lines; blank lines and `#` comments are skipped.
-    pub fn load(path: &Path) -> anyhow::Result<Credentials> {
-        let text = std::fs::read(path)
-            .map_err(|e| anyhow::anyhow!("reading SASL file {}: {e}", path.display()))?;
+    pub fn load(path: &Path) -> std::io::Result<Credentials> {
+        let text = std::fs::read(path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("reading SASL file {}: {e}", path.display()),
+            )
+        })?;
         Ok(Credentials::parse(&text))
     }
 
@@ -42,17 +49,40 @@ impl Credentials {
     }
 
     /// Checks a PLAIN initial response: `[authzid] \0 user \0 password`.
+    /// The authzid must be empty or the user itself: nobody may act as
+    /// another user, as no user here has that right.
     pub fn check_plain(&self, data: &[u8]) -> bool {
         let mut parts = data.split(|&b| b == 0);
-        let (Some(_authz), Some(user), Some(password), None) =
+        let (Some(authz), Some(user), Some(password), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return false;
         };
+        if !authz.is_empty() && authz != user {
+            return false;
+        }
         self.users
             .get(user)
             .is_some_and(|p| constant_time_eq(p, password))
     }
+}
+
+/// One authentication attempt (binary SASL_AUTH/SASL_STEP, RPC `auth`),
+/// counted in `auth_cmds` / `auth_errors`. True only for PLAIN with valid
+/// credentials; the caller's connection is authenticated exactly when this
+/// returns true, so a failed re-auth de-authenticates.
+pub fn authenticate(srv: &Server, mechanism: &[u8], data: &[u8]) -> bool {
+    let c = &srv.counters;
+    bump(&c.auth_cmds);
+    let ok = mechanism == MECHANISMS
+        && srv
+            .credentials
+            .as_ref()
+            .is_some_and(|cr| cr.check_plain(data));
+    if !ok {
+        bump(&c.auth_errors);
+    }
+    ok
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -72,6 +102,10 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert!(c.check_plain(b"\0alice\0secret"));
         assert!(c.check_plain(b"alice\0alice\0secret"));
+        assert!(
+            !c.check_plain(b"bob\0alice\0secret"),
+            "acting as another user"
+        );
         assert!(c.check_plain(b"\0bob\0pa:ss"));
         assert!(!c.check_plain(b"\0alice\0wrong"));
         assert!(!c.check_plain(b"\0carol\0secret"));

@@ -40,9 +40,46 @@ pub struct Server {
     pub marks: Marks,
     /// Turns true when the server is shutting down.
     pub shutdown: watch::Receiver<bool>,
+    /// The sending side of `shutdown` for a standalone server (which has no
+    /// signal handler), kept so that `shutdown` never reports a closed channel.
+    standalone_stop: Option<watch::Sender<bool>>,
+}
+
+impl Config {
+    /// memstored's defaults (those of its flags) for `store`.
+    pub fn defaults(store: &str) -> Config {
+        Config {
+            store: store.to_string(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 11211)),
+            initial_size: 2048,
+            reserve_size: 1024,
+            max_connections: 1024,
+            max_item_size: 64 << 20,
+            threads: 1,
+            verbose: 0,
+            sasl: false,
+            read_only: false,
+        }
+    }
 }
 
 impl Server {
+    /// A server around an open database with default settings and no
+    /// listener: for tests, fuzzing and embedding the protocol handlers.
+    pub fn standalone(db: Arc<Db>) -> Arc<Server> {
+        let mut cfg = Config::defaults(&db.name().path);
+        cfg.read_only = !db.is_writable();
+        Server::standalone_with(db, cfg)
+    }
+
+    /// `standalone` with settings of the caller's.
+    pub fn standalone_with(db: Arc<Db>, cfg: Config) -> Arc<Server> {
+        let (stop, shutdown) = watch::channel(false);
+        let mut srv = Server::new(db, cfg, None, shutdown);
+        srv.standalone_stop = Some(stop);
+        Arc::new(srv)
+    }
+
     pub fn new(
         db: Arc<Db>,
         cfg: Config,
@@ -58,6 +95,7 @@ impl Server {
             flush_generation: AtomicU64::new(0),
             marks: Marks::default(),
             shutdown,
+            standalone_stop: None,
         }
     }
 

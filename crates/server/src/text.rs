@@ -1,13 +1,14 @@
 //! memcached text protocol: line parsing, data blocks, classic commands.
 //! Meta commands share the connection and live in `meta.rs`.
 
+use crate::command::store::refuse_oversized;
+use crate::command::{self, Arith, Delete, Flush, Get, Number, Outcome, Store, Touch};
 use crate::connection::{ConnState, Step};
 use crate::meta;
 use crate::out::Out;
 use crate::server::{expires_at_text, Server};
-use crate::stats::{self, bump};
+use crate::stats;
 use bytes::{Bytes, BytesMut};
-use memstored_engine::{Error, StoreMode as EngineMode, StoreOptions};
 use memstored_protocol::text::response::{
     encode_number, encode_server_error, encode_stat, encode_value_head, encode_version,
     CLIENT_ERROR_NON_NUMERIC, CRLF, DELETED, END, ERROR, EXISTS, NOT_FOUND, NOT_STORED, OK, RESET,
@@ -106,70 +107,44 @@ impl TextConn {
     }
 }
 
-/// `SERVER_ERROR object too large for cache`; a failed `set` also drops the
-/// old value, as memcached does.
+/// A storage command whose declared length is over `-I`: refused before its
+/// data block is read (the block is skipped).
 fn too_large(srv: &Server, cmd: &Command, out: &mut Out) {
-    let key = match cmd {
-        Command::Store(s) if s.kind == StoreKind::Set => Some(&s.key),
-        Command::MetaSet(m) => Some(&m.key),
-        _ => None,
+    let (key, kind) = match cmd {
+        Command::Store(s) => (&s.key, store_kind(s.kind)),
+        Command::MetaSet(m) => (&m.key, meta::store_kind(m.mode)),
+        _ => return,
     };
-    if let Some(key) = key {
-        let _ = srv.db.remove(key);
+    let size = cmd.data_len().unwrap_or(0) as u64;
+    let o = refuse_oversized(srv, key, kind, size);
+    match cmd {
+        Command::MetaSet(m) => meta::set_reply(&m.flags, &m.key, &o, out),
+        _ => reply(&o, cmd.noreply(), out),
     }
-    if !cmd.noreply() {
-        out.put(SERVER_ERROR_TOO_LARGE);
+}
+
+fn store_kind(k: StoreKind) -> command::StoreKind {
+    match k {
+        StoreKind::Set | StoreKind::Cas => command::StoreKind::Set,
+        StoreKind::Add => command::StoreKind::Add,
+        StoreKind::Replace => command::StoreKind::Replace,
+        StoreKind::Append => command::StoreKind::Append,
+        StoreKind::Prepend => command::StoreKind::Prepend,
     }
 }
 
 /// Runs one command without a data block. False = close the connection.
 fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
-    let c = &srv.counters;
     match cmd {
-        Command::Get { keys, return_cas } => {
-            for key in keys {
-                bump(&c.cmd_get);
-                match srv.get_counted(&key) {
-                    Ok(Some(r)) => value_block(&key, r, return_cas, out),
-                    Ok(None) => {}
-                    Err(e) => tracing::debug!("get: {e}"),
-                }
-            }
-            out.put(END);
-        }
+        Command::Get { keys, return_cas } => get(srv, keys, None, return_cas, out),
         Command::GetAndTouch {
             exptime,
             keys,
             return_cas,
-        } => {
-            let at = expires_at_text(exptime);
-            for key in keys {
-                bump(&c.cmd_touch);
-                match srv.db.touch(&key, at) {
-                    Ok(r) => {
-                        bump(&c.touch_hits);
-                        value_block(&key, r, return_cas, out);
-                    }
-                    Err(_) => bump(&c.touch_misses),
-                }
-            }
-            out.put(END);
-        }
+        } => get(srv, keys, Some(expires_at_text(exptime)), return_cas, out),
         Command::Delete { key, noreply } => {
-            let reply: &[u8] = match srv.db.remove(&key) {
-                Ok(()) => {
-                    bump(&c.delete_hits);
-                    DELETED
-                }
-                Err(Error::NotFound(_)) => {
-                    bump(&c.delete_misses);
-                    NOT_FOUND
-                }
-                Err(e) => return server_error(&e, noreply, out),
-            };
-            if !noreply {
-                out.put(reply);
-            }
+            let o = Delete { key, cas: None }.apply(srv);
+            reply(&o, noreply, out);
         }
         Command::IncrDecr {
             op,
@@ -177,67 +152,34 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
             delta,
             noreply,
         } => {
-            let decr = op == IncrDecr::Decr;
-            let (hits, misses) = if decr {
-                (&c.decr_hits, &c.decr_misses)
-            } else {
-                (&c.incr_hits, &c.incr_misses)
+            let cmd = Arith {
+                key,
+                delta,
+                decrement: op == IncrDecr::Decr,
+                create: None,
+                cas: None,
+                touch: None,
             };
-            match srv.db.incr_decr(&key, delta, decr, None) {
-                Ok((n, _)) => {
-                    bump(hits);
-                    if !noreply {
-                        encode_number(n, out.buf());
-                    }
-                }
-                Err(Error::NotFound(_)) => {
-                    bump(misses);
-                    if !noreply {
-                        out.put(NOT_FOUND);
-                    }
-                }
-                Err(Error::Infeasible(_)) => {
-                    if !noreply {
-                        out.put(CLIENT_ERROR_NON_NUMERIC);
-                    }
-                }
-                Err(e) => return server_error(&e, noreply, out),
-            }
+            reply(&cmd.apply(srv), noreply, out);
         }
         Command::Touch {
             key,
             exptime,
             noreply,
         } => {
-            bump(&c.cmd_touch);
-            let reply: &[u8] = match srv.db.touch(&key, expires_at_text(exptime)) {
-                Ok(_) => {
-                    bump(&c.touch_hits);
-                    TOUCHED
-                }
-                Err(Error::NotFound(_)) => {
-                    bump(&c.touch_misses);
-                    NOT_FOUND
-                }
-                Err(e) => return server_error(&e, noreply, out),
+            let cmd = Touch {
+                key,
+                expires_at: expires_at_text(exptime),
             };
-            if !noreply {
-                out.put(reply);
-            }
+            reply(&cmd.apply(srv), noreply, out);
         }
         Command::FlushAll { delay, noreply } => {
-            bump(&c.cmd_flush);
             let now = memstored_engine::now_secs();
             let delay = match Expiry::from_exptime(delay.unwrap_or(0), now) {
                 Expiry::At(t) => t.saturating_sub(now),
                 Expiry::Never | Expiry::Expired => 0,
             };
-            if let Err(e) = srv.flush(delay) {
-                return server_error(&e, noreply, out);
-            }
-            if !noreply {
-                out.put(OK);
-            }
+            reply(&Flush { delay }.apply(srv), noreply, out);
         }
         Command::Version => encode_version(crate::VERSION, out.buf()),
         Command::Verbosity { noreply, .. } => {
@@ -251,11 +193,30 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
         Command::MetaDelete(m) => meta::delete(srv, m, out),
         Command::MetaArith(m) => meta::arith(srv, m, out),
         Command::MetaNoop => out.put(b"MN\r\n"),
-        Command::MetaDebug { key, base64 } => meta::debug(srv, &key, base64, out),
+        Command::MetaDebug { key, base64 } => meta::debug(srv, key, base64, out),
         // Storage commands come through `store` with their data block.
         Command::Store(_) | Command::MetaSet(_) => out.put(ERROR),
     }
     true
+}
+
+/// `get`/`gets`/`gat`/`gats`: a `VALUE` block per hit, then `END`. An error
+/// (a touch on a read-only server, a failing disk) ends the reply with its
+/// `SERVER_ERROR` line instead, as memcached ends a get it cannot finish.
+fn get(srv: &Server, keys: Vec<Bytes>, touch: Option<u64>, return_cas: bool, out: &mut Out) {
+    for key in keys {
+        match (Get {
+            key: key.clone(),
+            touch,
+        })
+        .apply(srv)
+        {
+            Outcome::Found(r) => value_block(&key, r, return_cas, out),
+            Outcome::NotFound => {}
+            o => return reply(&o, false, out),
+        }
+    }
+    out.put(END);
 }
 
 /// `VALUE <key> <flags> <len> [<cas>]`, the value as its own piece, `\r\n`.
@@ -268,58 +229,45 @@ fn value_block(key: &[u8], r: memstored_engine::Record, return_cas: bool, out: &
 
 /// set/add/replace/append/prepend/cas with its data block.
 fn store(srv: &Server, s: StoreCommand, value: Bytes, out: &mut Out) {
-    let c = &srv.counters;
-    bump(&c.cmd_set);
-    let mode = match s.kind {
-        StoreKind::Set | StoreKind::Cas => EngineMode::Set,
-        StoreKind::Add => EngineMode::Add,
-        StoreKind::Replace => EngineMode::Replace,
-        StoreKind::Append => EngineMode::Append,
-        StoreKind::Prepend => EngineMode::Prepend,
-    };
-    let opts = StoreOptions {
+    let cmd = Store {
+        key: s.key,
+        value,
+        kind: store_kind(s.kind),
         flags: s.flags,
         expires_at: expires_at_text(s.exptime),
         cas: s.cas,
     };
-    let is_cas = s.kind == StoreKind::Cas;
-    let reply: &[u8] = match srv.db.store(&s.key, value, mode, opts) {
-        Ok(_) => {
-            bump(&c.total_items);
-            if is_cas {
-                bump(&c.cas_hits);
-            }
-            STORED
-        }
-        Err(Error::NotFound(_)) if is_cas => {
-            bump(&c.cas_misses);
-            NOT_FOUND
-        }
-        Err(Error::Infeasible(_)) if is_cas => {
-            bump(&c.cas_badval);
-            EXISTS
-        }
-        Err(Error::NotFound(_)) | Err(Error::Duplication(_)) => NOT_STORED,
-        Err(e) => {
-            server_error(&e, s.noreply, out);
-            return;
-        }
-    };
-    if !s.noreply {
-        out.put(reply);
-    }
+    reply(&cmd.apply(srv), s.noreply, out);
 }
 
-/// An engine failure that is not a protocol outcome.
-fn server_error(e: &Error, noreply: bool, out: &mut Out) -> bool {
-    tracing::debug!("text command failed: {e}");
-    if !noreply {
-        match e {
-            Error::Precondition(_) => encode_server_error("read only", out.buf()),
-            _ => encode_server_error(&e.to_string(), out.buf()),
+/// The text protocol's one table from outcomes to reply lines (`noreply`
+/// silences all of them, errors included, as in memcached).
+fn reply(o: &Outcome, noreply: bool, out: &mut Out) {
+    if noreply {
+        return;
+    }
+    match o {
+        Outcome::Stored { .. } => out.put(STORED),
+        Outcome::NotStored(_) => out.put(NOT_STORED),
+        Outcome::Exists => out.put(EXISTS),
+        Outcome::NotFound => out.put(NOT_FOUND),
+        Outcome::Deleted => out.put(DELETED),
+        Outcome::Found(_) => out.put(TOUCHED),
+        Outcome::Counted { value, .. } => match value {
+            Number::Unsigned(n) => encode_number(*n, out.buf()),
+            Number::Signed(n) => out.put(format!("{n}\r\n").as_bytes()),
+            Number::Float(n) => out.put(format!("{n}\r\n").as_bytes()),
+        },
+        Outcome::Done => out.put(OK),
+        Outcome::NonNumeric => out.put(CLIENT_ERROR_NON_NUMERIC),
+        Outcome::TooLarge { .. } => out.put(SERVER_ERROR_TOO_LARGE),
+        Outcome::ReadOnly => encode_server_error("read only", out.buf()),
+        Outcome::Overflow => encode_server_error("the increment overflows", out.buf()),
+        Outcome::Failed(e) => {
+            tracing::debug!("text command failed: {e}");
+            encode_server_error(&e.to_string(), out.buf())
         }
     }
-    true
 }
 
 /// `stats [group]`: STAT lines then END; `stats reset` = RESET.

@@ -139,10 +139,10 @@ impl Store for CacheStore {
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
         let cost = charge(key.len(), value.len());
         if self.cap_bytes > 0 && cost > self.cap_bytes {
-            return Err(Error::Infeasible(format!(
-                "a record of {cost} bytes does not fit a cache shard of {} bytes",
-                self.cap_bytes
-            )));
+            return Err(Error::TooLarge {
+                size: cost,
+                cap: self.cap_bytes,
+            });
         }
         self.max_cas = self.max_cas.max(meta.cas);
         let old = self

@@ -1,6 +1,7 @@
 //! ping (in `call`), echo, status, report.
 
-use super::{map, Args, RpcContext, RpcResult, Value};
+use super::{map, Args, RpcResult, Value};
+use crate::server::Server;
 use memstored_engine::{now_secs, Db};
 
 /// `echo(map)`: the map itself (no parameters: an empty map; several: them all as an array).
@@ -48,12 +49,13 @@ pub fn status(db: &Db, params: &[Value]) -> RpcResult {
     Ok(Value::Map(out))
 }
 
-/// `report()`: the server's counters (from the context) and the
+/// `report()`: the server's counters (memcached's names) and the
 /// database's, all as text like Kyoto Tycoon's: `db_total_count`,
 /// `db_total_size`, `db_0` (`count=N size=N path=P`), `serv_current_time`.
-pub fn report(db: &Db, ctx: &RpcContext) -> RpcResult {
+pub fn report(srv: &Server) -> RpcResult {
+    let db = &*srv.db;
     let (count, size) = (db.count(), size(db));
-    let mut entries = (ctx.report)();
+    let mut entries = crate::stats::listing(srv, None).unwrap_or_default();
     let own = [
         ("db_total_count", count.to_string()),
         ("db_total_size", size.to_string()),

@@ -3,8 +3,10 @@
 //! locks of every shard involved, so other clients see all or nothing.
 
 use super::{bin, code, map, Args, RpcError, RpcResult, Value};
+use crate::command::{Delete, Get, Outcome, Store, StoreKind};
+use crate::server::Server;
 use bytes::Bytes;
-use memstored_engine::{Db, Error, StoreMode, StoreOptions};
+use memstored_engine::{Db, Error};
 use memstored_protocol::rpc::value_bytes;
 
 /// How often an atomic bulk call retries when records change under it.
@@ -24,7 +26,7 @@ fn keys(v: &Value) -> Result<Vec<&[u8]>, RpcError> {
 }
 
 fn engine(e: Error) -> RpcError {
-    RpcError::from_engine(e, code::LOGICAL)
+    RpcError::from(e)
 }
 
 fn num(n: usize) -> Value {
@@ -32,7 +34,8 @@ fn num(n: usize) -> Value {
 }
 
 /// `set_bulk({key: value, ...}, [opts{xt, atomic}])` → `{num}` (records stored).
-pub fn set_bulk(db: &Db, params: &[Value]) -> RpcResult {
+pub fn set_bulk(srv: &Server, params: &[Value]) -> RpcResult {
+    let db = &*srv.db;
     let a = Args::new(params, 1);
     let Value::Map(records) = a.at(0, "records")? else {
         return Err(RpcError::invalid("records must be a map of key to value"));
@@ -58,13 +61,19 @@ pub fn set_bulk(db: &Db, params: &[Value]) -> RpcResult {
         }
         return Ok(num(pairs.len()));
     }
-    let opts = StoreOptions {
-        expires_at: expires_at.unwrap_or(0),
-        ..StoreOptions::default()
-    };
     for (k, v) in &pairs {
-        db.store(k, Bytes::copy_from_slice(v), StoreMode::Set, opts)
-            .map_err(engine)?;
+        let cmd = Store {
+            key: Bytes::copy_from_slice(k),
+            value: Bytes::copy_from_slice(v),
+            kind: StoreKind::Set,
+            flags: 0,
+            expires_at: expires_at.unwrap_or(0),
+            cas: None,
+        };
+        match cmd.apply(srv) {
+            Outcome::Stored { .. } => {}
+            o => return Err(RpcError::from_outcome(o)),
+        }
     }
     Ok(num(pairs.len()))
 }
@@ -97,7 +106,7 @@ fn atomic_snapshot<'k>(
         };
         match db.compare_exchange_multi(&expected, &desired) {
             Ok(()) => return Ok(snap),
-            Err(Error::Infeasible(_)) => continue,
+            Err(Error::ValueMismatch(_)) => continue,
             Err(e) => return Err(engine(e)),
         }
     }
@@ -109,19 +118,23 @@ fn atomic_snapshot<'k>(
 
 /// `remove_bulk([key, ...], [opts{atomic}])` → `{num}` (records removed;
 /// absent keys are skipped).
-pub fn remove_bulk(db: &Db, params: &[Value]) -> RpcResult {
+pub fn remove_bulk(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 1);
     let keys = keys(a.at(0, "keys")?)?;
     if a.opt_bool("atomic").unwrap_or(false) {
-        let snap = atomic_snapshot(db, &keys, true)?;
+        let snap = atomic_snapshot(&srv.db, &keys, true)?;
         return Ok(num(snap.iter().filter(|(_, v)| v.is_some()).count()));
     }
     let mut n = 0;
     for k in keys {
-        match db.remove(k) {
-            Ok(()) => n += 1,
-            Err(Error::NotFound(_)) => {}
-            Err(e) => return Err(engine(e)),
+        let cmd = Delete {
+            key: Bytes::copy_from_slice(k),
+            cas: None,
+        };
+        match cmd.apply(srv) {
+            Outcome::Deleted => n += 1,
+            Outcome::NotFound => {}
+            o => return Err(RpcError::from_outcome(o)),
         }
     }
     Ok(num(n))
@@ -129,7 +142,8 @@ pub fn remove_bulk(db: &Db, params: &[Value]) -> RpcResult {
 
 /// `get_bulk([key, ...], [opts{atomic}])` → `{key: value, ...}` for the keys
 /// present (keys and values as bin).
-pub fn get_bulk(db: &Db, params: &[Value]) -> RpcResult {
+pub fn get_bulk(srv: &Server, params: &[Value]) -> RpcResult {
+    let db = &*srv.db;
     let a = Args::new(params, 1);
     let keys = keys(a.at(0, "keys")?)?;
     let found: Vec<(&[u8], Bytes)> = if a.opt_bool("atomic").unwrap_or(false) && db.is_writable() {
@@ -140,8 +154,10 @@ pub fn get_bulk(db: &Db, params: &[Value]) -> RpcResult {
     } else {
         let mut out = Vec::with_capacity(keys.len());
         for k in keys {
-            if let Some(r) = db.get_record(k).map_err(engine)? {
-                out.push((k, r.value));
+            match Get::new(Bytes::copy_from_slice(k)).apply(srv) {
+                Outcome::Found(r) => out.push((k, r.value)),
+                Outcome::NotFound => {}
+                o => return Err(RpcError::from_outcome(o)),
             }
         }
         out

@@ -3,18 +3,23 @@
 //! engine works shard by shard, so other clients are held up by one shard
 //! at a time, never the whole database.
 
-use super::{code, Args, RpcError, RpcResult, Value};
+use super::{Args, RpcError, RpcResult, Value};
+use crate::command::{Flush, Outcome};
+use crate::server::Server;
 use memstored_engine::Db;
 use memstored_protocol::rpc::value_str;
+use std::sync::Arc;
 
 fn engine(e: memstored_engine::Error) -> RpcError {
-    RpcError::from_engine(e, code::LOGICAL)
+    RpcError::from(e)
 }
 
-/// `clear()` → nil.
-pub fn clear(db: &Db) -> RpcResult {
-    db.clear().map_err(engine)?;
-    Ok(Value::Nil)
+/// `clear()` → nil: memcached's `flush_all` (same counter, same read-only refusal).
+pub fn clear(srv: &Arc<Server>) -> RpcResult {
+    match (Flush { delay: 0 }).apply(srv) {
+        Outcome::Done => Ok(Value::Nil),
+        o => Err(RpcError::from_outcome(o)),
+    }
 }
 
 /// `vacuum([opts{step}])` → nil. Drops expired records; a full vacuum (`step`

@@ -2,8 +2,10 @@
 //! Tkrzw-RPC's `compare_exchange_multi`, `list`, `count`, `rebuild`,
 //! `search`) as a pure function over the engine: no sockets, no tasks.
 //!
-//! The connection decodes a frame with `memstored_protocol::rpc`, calls
-//! [`call`], and encodes `Ok(result)` / `Err(e)` with
+//! Record procedures decode their parameters into a `crate::command` and
+//! map its `Outcome` with [`RpcError::from_outcome`], the one table from
+//! outcomes to kt-msgpack codes. The connection decodes a frame with
+//! `memstored_protocol::rpc`, calls [`call`], and encodes `Ok(result)` / `Err(e)` with
 //! `memstored_protocol::rpc::encode_response(msgid, Ok(&v))` /
 //! `encode_error(msgid, e.code, &e.message)`. A notification is called the
 //! same way and its result dropped. Procedures for which [`is_slow`] is true
@@ -35,9 +37,12 @@ mod search;
 mod tests;
 mod tkrzw;
 
-use memstored_engine::{now_secs, Db, Error};
+use crate::command::{Absence, Outcome};
+use crate::server::Server;
+use memstored_engine::{now_secs, Error};
 pub use memstored_protocol::rpc::Value;
 use memstored_protocol::rpc::{map_get, value_bytes, value_str};
+use std::sync::Arc;
 
 /// kt-msgpack error codes (the `code` of an `[code, message]` error).
 pub mod code {
@@ -86,19 +91,40 @@ impl RpcError {
         memstored_protocol::rpc::error_value(self.code, &self.message)
     }
 
-    /// Maps an engine error; `Infeasible` becomes `infeasible` (37 for
-    /// compare-and-swap calls, 38 for increments).
-    pub(crate) fn from_engine(e: Error, infeasible: i64) -> Self {
-        let c = match &e {
-            Error::NotFound(_) => code::NO_RECORD,
-            Error::Duplication(_) => code::RECORD_EXISTS,
-            Error::Infeasible(_) => infeasible,
-            Error::InvalidArgument(_) => code::INVALID_PARAMETERS,
-            Error::NotImplemented(_) => code::NOT_IMPLEMENTED,
-            Error::Precondition(_) => code::LOGICAL,
-            Error::BrokenData(_) | Error::System(_) => code::UNEXPECTED,
+    /// The one table from command outcomes to kt-msgpack codes.
+    pub(crate) fn from_outcome(o: Outcome) -> Self {
+        let (c, message) = match o {
+            Outcome::NotFound | Outcome::NotStored(Absence::Absent) => {
+                (code::NO_RECORD, "no such record".to_string())
+            }
+            Outcome::NotStored(Absence::Present) => {
+                (code::RECORD_EXISTS, "the record exists".to_string())
+            }
+            Outcome::Exists => (
+                code::CAS_FAILED,
+                "the record does not hold the expected value".to_string(),
+            ),
+            Outcome::NonNumeric => (
+                code::NOT_COMPATIBLE,
+                "the value is not a number".to_string(),
+            ),
+            Outcome::Overflow => (code::LOGICAL, "the increment overflows".to_string()),
+            Outcome::TooLarge { size, cap } => (
+                code::LOGICAL,
+                format!("a value of {size} bytes exceeds the limit of {cap} bytes"),
+            ),
+            Outcome::ReadOnly => (code::LOGICAL, "the database is read-only".to_string()),
+            Outcome::Failed(e) => (
+                match e {
+                    Error::InvalidArgument(_) => code::INVALID_PARAMETERS,
+                    Error::NotImplemented(_) => code::NOT_IMPLEMENTED,
+                    _ => code::UNEXPECTED,
+                },
+                e.to_string(),
+            ),
+            other => (code::UNEXPECTED, format!("unexpected outcome {other:?}")),
         };
-        RpcError::new(c, e.to_string())
+        RpcError::new(c, message)
     }
 }
 
@@ -112,56 +138,43 @@ impl std::error::Error for RpcError {}
 
 impl From<Error> for RpcError {
     fn from(e: Error) -> Self {
-        RpcError::from_engine(e, code::LOGICAL)
+        RpcError::from_outcome(Outcome::from_error(e))
     }
 }
 
 pub type RpcResult = Result<Value, RpcError>;
 
-/// What a procedure may need from the server besides the database.
-pub struct RpcContext<'a> {
-    /// Server counters for `report` (connections, cnt_get, cnt_set, misses,
-    /// uptime, ...), as name/value pairs. `report` adds the database's own.
-    pub report: &'a (dyn Fn() -> Vec<(String, String)> + Sync),
-}
-
-impl RpcContext<'static> {
-    /// A context with no server counters (tests, embedded use).
-    pub fn empty() -> Self {
-        RpcContext { report: &Vec::new }
-    }
-}
-
 /// Calls procedure `method` with `params` (the request's params array).
-pub fn call(db: &Db, ctx: &RpcContext, method: &str, params: &[Value]) -> RpcResult {
+pub fn call(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
+    let db = &*srv.db;
     match method {
         "ping" | "void" => Ok(Value::Nil),
         "echo" => basic::echo(params),
         "status" => basic::status(db, params),
-        "report" => basic::report(db, ctx),
+        "report" => basic::report(srv),
 
-        "set" => record::set(db, params),
-        "add" => record::add(db, params),
-        "replace" => record::replace(db, params),
-        "append" => record::append(db, params),
-        "get" => record::get(db, params),
-        "check" => record::check(db, params),
-        "remove" => record::remove(db, params),
-        "seize" => record::seize(db, params),
-        "cas" => record::cas(db, params),
-        "increment" => record::increment(db, params),
-        "increment_double" => record::increment_double(db, params),
+        "set" => record::set(srv, params),
+        "add" => record::add(srv, params),
+        "replace" => record::replace(srv, params),
+        "append" => record::append(srv, params),
+        "get" => record::get(srv, params),
+        "check" => record::check(srv, params),
+        "remove" => record::remove(srv, params),
+        "seize" => record::seize(srv, params),
+        "cas" => record::cas(srv, params),
+        "increment" => record::increment(srv, params),
+        "increment_double" => record::increment_double(srv, params),
 
-        "set_bulk" => bulk::set_bulk(db, params),
-        "remove_bulk" => bulk::remove_bulk(db, params),
-        "get_bulk" => bulk::get_bulk(db, params),
+        "set_bulk" => bulk::set_bulk(srv, params),
+        "remove_bulk" => bulk::remove_bulk(srv, params),
+        "get_bulk" => bulk::get_bulk(srv, params),
 
         "match_prefix" => search::match_prefix(db, params),
         "match_regex" => search::match_regex(db, params),
         "match_similar" => search::match_similar(db, params),
         "search" => search::search(db, params),
 
-        "clear" => maint::clear(db),
+        "clear" => maint::clear(srv),
         "vacuum" => maint::vacuum(db, params),
         "synchronize" => maint::synchronize(db, params),
         "rebuild" => maint::rebuild(db),

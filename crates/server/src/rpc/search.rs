@@ -1,7 +1,7 @@
 //! Key search: match_prefix match_regex match_similar (Kyoto Tycoon) and
 //! search (Tkrzw-RPC's modes). Every one returns an array of keys (bin).
 
-use super::{as_i64, bin, code, Args, RpcError, RpcResult, Value};
+use super::{as_i64, bin, Args, RpcError, RpcResult, Value};
 use memstored_engine::search::edit_distance;
 use memstored_engine::{Db, SearchMode};
 use memstored_protocol::rpc::value_str;
@@ -11,9 +11,7 @@ fn keys_value(keys: Vec<Vec<u8>>) -> Value {
 }
 
 fn run(db: &Db, mode: SearchMode, pattern: &[u8], max: usize) -> RpcResult {
-    let keys = db
-        .search(mode, pattern, max)
-        .map_err(|e| RpcError::from_engine(e, code::LOGICAL))?;
+    let keys = db.search(mode, pattern, max).map_err(RpcError::from)?;
     Ok(keys_value(keys))
 }
 
@@ -53,7 +51,7 @@ pub fn match_similar(db: &Db, params: &[Value]) -> RpcResult {
     };
     let all = db
         .search(SearchMode::Begin, b"", 0)
-        .map_err(|e| RpcError::from_engine(e, code::LOGICAL))?;
+        .map_err(RpcError::from)?;
     let chars = |b: &[u8]| String::from_utf8_lossy(b).chars().collect::<Vec<char>>();
     let origin_chars = chars(origin);
     let mut hits: Vec<(usize, Vec<u8>)> = all

@@ -1,23 +1,25 @@
 use super::*;
 use memstored_engine::Db;
+use std::sync::Arc;
 
-fn mem() -> Db {
-    Db::open("*", true).unwrap()
+fn mem() -> Arc<Db> {
+    Arc::new(Db::open("*", true).unwrap())
 }
 
-fn ctx() -> RpcContext<'static> {
-    RpcContext::empty()
+/// A server around `db`, as a connection would call procedures on.
+fn server(db: &Arc<Db>) -> Arc<Server> {
+    Server::standalone(db.clone())
 }
 
-fn c(db: &Db, method: &str, params: Vec<Value>) -> RpcResult {
-    call(db, &ctx(), method, &params)
+fn c(db: &Arc<Db>, method: &str, params: Vec<Value>) -> RpcResult {
+    call(&server(db), method, &params)
 }
 
-fn ok(db: &Db, method: &str, params: Vec<Value>) -> Value {
+fn ok(db: &Arc<Db>, method: &str, params: Vec<Value>) -> Value {
     c(db, method, params).unwrap_or_else(|e| panic!("{method}: {e}"))
 }
 
-fn err(db: &Db, method: &str, params: Vec<Value>) -> i64 {
+fn err(db: &Arc<Db>, method: &str, params: Vec<Value>) -> i64 {
     match c(db, method, params) {
         Ok(v) => panic!("{method} succeeded with {v:?}"),
         Err(e) => e.code,
@@ -43,7 +45,7 @@ fn field<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
     }
 }
 
-fn value_of(db: &Db, key: &str) -> Option<Vec<u8>> {
+fn value_of(db: &Arc<Db>, key: &str) -> Option<Vec<u8>> {
     db.get_record(key.as_bytes())
         .unwrap()
         .map(|r| r.value.to_vec())
@@ -72,10 +74,10 @@ fn status_and_report() {
     assert!(field(&st, "path").is_some());
     assert!(field(&st, "writable").is_some());
 
-    let counters = || vec![("cnt_get".to_string(), "7".to_string())];
-    let ctx = RpcContext { report: &counters };
-    let r = call(&db, &ctx, "report", &[]).unwrap();
-    assert_eq!(field(&r, "cnt_get"), Some(&s("7")));
+    let srv = server(&db);
+    call(&srv, "get", &[s("a")]).unwrap();
+    let r = call(&srv, "report", &[]).unwrap();
+    assert_eq!(field(&r, "get_hits"), Some(&s("1")), "RPC gets are counted");
     assert_eq!(field(&r, "db_total_count"), Some(&s("1")));
     assert!(field(&r, "db_0").is_some());
     assert!(field(&r, "serv_current_time").is_some());
@@ -402,7 +404,7 @@ fn keys(v: &Value) -> Vec<String> {
 #[test]
 fn searches() {
     for name in ["*", "+"] {
-        let db = Db::open(name, true).unwrap();
+        let db = Arc::new(Db::open(name, true).unwrap());
         for k in ["apple", "apply", "ample", "banana", "band", "applesauce"] {
             db.set(k.as_bytes(), b"v", true).unwrap();
         }
@@ -564,7 +566,7 @@ fn listed(v: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn list_keys(db: &Db, o: Vec<(&str, Value)>) -> Vec<String> {
+fn list_keys(db: &Arc<Db>, o: Vec<(&str, Value)>) -> Vec<String> {
     listed(&ok(db, "list", vec![opts(o)]))
         .into_iter()
         .map(|(k, _)| k)
@@ -580,7 +582,7 @@ fn list_sharded_tree_sync_backup_rebuild() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("casket.tkt");
     let name = format!("{}#num_shards=10", path.display());
-    let db = Db::open(&name, true).unwrap();
+    let db = Arc::new(Db::open(&name, true).unwrap());
     let r = ok(&db, "set_bulk", vec![records(1000)]);
     assert_eq!(field(&r, "num"), Some(&Value::from(1000u64)));
 
@@ -645,7 +647,7 @@ fn list_sharded_tree_sync_backup_rebuild() {
         vec![opts(vec![("make_backup", s("nightly"))])],
     );
     let backup = format!("{}.backup.nightly#num_shards=10", path.display());
-    let copy = Db::open(&backup, false).unwrap();
+    let copy = Arc::new(Db::open(&backup, false).unwrap());
     assert_eq!(copy.count(), 1000);
     drop(copy);
     // Empty suffix: the UTC time.
@@ -681,7 +683,7 @@ fn list_sharded_tree_sync_backup_rebuild() {
 
 #[test]
 fn list_on_hash() {
-    let db = Db::open("*#num_shards=4", true).unwrap();
+    let db = Arc::new(Db::open("*#num_shards=4", true).unwrap());
     ok(&db, "set_bulk", vec![records(50)]);
     let mut got = list_keys(&db, vec![]);
     got.sort();
@@ -704,10 +706,10 @@ fn read_only_is_a_logical_error() {
     let dir = tempfile::tempdir().unwrap();
     let name = dir.path().join("ro.tkh").display().to_string();
     {
-        let db = Db::open(&name, true).unwrap();
+        let db = Arc::new(Db::open(&name, true).unwrap());
         db.set(b"k", b"v", true).unwrap();
     }
-    let db = Db::open(&name, false).unwrap();
+    let db = Arc::new(Db::open(&name, false).unwrap());
     assert_eq!(err(&db, "set", vec![s("k"), s("v")]), code::LOGICAL);
     let g = ok(
         &db,

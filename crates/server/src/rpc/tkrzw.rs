@@ -1,6 +1,6 @@
 //! Tkrzw-RPC procedures: compare_exchange_multi and list.
 
-use super::{bin, code, Args, RpcError, RpcResult, Value};
+use super::{bin, Args, RpcError, RpcResult, Value};
 use memstored_engine::{Db, Error};
 use memstored_protocol::rpc::{value_bytes, value_str};
 
@@ -40,7 +40,7 @@ pub fn compare_exchange_multi(db: &Db, params: &[Value]) -> RpcResult {
     let expected = pairs(a.at(0, "expected")?, "expected")?;
     let desired = pairs(a.at(1, "desired")?, "desired")?;
     db.compare_exchange_multi(&expected, &desired)
-        .map_err(|e| RpcError::from_engine(e, code::CAS_FAILED))?;
+        .map_err(RpcError::from)?;
     Ok(Value::Nil)
 }
 
@@ -82,14 +82,14 @@ pub fn list(db: &Db, params: &[Value]) -> RpcResult {
         Ok(()) => {}
         // A hash database's jump to a missing key: nothing to list.
         Err(Error::NotFound(_)) => return Ok(Value::Array(Vec::new())),
-        Err(e) => return Err(RpcError::from_engine(e, code::LOGICAL)),
+        Err(e) => return Err(RpcError::from(e)),
     }
     let mut out = Vec::new();
     while out.len() < items {
         match c.step() {
             Ok(Some((k, v))) => out.push(Value::Array(vec![bin(&k), bin(&v)])),
             Ok(None) => break,
-            Err(e) => return Err(RpcError::from_engine(e, code::LOGICAL)),
+            Err(e) => return Err(RpcError::from(e)),
         }
     }
     Ok(Value::Array(out))

@@ -1,0 +1,29 @@
+//! `flush_all`, binary FLUSH, RPC `clear`.
+
+use super::Outcome;
+use crate::server::Server;
+use crate::stats::bump;
+use std::sync::Arc;
+
+/// Removes every item now, or after `delay` seconds (a later flush replaces
+/// a pending one, as in memcached).
+#[derive(Debug, Clone, Copy)]
+pub struct Flush {
+    pub delay: u64,
+}
+
+impl Flush {
+    /// `Done`, or `ReadOnly` on a read-only server — checked here, before a
+    /// delayed flush is scheduled, so the client is not told "OK" for a flush
+    /// that will fail later.
+    pub fn apply(&self, srv: &Arc<Server>) -> Outcome {
+        bump(&srv.counters.cmd_flush);
+        if !srv.db.is_writable() {
+            return Outcome::ReadOnly;
+        }
+        match srv.flush(self.delay) {
+            Ok(()) => Outcome::Done,
+            Err(e) => Outcome::from_error(e),
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! The protocol-neutral command layer: one file per verb, each a plain struct
+//! with `apply(&self, &Server) -> Outcome`.
+//!
+//! Why a layer of its own: memcached's semantics (what counts as a hit, when a
+//! CAS is checked, what a failed `set` over `-I` does, which counter moves) are
+//! the same whichever wire they arrive on. Protocol files decode their request
+//! into one of these structs and turn the [`Outcome`] into their reply with one
+//! table each (`reply` functions in `binary.rs`, `text.rs`, `meta.rs`, `rpc/`);
+//! they never call the engine for a record operation or bump a counter.
+//! Counters are bumped here, inside `apply`, once per operation.
+//!
+//! Compound operations (meta `ma` with a TTL, `md I`, `ms I`, RPC `seize` and
+//! `cas`) are one `Db::process` call, so they are atomic like memcached's
+//! item-locked paths.
+
+mod arith;
+mod delete;
+mod flush;
+mod get;
+pub mod store;
+mod swap;
+mod touch;
+
+pub use arith::{Arith, Increment, IncrementDouble, Origin};
+pub use delete::{Delete, Invalidate};
+pub use flush::Flush;
+pub use get::{Get, Peek};
+pub use store::{Store, StoreKind};
+pub use swap::{CompareExchange, Seize};
+pub use touch::Touch;
+
+use memstored_engine::{Error, Meta, Record};
+
+/// Why a store did not happen although nothing went wrong
+/// (memcached's `NOT_STORED`; the binary protocol tells the two apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absence {
+    /// `add` met a live record.
+    Present,
+    /// `replace`/`append`/`prepend` met no record.
+    Absent,
+}
+
+/// A number an arithmetic command produced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    /// memcached's incr/decr: unsigned, wrapping up, stopping at 0 down.
+    Unsigned(u64),
+    /// Kyoto Tycoon's / Tkrzw's `increment`.
+    Signed(i64),
+    /// Kyoto Tycoon's `increment_double`.
+    Float(f64),
+}
+
+/// What a command did, in the spirit of memcached's `store_item_type`:
+/// a closed set every protocol maps onto its own replies in one table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A live record (get, gat, touch, seize).
+    Found(Record),
+    /// No live record (a get miss, a delete/touch/incr of an absent key, a
+    /// CAS store of an absent key).
+    NotFound,
+    /// Stored; the record's new CAS.
+    Stored { cas: u64 },
+    /// Removed (or, for `md I`, marked stale).
+    Deleted,
+    /// Not stored for a reason that is not an error.
+    NotStored(Absence),
+    /// The CAS (or the expected value) did not match.
+    Exists,
+    /// The new value of an arithmetic command and the record's metadata after it.
+    Counted { value: Number, meta: Meta },
+    /// The value to increment is not a number.
+    NonNumeric,
+    /// The result of an increment does not fit.
+    Overflow,
+    /// A value larger than the item limit (`-I`) or than the cache can hold.
+    TooLarge { size: u64, cap: u64 },
+    /// A write on a read-only server.
+    ReadOnly,
+    /// Done, nothing to report (flush).
+    Done,
+    /// The engine failed (I/O, broken data, a bad argument).
+    Failed(Error),
+}
+
+impl Outcome {
+    /// The one place engine errors become outcomes. `NotFound` and
+    /// `Duplication` depend on the command and are mapped by callers first.
+    pub fn from_error(e: Error) -> Outcome {
+        match e {
+            Error::NotFound(_) => Outcome::NotFound,
+            Error::Duplication(_) => Outcome::NotStored(Absence::Present),
+            Error::CasMismatch | Error::ValueMismatch(_) => Outcome::Exists,
+            Error::NotNumeric => Outcome::NonNumeric,
+            Error::Overflow => Outcome::Overflow,
+            Error::TooLarge { size, cap } => Outcome::TooLarge { size, cap },
+            Error::Precondition(_) => Outcome::ReadOnly,
+            e => Outcome::Failed(e),
+        }
+    }
+}
+
+/// Turns an engine result into an outcome with `ok` for success.
+pub(crate) fn outcome<T>(r: memstored_engine::Result<T>, ok: impl FnOnce(T) -> Outcome) -> Outcome {
+    match r {
+        Ok(v) => ok(v),
+        Err(e) => Outcome::from_error(e),
+    }
+}
+
+/// Refuses a value over the item limit before anything is stored.
+pub(crate) fn check_size(len: usize, cap: u64) -> Result<(), Outcome> {
+    let size = len as u64;
+    if size > cap {
+        return Err(Outcome::TooLarge { size, cap });
+    }
+    Ok(())
+}

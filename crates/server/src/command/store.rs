@@ -1,0 +1,180 @@
+//! set/add/replace/append/prepend/cas (text, binary, meta `ms`) and RPC
+//! set/add/replace/append.
+
+use super::{check_size, Absence, Outcome};
+use crate::marks::Mark;
+use crate::server::Server;
+use crate::stats::bump;
+use bytes::Bytes;
+use memstored_engine::{Action, Error, StoreMode, StoreOptions};
+
+/// How a store treats the present record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Set,
+    Add,
+    Replace,
+    /// memcached's append: only onto a present record, keeping its flags and expiry.
+    Append,
+    Prepend,
+    /// Kyoto Tycoon's append: onto a present record or as a new one; the
+    /// expiry is set when given, else kept.
+    AppendOrSet {
+        expires_at: Option<u64>,
+    },
+}
+
+/// Stores one record.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub key: Bytes,
+    /// Owned: a slice of the read buffer would pin the whole buffer.
+    pub value: Bytes,
+    pub kind: StoreKind,
+    pub flags: u32,
+    /// Absolute expiry (0 = never).
+    pub expires_at: u64,
+    /// Store only if the record has this CAS (memcached `cas`, `ms C`).
+    pub cas: Option<u64>,
+}
+
+impl Store {
+    /// `Stored`, `NotStored`, `NotFound` (a CAS store of an absent record),
+    /// `Exists` (CAS mismatch), `TooLarge` (the value, or the value an
+    /// append would build, is over `-I` or over what the cache holds),
+    /// `ReadOnly` or `Failed`.
+    pub fn apply(&self, srv: &Server) -> Outcome {
+        let c = &srv.counters;
+        bump(&c.cmd_set);
+        let cap = srv.cfg.max_item_size;
+        if let Err(too_large) = check_size(self.value.len(), cap) {
+            if self.kind == StoreKind::Set {
+                drop_stale(srv, &self.key);
+            }
+            return too_large;
+        }
+        let result = match self.kind {
+            StoreKind::AppendOrSet { expires_at } => {
+                srv.db
+                    .append_with(&self.key, &self.value, b"", expires_at, cap)
+            }
+            kind => {
+                let mode = match kind {
+                    StoreKind::Add => StoreMode::Add,
+                    StoreKind::Replace => StoreMode::Replace,
+                    StoreKind::Append => StoreMode::Append,
+                    StoreKind::Prepend => StoreMode::Prepend,
+                    _ => StoreMode::Set,
+                };
+                let opts = StoreOptions {
+                    flags: self.flags,
+                    expires_at: self.expires_at,
+                    cas: self.cas,
+                };
+                srv.db
+                    .store_capped(&self.key, self.value.clone(), mode, opts, cap)
+            }
+        };
+        self.finish(srv, result)
+    }
+
+    /// Counts a store's result and turns it into its outcome.
+    fn finish(&self, srv: &Server, result: memstored_engine::Result<u64>) -> Outcome {
+        let c = &srv.counters;
+        let with_cas = self.cas.is_some();
+        match result {
+            Ok(cas) => {
+                bump(&c.total_items);
+                if with_cas {
+                    bump(&c.cas_hits);
+                }
+                Outcome::Stored { cas }
+            }
+            Err(Error::NotFound(_)) if with_cas => {
+                bump(&c.cas_misses);
+                Outcome::NotFound
+            }
+            Err(Error::NotFound(_)) => Outcome::NotStored(Absence::Absent),
+            Err(Error::CasMismatch) => {
+                bump(&c.cas_badval);
+                Outcome::Exists
+            }
+            Err(e) => {
+                if matches!(e, Error::TooLarge { .. }) && self.kind == StoreKind::Set {
+                    drop_stale(srv, &self.key);
+                }
+                Outcome::from_error(e)
+            }
+        }
+    }
+
+    /// meta `ms <key> C<cas> I`: memcached's `CAS_ALLOW_STALE`. A CAS older
+    /// than the item's still stores the value, keeping the item's TTL, and
+    /// the new version is stale (keeping a recache token already sent), so
+    /// readers see `X` until a write with the current CAS lands; a CAS that is
+    /// not older is a plain mismatch. One atomic engine call. Without a CAS,
+    /// or for append/prepend, this is [`Store::apply`].
+    pub fn apply_allowing_stale(&self, srv: &Server) -> Outcome {
+        let (Some(want), StoreKind::Set | StoreKind::Replace) = (self.cas, self.kind) else {
+            return self.apply(srv);
+        };
+        bump(&srv.counters.cmd_set);
+        if let Err(too_large) = check_size(self.value.len(), srv.cfg.max_item_size) {
+            return too_large;
+        }
+        let r = srv.db.process(&self.key, |cur| {
+            let cur = cur.ok_or_else(|| Error::NotFound("no such record".into()))?;
+            let (expires_at, stale) = if cur.meta.cas == want {
+                (self.expires_at, false)
+            } else if want < cur.meta.cas {
+                (cur.meta.expires_at, true)
+            } else {
+                return Err(Error::CasMismatch);
+            };
+            let action = Action::Put {
+                value: self.value.clone(),
+                flags: self.flags,
+                expires_at,
+            };
+            Ok((action, (stale, cur.meta.cas)))
+        });
+        let r = r.map(|((stale, old_cas), cas)| {
+            let cas = cas.unwrap_or(0);
+            if stale {
+                let token_sent = srv.marks.get(&self.key, old_cas).token_sent;
+                let mark = Mark {
+                    cas,
+                    stale: true,
+                    token_sent,
+                };
+                srv.marks.set(&self.key, mark);
+            }
+            cas
+        });
+        self.finish(srv, r)
+    }
+}
+
+/// The answer to a store whose declared length is over `-I`, decided before
+/// its body is read (the body is then skipped, never buffered). Counts and
+/// drops the old value of a `set` like [`Store::apply`] does.
+pub fn refuse_oversized(srv: &Server, key: &[u8], kind: StoreKind, size: u64) -> Outcome {
+    bump(&srv.counters.cmd_set);
+    if kind == StoreKind::Set {
+        drop_stale(srv, key);
+    }
+    Outcome::TooLarge {
+        size,
+        cap: srv.cfg.max_item_size,
+    }
+}
+
+/// memcached unlinks the old item when a `set` fails for size: a client
+/// that just failed to replace a value must not go on reading the old one.
+fn drop_stale(srv: &Server, key: &[u8]) {
+    if let Err(e) = srv.db.remove(key) {
+        if !e.is_not_found() {
+            tracing::debug!("dropping the old value of an oversized set: {e}");
+        }
+    }
+}
