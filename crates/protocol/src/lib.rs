@@ -18,11 +18,13 @@
 mod base64;
 pub mod binary;
 pub mod expiry;
+mod frame;
 mod parse;
 pub mod rpc;
 pub mod text;
 
 pub use expiry::Expiry;
+pub use frame::Frame;
 pub use parse::Parse;
 
 /// Longest key memcached accepts (`KEY_MAX_LENGTH`), in every protocol.

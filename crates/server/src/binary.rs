@@ -4,128 +4,112 @@ use crate::command::store::refuse_oversized;
 use crate::command::{
     Absence, Arith, Delete, Flush, Get, Number, Outcome, Store, StoreKind, Touch,
 };
-use crate::connection::{ConnState, Step};
 use crate::out::Out;
 use crate::sasl;
 use crate::server::{expires_at_binary, Server};
+use crate::session::{Cx, Flow, Session};
 use crate::stats;
 use bytes::{Bytes, BytesMut};
 use memstored_protocol::binary::{
-    encode_error, encode_response, encode_response_head, ArithMode, BinaryHeader, Command,
-    ConcatMode, Opcode, Request, ResponseHead, Status, StoreMode, HEADER_LEN, REQUEST_MAGIC,
+    encode_error, encode_response, encode_response_head, ArithMode, BinaryFramer, Command,
+    ConcatMode, Opcode, Refusal, Request, ResponseHead, Status, StoreMode,
 };
 use memstored_protocol::expiry::NO_AUTO_CREATE;
+use memstored_protocol::Frame;
 use std::sync::Arc;
 
 /// Binary-protocol state of one connection.
-pub struct BinaryConn {
+pub struct BinarySession {
+    framer: BinaryFramer,
     authenticated: bool,
 }
 
-enum Flow {
-    Continue,
-    Close,
-}
-
-impl BinaryConn {
-    pub fn new() -> BinaryConn {
-        BinaryConn {
+impl BinarySession {
+    pub fn new(srv: &Server) -> BinarySession {
+        BinarySession {
+            framer: BinaryFramer {
+                max_value: srv.cfg.max_item_size,
+            },
             authenticated: false,
         }
     }
 
-    /// Handles every complete request in `rbuf`.
-    pub fn process(
-        &mut self,
-        srv: &Arc<Server>,
-        cs: &mut ConnState,
-        rbuf: &mut BytesMut,
-        out: &mut Out,
-    ) -> Step {
-        loop {
-            if let Some(step) = cs.before_next(rbuf, out) {
-                return step;
+    /// False when the server wants SASL and this connection has not passed
+    /// it: then only the SASL opcodes and VERSION are served.
+    fn may_run(&self, srv: &Server, op: Option<Opcode>) -> bool {
+        self.authenticated
+            || srv.credentials.is_none()
+            || matches!(
+                op,
+                Some(Opcode::SaslListMechs | Opcode::SaslAuth | Opcode::SaslStep | Opcode::Version)
+            )
+    }
+}
+
+/// memcached answers an unauthenticated command with AUTH_ERROR and hangs up.
+fn refuse_unauthenticated(head: Option<ResponseHead>, out: &mut Out) -> Flow {
+    if let Some(head) = head {
+        encode_error(&head.with_status(Status::AuthError), out.buf());
+    }
+    Flow::Close
+}
+
+impl Session for BinarySession {
+    type Request = Request;
+    type Refusal = Refusal;
+
+    fn frame(&mut self, buf: &mut BytesMut) -> Frame<Request, Refusal> {
+        self.framer.next(buf)
+    }
+
+    fn serve(&mut self, cx: &mut Cx<'_>, req: Request) -> Flow {
+        let head = ResponseHead::reply_to(&req.header);
+        if !self.may_run(cx.srv, req.header.opcode()) {
+            return refuse_unauthenticated(Some(head), cx.out);
+        }
+        self.execute(cx.srv, req, head, cx.out)
+    }
+
+    fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal, closing: bool) -> Flow {
+        // Authentication first: an unauthenticated client learns nothing
+        // and changes nothing, not even by a size refusal.
+        if !self.authenticated && cx.srv.credentials.is_some() {
+            return refuse_unauthenticated(answer.head(), cx.out);
+        }
+        match answer {
+            Refusal::UnknownCommand(head) => {
+                encode_error(&head.with_status(Status::UnknownCommand), cx.out.buf())
             }
-            let Some(raw) = rbuf.first_chunk::<HEADER_LEN>() else {
-                return Step::NeedInput(HEADER_LEN);
-            };
-            let h = BinaryHeader::decode(raw);
-            if h.magic != REQUEST_MAGIC {
-                tracing::debug!("bad binary magic {:#04x}; closing", h.magic);
-                return Step::Close;
+            Refusal::TooLarge {
+                head,
+                opcode,
+                key,
+                size,
+            } => {
+                let kind = match opcode {
+                    Opcode::Set | Opcode::SetQ => StoreKind::Set,
+                    _ => StoreKind::Add,
+                };
+                let o = refuse_oversized(cx.srv, &key, kind, size);
+                reply(head, &o, Reply::Status, cx.out);
             }
-            if let Err(e) = h.validate_request() {
+            Refusal::Invalid(e) => {
+                tracing::debug!("bad binary request: {e}");
                 if let Some(head) = e.reply_head() {
-                    encode_error(&head, out.buf());
+                    encode_error(&head, cx.out.buf());
                 }
-                return Step::Close;
-            }
-            let head = ResponseHead::reply_to(&h);
-            let Some(op) = h.opcode() else {
-                // Unknown opcode: answer and skip its body as it arrives.
-                encode_error(&head.with_status(Status::UnknownCommand), out.buf());
-                cs.skip = h.frame_len();
-                continue;
-            };
-            if u64::from(h.value_len()) > srv.cfg.max_item_size {
-                self.too_large(srv, &h, op, rbuf, out);
-                cs.skip = h.frame_len();
-                continue;
-            }
-            let frame_len = usize::try_from(h.frame_len()).unwrap_or(usize::MAX);
-            if rbuf.len() < frame_len {
-                return Step::NeedInput(frame_len);
-            }
-            let req = match Request::parse_buf(rbuf) {
-                Ok(Some(r)) => r,
-                Ok(None) => return Step::NeedInput(frame_len),
-                Err(e) => {
-                    if let Some(head) = e.reply_head() {
-                        encode_error(&head, out.buf());
-                    }
-                    return Step::Close;
-                }
-            };
-            if srv.credentials.is_some()
-                && !self.authenticated
-                && !matches!(
-                    op,
-                    Opcode::SaslListMechs | Opcode::SaslAuth | Opcode::SaslStep | Opcode::Version
-                )
-            {
-                // memcached answers an unauthenticated command and hangs up.
-                encode_error(&head.with_status(Status::AuthError), out.buf());
-                return Step::Close;
-            }
-            if let Flow::Close = self.execute(srv, req, head, out) {
-                return Step::Close;
+                return Flow::Close;
             }
         }
+        if closing {
+            Flow::Close
+        } else {
+            Flow::Continue
+        }
     }
+}
 
-    /// 0x03 for a value over `-I`, decided from the header; the body is
-    /// skipped as it arrives. A failed SET also drops the old value.
-    fn too_large(
-        &self,
-        srv: &Server,
-        h: &BinaryHeader,
-        op: Opcode,
-        rbuf: &BytesMut,
-        out: &mut Out,
-    ) {
-        let head = ResponseHead::reply_to(h);
-        let start = HEADER_LEN + usize::from(h.extras_len);
-        let key = rbuf
-            .get(start..start + usize::from(h.key_len))
-            .unwrap_or(&[]);
-        let kind = match op {
-            Opcode::Set | Opcode::SetQ => StoreKind::Set,
-            _ => StoreKind::Add,
-        };
-        let o = refuse_oversized(srv, key, kind, u64::from(h.value_len()));
-        reply(head, &o, Reply::Status, out);
-    }
-
+impl BinarySession {
     fn execute(
         &mut self,
         srv: &Arc<Server>,
@@ -276,12 +260,6 @@ impl BinaryConn {
             }
         }
         Flow::Continue
-    }
-}
-
-impl Default for BinaryConn {
-    fn default() -> Self {
-        BinaryConn::new()
     }
 }
 

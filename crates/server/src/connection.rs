@@ -1,72 +1,51 @@
-//! One client connection: read, parse every complete request, answer the
-//! batch with one vectored write, repeat.
+//! One client connection, whatever its protocol: read, let the session serve
+//! every complete request, answer the batch with one vectored write, repeat.
+//! Late answers (RPC slow calls) join the same output through a channel.
 
-use crate::binary::BinaryConn;
+use crate::binary::BinarySession;
 use crate::out::Out;
+use crate::rpc_conn::RpcSession;
 use crate::server::Server;
+use crate::session::{self, ConnState, Cx, Session, Step};
 use crate::stats;
-use crate::text::TextConn;
-use bytes::{Buf, BytesMut};
+use crate::text::TextSession;
+use bytes::BytesMut;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
+use tokio::sync::mpsc;
 
-/// Replies pending above this size are written before parsing goes on, so
-/// one pipelined batch cannot build unbounded output.
-pub const FLUSH_AT: usize = 4 << 20;
-
-/// What a protocol handler wants next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Everything complete was handled; read more. The number is how many
-    /// bytes the buffer must hold for the next request (0 = unknown).
-    NeedInput(usize),
-    /// Too much output pending: write it, then call again without reading.
-    Flush,
-    /// Write what is pending, then close.
-    Close,
+/// The protocol a connection speaks, chosen by its first byte.
+enum AnySession {
+    Binary(BinarySession),
+    Text(Box<TextSession>),
+    Rpc(Box<RpcSession>),
 }
 
-/// Per-connection state every protocol shares.
-#[derive(Debug, Default)]
-pub struct ConnState {
-    /// Bytes still to discard as they arrive (a refused body).
-    pub skip: u64,
-}
-
-impl ConnState {
-    /// What every protocol checks before parsing its next request: bytes of
-    /// a refused body still to skip, or too much output waiting to be written.
-    pub fn before_next(&mut self, rbuf: &mut BytesMut, out: &Out) -> Option<Step> {
-        if self.discard(rbuf) {
-            return Some(Step::NeedInput(0));
+impl AnySession {
+    fn process(&mut self, cx: &mut Cx<'_>, cs: &mut ConnState, rbuf: &mut BytesMut) -> Step {
+        match self {
+            AnySession::Binary(s) => session::process(s, cx, cs, rbuf),
+            AnySession::Text(s) => session::process(s.as_mut(), cx, cs, rbuf),
+            AnySession::Rpc(s) => session::process(s.as_mut(), cx, cs, rbuf),
         }
-        if out.len() >= FLUSH_AT {
-            return Some(Step::Flush);
-        }
-        None
     }
 
-    /// Drops skipped bytes from the front of `rbuf`; true if more are due.
-    pub fn discard(&mut self, rbuf: &mut BytesMut) -> bool {
-        if self.skip == 0 {
-            return false;
+    fn in_flight(&self) -> usize {
+        match self {
+            AnySession::Rpc(s) => s.in_flight(),
+            _ => 0,
         }
-        let n = usize::try_from(self.skip)
-            .unwrap_or(usize::MAX)
-            .min(rbuf.len());
-        rbuf.advance(n);
-        self.skip -= n as u64;
-        self.skip > 0
     }
-}
 
-enum Proto {
-    Binary(BinaryConn),
-    Text(Box<TextConn>),
+    fn answered_late(&mut self) {
+        if let AnySession::Rpc(s) = self {
+            s.answered_late();
+        }
+    }
 }
 
 enum ReadResult {
@@ -124,17 +103,36 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
     let mut rbuf = BytesMut::with_capacity(initial);
     let mut out = Out::new();
     let mut cs = ConnState::default();
-    let mut proto: Option<Proto> = None;
+    let mut session: Option<AnySession> = None;
+    let (late_tx, mut late_rx) = mpsc::unbounded_channel::<BytesMut>();
     let mut shutdown = srv.shutdown.clone();
     let mut wait = true;
+    let mut eof = false;
     let mut need = 0usize;
     loop {
         if wait {
             if *shutdown.borrow() {
                 return Ok(());
             }
+            let in_flight = session.as_ref().map_or(0, AnySession::in_flight);
+            if eof && in_flight == 0 {
+                return Ok(());
+            }
             tokio::select! {
-                r = stream.readable() => r?,
+                r = stream.readable(), if !eof => r?,
+                Some(done) = late_rx.recv(), if in_flight > 0 => {
+                    // Answers finished elsewhere join the output in the order they completed.
+                    let mut late = Some(done);
+                    while let Some(done) = late {
+                        if let Some(s) = session.as_mut() {
+                            s.answered_late();
+                        }
+                        out.put(&done);
+                        late = late_rx.try_recv().ok();
+                    }
+                    write(stream, srv, &mut out).await?;
+                    continue;
+                }
                 _ = shutdown.changed() => return Ok(()),
             }
         }
@@ -155,7 +153,12 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
         }
         let before = rbuf.len();
         match read_some(stream, &mut rbuf) {
-            Ok(ReadResult::Eof) => return Ok(()),
+            Ok(ReadResult::Eof) => {
+                // Slow calls still running get answered before the close.
+                eof = true;
+                wait = true;
+                continue;
+            }
             Ok(ReadResult::Full) => wait = false,
             Ok(ReadResult::Partial) => wait = true,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -166,38 +169,24 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
             Err(e) => return Err(e),
         }
         stats::add(&srv.counters.bytes_read, (rbuf.len() - before) as u64);
-        if cs.discard(&mut rbuf) {
+        if cs.discard(&mut rbuf) || rbuf.is_empty() {
             continue;
         }
-        if rbuf.is_empty() {
-            continue;
-        }
-        if proto.is_none() && matches!(rbuf.first(), Some(0x90..=0x9f)) {
-            // A msgpack fixarray: MessagePack-RPC, served by its own loop.
-            let rbuf = std::mem::take(&mut rbuf);
-            return crate::rpc_conn::serve(stream, srv, rbuf).await;
-        }
-        let p = match proto.as_mut() {
-            Some(p) => p,
-            None => proto.insert(match sniff(srv, &rbuf) {
-                Some(p) => p,
+        let s = match session.as_mut() {
+            Some(s) => s,
+            None => session.insert(match sniff(srv, &rbuf) {
+                Some(s) => s,
                 None => return Ok(()),
             }),
         };
+        let mut cx = Cx {
+            srv,
+            out: &mut out,
+            late: &late_tx,
+        };
         loop {
-            let step = match p {
-                Proto::Binary(b) => b.process(srv, &mut cs, &mut rbuf, &mut out),
-                Proto::Text(t) => t.process(srv, &mut cs, &mut rbuf, &mut out),
-            };
-            if !out.is_empty() {
-                // Writes acknowledged in this batch reach the OS before the
-                // acknowledgement does, so they survive the server being killed.
-                if let Err(e) = srv.db.flush_dirty() {
-                    tracing::error!("handing writes to the OS failed: {e}");
-                }
-                let n = out.write_to(stream).await?;
-                stats::add(&srv.counters.bytes_written, n as u64);
-            }
+            let step = s.process(&mut cx, &mut cs, &mut rbuf);
+            write(stream, srv, cx.out).await?;
             match step {
                 Step::NeedInput(n) => {
                     need = n;
@@ -210,15 +199,32 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
     }
 }
 
-/// Picks the protocol from the first byte.
-fn sniff(srv: &Server, rbuf: &[u8]) -> Option<Proto> {
+/// Writes the pending replies. Writes acknowledged in this batch reach the
+/// OS before the acknowledgement does, so they survive the server being killed.
+async fn write(stream: &TcpStream, srv: &Server, out: &mut Out) -> io::Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    if let Err(e) = srv.db.flush_dirty() {
+        tracing::error!("handing writes to the OS failed: {e}");
+    }
+    let n = out.write_to(stream).await?;
+    stats::add(&srv.counters.bytes_written, n as u64);
+    Ok(())
+}
+
+/// Picks the protocol from the first byte: 0x80 is the binary protocol's
+/// request magic, a msgpack fixarray (0x90–0x9f) is MessagePack-RPC, anything
+/// else the text and meta protocols.
+fn sniff(srv: &Server, rbuf: &[u8]) -> Option<AnySession> {
     match rbuf.first().copied() {
-        Some(0x80) => Some(Proto::Binary(BinaryConn::new())),
+        Some(0x80) => Some(AnySession::Binary(BinarySession::new(srv))),
+        Some(0x90..=0x9f) => Some(AnySession::Rpc(Box::new(RpcSession::new(srv)))),
         Some(_) if srv.credentials.is_some() => {
             tracing::info!("text protocol connection refused: SASL is required");
             None
         }
-        Some(_) => Some(Proto::Text(Box::default())),
+        Some(_) => Some(AnySession::Text(Box::new(TextSession::new(srv)))),
         None => None,
     }
 }

@@ -20,6 +20,7 @@ pub mod rpc;
 pub mod rpc_conn;
 pub mod sasl;
 pub mod server;
+pub mod session;
 pub mod signals;
 pub mod stats;
 pub mod text;

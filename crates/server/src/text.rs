@@ -3,10 +3,10 @@
 
 use crate::command::store::refuse_oversized;
 use crate::command::{self, Arith, Delete, Flush, Get, Number, Outcome, Store, Touch};
-use crate::connection::{ConnState, Step};
 use crate::meta;
 use crate::out::Out;
 use crate::server::{expires_at_text, Server};
+use crate::session::{Cx, Flow, Session};
 use crate::stats;
 use bytes::{Bytes, BytesMut};
 use memstored_protocol::text::response::{
@@ -14,95 +14,58 @@ use memstored_protocol::text::response::{
     CLIENT_ERROR_NON_NUMERIC, CRLF, DELETED, END, ERROR, EXISTS, NOT_FOUND, NOT_STORED, OK, RESET,
     SERVER_ERROR_TOO_LARGE, STORED, TOUCHED,
 };
-use memstored_protocol::text::{
-    data_block_len, take_data_block, Command, IncrDecr, StoreCommand, StoreKind, TextParser,
-};
-use memstored_protocol::Expiry;
+use memstored_protocol::text::{Command, IncrDecr, Refusal, StoreCommand, StoreKind, TextFramer};
+use memstored_protocol::{Expiry, Frame};
 use std::sync::Arc;
 
 /// Text-protocol state of one connection.
-pub struct TextConn {
-    parser: TextParser,
-    /// A storage command whose data block has not fully arrived.
-    pending: Option<Command>,
+pub struct TextSession {
+    framer: TextFramer,
 }
 
-impl Default for TextConn {
-    fn default() -> Self {
-        TextConn::new()
-    }
-}
-
-impl TextConn {
-    pub fn new() -> TextConn {
-        TextConn {
-            parser: TextParser::default(),
-            pending: None,
+impl TextSession {
+    pub fn new(srv: &Server) -> TextSession {
+        TextSession {
+            framer: TextFramer::new(srv.cfg.max_item_size),
         }
     }
+}
 
-    /// Handles every complete command in `rbuf`.
-    pub fn process(
-        &mut self,
-        srv: &Arc<Server>,
-        cs: &mut ConnState,
-        rbuf: &mut BytesMut,
-        out: &mut Out,
-    ) -> Step {
-        loop {
-            if let Some(step) = cs.before_next(rbuf, out) {
-                return step;
-            }
-            if let Some(cmd) = self.pending.take() {
-                let len = cmd.data_len().unwrap_or(0);
-                match take_data_block(rbuf, len) {
-                    Ok(None) => {
-                        self.pending = Some(cmd);
-                        return Step::NeedInput(len.saturating_add(2));
-                    }
-                    Ok(Some(value)) => {
-                        // Own copy: a slice would pin the whole read buffer.
-                        let value = Bytes::copy_from_slice(&value);
-                        match cmd {
-                            Command::Store(s) => store(srv, s, value, out),
-                            Command::MetaSet(m) => meta::set(srv, m, value, out),
-                            _ => {}
-                        }
-                    }
-                    Err(e) => {
-                        if !cmd.noreply() {
-                            out.put(e.reply());
-                        }
-                    }
+impl Session for TextSession {
+    type Request = (Command, Option<Bytes>);
+    type Refusal = Refusal;
+
+    fn frame(&mut self, buf: &mut BytesMut) -> Frame<Self::Request, Refusal> {
+        self.framer.next(buf)
+    }
+
+    fn serve(&mut self, cx: &mut Cx<'_>, (cmd, value): Self::Request) -> Flow {
+        let (srv, out) = (cx.srv, &mut *cx.out);
+        match (cmd, value) {
+            (Command::Store(s), Some(value)) => store(srv, s, value, out),
+            (Command::MetaSet(m), Some(value)) => meta::set(srv, m, value, out),
+            (cmd, _) => {
+                if !execute(srv, cmd, out) {
+                    return Flow::Close;
                 }
-                continue;
             }
-            let cmd = match self.parser.parse_buf(rbuf) {
-                Ok(None) => return Step::NeedInput(0),
-                Ok(Some(cmd)) => cmd,
-                Err(e) => {
-                    if e.should_reply() {
-                        out.put(e.reply());
-                    }
-                    if e.must_close() {
-                        return Step::Close;
-                    }
-                    cs.skip = e.swallow;
-                    continue;
+        }
+        Flow::Continue
+    }
+
+    fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal, closing: bool) -> Flow {
+        match answer {
+            Refusal::TooLarge(cmd) => too_large(cx.srv, &cmd, cx.out),
+            Refusal::Invalid { error, reply } => {
+                if reply {
+                    cx.out.put(error.reply());
                 }
-            };
-            if let Some(len) = cmd.data_len() {
-                if len as u64 > srv.cfg.max_item_size {
-                    too_large(srv, &cmd, out);
-                    cs.skip = data_block_len(len);
-                } else {
-                    self.pending = Some(cmd);
-                }
-                continue;
             }
-            if !execute(srv, cmd, out) {
-                return Step::Close;
-            }
+        }
+        if closing {
+            Flow::Close
+        } else {
+            Flow::Continue
         }
     }
 }

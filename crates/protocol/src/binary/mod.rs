@@ -17,6 +17,7 @@
 //!    as its own `IoSlice`.
 
 mod error;
+mod framer;
 mod header;
 mod opcode;
 mod request;
@@ -24,6 +25,7 @@ mod response;
 mod status;
 
 pub use error::BinaryError;
+pub use framer::{BinaryFramer, Refusal};
 pub use header::{BinaryHeader, HEADER_LEN, REQUEST_MAGIC, RESPONSE_MAGIC};
 pub use opcode::Opcode;
 pub use request::{ArithMode, Command, ConcatMode, Request, StoreMode};

@@ -30,6 +30,7 @@
 //! ```
 
 mod encode;
+mod framer;
 mod scan;
 #[cfg(test)]
 mod tests;
@@ -38,6 +39,7 @@ pub use encode::{
     encode_bin_head, encode_error, encode_notification, encode_request, encode_response,
     encode_response_head, error_value,
 };
+pub use framer::RpcFramer;
 pub use rmpv;
 pub use rmpv::Value;
 pub use scan::{frame_len, FrameScanner, MAX_DEPTH_CAP};

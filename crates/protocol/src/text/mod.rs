@@ -16,12 +16,14 @@
 //!    `BytesMut`; values go out as their own `Bytes`.
 
 mod error;
+mod framer;
 mod line;
 pub mod meta;
 mod request;
 pub mod response;
 
 pub use error::{TextError, TextErrorKind};
+pub use framer::{Refusal, TextFramer};
 pub use meta::{
     MetaArith, MetaArithMode, MetaDelete, MetaFlags, MetaGet, MetaSet, MetaSetMode, MAX_META_FLAGS,
     MAX_OPAQUE_LEN,

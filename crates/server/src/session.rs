@@ -1,0 +1,129 @@
+//! What every protocol session shares: the one loop over framed requests.
+//!
+//! A protocol implements [`Session`]: how to frame (its protocol crate's
+//! framer), how to serve a request, how to answer a refusal. [`process`]
+//! drives any of them over a connection's buffered input; the connection
+//! (`connection.rs`) owns the socket, the read buffer and the one output
+//! buffer, and knows nothing of protocols beyond sniffing the first byte.
+
+use crate::out::Out;
+use crate::server::Server;
+use bytes::{Buf, BytesMut};
+use memstored_protocol::Frame;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Replies pending above this size are written before parsing goes on, so
+/// one pipelined batch cannot build unbounded output.
+pub const FLUSH_AT: usize = 4 << 20;
+
+/// Answers finished off the connection's task (RPC slow calls), in encoded
+/// form, to be appended to its output in the order they complete.
+pub type LateTx = mpsc::UnboundedSender<BytesMut>;
+
+/// What the connection should do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Everything complete was handled; read more. The number is how many
+    /// bytes the buffer must hold for the next request (0 = unknown).
+    NeedInput(usize),
+    /// Too much output pending: write it, then call again without reading.
+    Flush,
+    /// Write what is pending, then close.
+    Close,
+}
+
+/// Whether to go on after a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Close,
+}
+
+/// Everything a session may touch while serving a batch.
+pub struct Cx<'a> {
+    pub srv: &'a Arc<Server>,
+    pub out: &'a mut Out,
+    /// Where answers finished elsewhere go.
+    pub late: &'a LateTx,
+}
+
+/// One protocol spoken on a connection.
+pub trait Session {
+    type Request;
+    type Refusal;
+
+    /// The next frame at the front of `buf` (the protocol crate's framer).
+    fn frame(&mut self, buf: &mut BytesMut) -> Frame<Self::Request, Self::Refusal>;
+
+    /// Serves one request, appending its reply to `cx.out`.
+    fn serve(&mut self, cx: &mut Cx<'_>, req: Self::Request) -> Flow;
+
+    /// Answers a request the framer refused (`closing`: the connection ends after).
+    fn refuse(&mut self, cx: &mut Cx<'_>, answer: Self::Refusal, closing: bool) -> Flow;
+
+    /// Requests started and not yet answered (answers come through `Cx::late`).
+    fn in_flight(&self) -> usize {
+        0
+    }
+
+    /// One late answer was appended to the output.
+    fn answered_late(&mut self) {}
+}
+
+/// Per-connection state every protocol shares.
+#[derive(Debug, Default)]
+pub struct ConnState {
+    /// Bytes still to discard as they arrive (a refused body).
+    pub skip: u64,
+}
+
+impl ConnState {
+    /// Drops skipped bytes from the front of `rbuf`; true if more are due.
+    pub fn discard(&mut self, rbuf: &mut BytesMut) -> bool {
+        if self.skip == 0 {
+            return false;
+        }
+        let n = usize::try_from(self.skip)
+            .unwrap_or(usize::MAX)
+            .min(rbuf.len());
+        rbuf.advance(n);
+        self.skip -= n as u64;
+        self.skip > 0
+    }
+}
+
+/// Serves every complete request in `rbuf`, in order.
+pub fn process<S: Session>(
+    s: &mut S,
+    cx: &mut Cx<'_>,
+    cs: &mut ConnState,
+    rbuf: &mut BytesMut,
+) -> Step {
+    loop {
+        if cs.discard(rbuf) {
+            return Step::NeedInput(0);
+        }
+        if cx.out.len() >= FLUSH_AT {
+            return Step::Flush;
+        }
+        let flow = match s.frame(rbuf) {
+            Frame::Request(r) => s.serve(cx, r),
+            Frame::Refused { answer, skip } => {
+                let flow = s.refuse(cx, answer, false);
+                cs.skip = skip;
+                flow
+            }
+            Frame::Incomplete { need } => return Step::NeedInput(need),
+            Frame::Close(answer) => {
+                if let Some(a) = answer {
+                    s.refuse(cx, a, true);
+                }
+                return Step::Close;
+            }
+        };
+        if flow == Flow::Close {
+            return Step::Close;
+        }
+    }
+}
