@@ -3,3 +3,4 @@
 
 pub mod engine_checks;
 pub mod protocol_checks;
+pub mod session_checks;

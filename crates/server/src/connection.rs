@@ -19,14 +19,19 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 /// The protocol a connection speaks, chosen by its first byte.
-enum AnySession {
+pub(crate) enum AnySession {
     Binary(BinarySession),
     Text(Box<TextSession>),
     Rpc(Box<RpcSession>),
 }
 
 impl AnySession {
-    fn process(&mut self, cx: &mut Cx<'_>, cs: &mut ConnState, rbuf: &mut BytesMut) -> Step {
+    pub(crate) fn process(
+        &mut self,
+        cx: &mut Cx<'_>,
+        cs: &mut ConnState,
+        rbuf: &mut BytesMut,
+    ) -> Step {
         match self {
             AnySession::Binary(s) => session::process(s, cx, cs, rbuf),
             AnySession::Text(s) => session::process(s.as_mut(), cx, cs, rbuf),
@@ -216,7 +221,7 @@ async fn write(stream: &TcpStream, srv: &Server, out: &mut Out) -> io::Result<()
 /// Picks the protocol from the first byte: 0x80 is the binary protocol's
 /// request magic, a msgpack fixarray (0x90–0x9f) is MessagePack-RPC, anything
 /// else the text and meta protocols.
-fn sniff(srv: &Server, rbuf: &[u8]) -> Option<AnySession> {
+pub(crate) fn sniff(srv: &Server, rbuf: &[u8]) -> Option<AnySession> {
     match rbuf.first().copied() {
         Some(0x80) => Some(AnySession::Binary(BinarySession::new(srv))),
         Some(0x90..=0x9f) => Some(AnySession::Rpc(Box::new(RpcSession::new(srv)))),

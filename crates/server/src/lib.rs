@@ -16,6 +16,7 @@ pub mod listener;
 pub mod marks;
 pub mod meta;
 pub mod out;
+pub mod replay;
 pub mod rpc;
 pub mod rpc_conn;
 pub mod sasl;

@@ -90,8 +90,7 @@ impl Out {
         }
     }
 
-    /// Everything as one contiguous vector (tests).
-    #[cfg(test)]
+    /// Everything as one contiguous vector (tests, in-memory replay).
     pub fn to_vec(&self) -> Vec<u8> {
         let mut iov = Vec::new();
         collect(&self.buf, &self.values, 0, &mut iov);
