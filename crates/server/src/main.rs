@@ -167,12 +167,13 @@ async fn serve(
     );
     let (stop_tx, stop_rx) = watch::channel(false);
     let srv = Arc::new(Server::new(db.clone(), cfg, credentials, stop_rx));
+    let stop = signals::StopSignals::install()?;
     let accept = tokio::spawn(listener::run(listener, srv.clone()));
     announce(addr, started.port_file.as_deref())?;
     if let Some(secs) = started.sync_interval {
         signals::spawn_periodic_sync(srv.clone(), secs);
     }
-    let why = signals::wait_for_stop(db.clone()).await?;
+    let why = stop.wait(db.clone()).await;
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
     let _ = accept.await;
