@@ -48,12 +48,12 @@ class Process:
     """A server process with its stderr in a file (a chatty server never
     blocks on a full pipe) and a `diagnose()` for failure reports."""
 
-    def __init__(self, name: str, args, env=None):
+    def __init__(self, name: str, args, env=None, stdout=subprocess.PIPE):
         self.name = name
         self.dir = tempfile.mkdtemp(prefix=f"{name}-")
         self.log_path = os.path.join(self.dir, "stderr.log")
         with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, env=env)
+            self.proc = subprocess.Popen(args, stdout=stdout, stderr=log, env=env)
         self.port = None
         LIVE.add(self)
 
@@ -125,7 +125,8 @@ class Memcached(Process):
         args = [exe, "-l", "127.0.0.1", "-p", "-1", "-U", "0", "-m", "64"]
         if os.geteuid() == 0:
             args += ["-u", "root"]
-        super().__init__("memcached", args, env={**os.environ, "MEMCACHED_PORT_FILENAME": port_file})
+        env = {**os.environ, "MEMCACHED_PORT_FILENAME": port_file}
+        super().__init__("memcached", args, env=env, stdout=subprocess.DEVNULL)
         try:
             self.port = self._wait_port(port_file)
         finally:

@@ -104,7 +104,10 @@ impl Spawned {
             return None;
         }
         let mut cmd = Command::new("memcached");
-        cmd.args(["-u", "nobody", "-l", "127.0.0.1", "-p", "-1", "-U", "0"])
+        // memcached writes its port file after dropping privileges to `-u`,
+        // and the file is in our private temp dir: stay the same user (as
+        // root, `-u root`; as anyone else `-u` is ignored).
+        cmd.args(["-u", "root", "-l", "127.0.0.1", "-p", "-1", "-U", "0"])
             .args(["-m", "64", "-t", "2"])
             .current_dir(dir);
         Some(Spawned::launch(

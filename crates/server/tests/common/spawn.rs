@@ -58,9 +58,13 @@ impl Spawned {
         if let Announce::MemcachedPortFile = how {
             cmd.env("MEMCACHED_PORT_FILENAME", &port_file);
         }
+        let stdout = match how {
+            Announce::Stdout => Stdio::piped(),
+            Announce::MemcachedPortFile => Stdio::null(),
+        };
         let child = cmd
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
+            .stdout(stdout)
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
