@@ -57,29 +57,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() {
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  echo "nothing listens on port $1" >&2
-  return 1
-}
+# shellcheck source=scripts/lib/ports.sh
+. "$ROOT/scripts/lib/ports.sh"
 
-MS_PORT=$(free_port)
-MC_PORT=$(free_port)
 # memstored as a cache like memcached's 1 GiB one, two worker threads like memcached -t 2.
-MS_CMD="memstored -s '*#capsiz=1024m' -l $MS_PORT -R 2"
-MC_CMD="memcached -u nobody -l 127.0.0.1 -p $MC_PORT -U 0 -m 1024 -t 2"
-(cd "$WORK" && exec "$MEMSTORED" -s '*#capsiz=1024m' -l "$MS_PORT" -R 2) &
+MS_CMD="memstored -s '*#capsiz=1024m' -l 127.0.0.1:0 -R 2"
+MC_CMD="memcached -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2"
+(cd "$WORK" && exec "$MEMSTORED" -s '*#capsiz=1024m' -l 127.0.0.1:0 --port-file "$WORK/ms.port" -R 2 >/dev/null) &
 PIDS+=($!)
-memcached -u nobody -l 127.0.0.1 -p "$MC_PORT" -U 0 -m 1024 -t 2 &
+MS_PORT=$(wait_port_file "$WORK/ms.port" "$!" memstored)
+MEMCACHED_PORT_FILENAME="$WORK/mc.port" memcached -u "$(memcached_user)" -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2 &
 PIDS+=($!)
-wait_port "$MS_PORT"
-wait_port "$MC_PORT"
+MC_PORT=$(wait_port_file "$WORK/mc.port" "$!" memcached)
 
 LOAD_BEFORE=$(uptime)
 {
@@ -138,13 +127,12 @@ echo "load_after_bulk	$(uptime)" >>"$WORK/meta.txt"
 for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 wait 2>/dev/null || true
 PIDS=()
-SH_PORT=$(free_port)
 SH_DIR="$WORK/shard"
 mkdir -p "$SH_DIR"
 SH_STORE='casket.tkh#num_shards=100,update_mode=appending'
-(cd "$SH_DIR" && exec "$MEMSTORED" -s "$SH_STORE" -l "$SH_PORT" -R 2 -W 2) &
+(cd "$SH_DIR" && exec "$MEMSTORED" -s "$SH_STORE" -l 127.0.0.1:0 --port-file "$WORK/sh.port" -R 2 -W 2 >/dev/null) &
 PIDS+=($!)
-wait_port "$SH_PORT"
+SH_PORT=$(wait_port_file "$WORK/sh.port" "$!" memstored)
 export MEMSTORE_ADDRESS="127.0.0.1:$SH_PORT"
 echo "sharding: loading $((THREADS * ITER)) records" >&2
 load_json=$("$MEMSTORE" bench --protocol rpc --set_only --multi 100 --threads "$THREADS" --iter "$ITER" --json)

@@ -3,9 +3,9 @@
 #
 # Two pairings: memstored on the in-memory store (`*#capsiz=1024m`) and on a
 # persistent hash store (`bench.tkh#num_shards=8`), each against
-#   memcached -u nobody -l 127.0.0.1 -p P -U 0 -m 1024 -t 2
+#   memcached -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2 (port from MEMCACHED_PORT_FILENAME)
 # (memstored gets -R 2, the same two worker threads). For every workload the
-# two servers run one after the other on the same port with the same client,
+# two servers run one after the other with the same client,
 # alternating A B A B, RUNS times each; a fresh server (and a fresh store
 # file) for every run. Reported: the median throughput the client saw, and
 # the median server CPU time per request: utime+stime of the server process
@@ -25,12 +25,11 @@ ROOT=$PWD
 RUNS=${RUNS:-3}
 SECS=${SECS:-10}
 EXEC=${EXEC:-10000}
-PORT=${PORT:-21411}
 OUT_DIR=${OUT_DIR:-docs/bench}
 mkdir -p "$OUT_DIR"
 RAW_OUT="$OUT_DIR/server-raw.tsv"
 
-MEMCACHED_CMD="memcached -u nobody -l 127.0.0.1 -p $PORT -U 0 -m 1024 -t 2"
+MEMCACHED_CMD="memcached -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2"
 # pairing name | memstored store (W = the run's work dir)
 PAIRINGS=(
   "in-memory|*#capsiz=1024m"
@@ -80,27 +79,22 @@ if [ "${REPORT_ONLY:-0}" != 1 ]; then
     echo "$reply" | tr -d '\r' | awk '$2 == "cmd_get" || $2 == "cmd_set" {s += $3} END {print s + 0}'
   }
 
-  wait_port() {
-    local i
-    for i in $(seq 1 200); do
-      if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
-      sleep 0.05
-    done
-    echo "server on port $PORT did not start" >&2
-    return 1
-  }
+  # shellcheck source=scripts/lib/ports.sh
+  . "$ROOT/scripts/lib/ports.sh"
 
   start_server() { # side store
     local side=$1 store=$2
     if [ "$side" = memstored ]; then
       rm -f "$WORK"/bench.tkh*
-      "$MEMSTORED" -s "${store//W\//$WORK/}" -l "127.0.0.1:$PORT" -R 2 >"$WORK/server.log" 2>&1 &
+      rm -f "$WORK/port"
+      "$MEMSTORED" -s "${store//W\//$WORK/}" -l 127.0.0.1:0 --port-file "$WORK/port" -R 2 >"$WORK/server.log" 2>&1 &
     else
+      rm -f "$WORK/port"
       # shellcheck disable=SC2086
-      $MEMCACHED_CMD >"$WORK/server.log" 2>&1 &
+      MEMCACHED_PORT_FILENAME="$WORK/port" $MEMCACHED_CMD -u "$(memcached_user)" >"$WORK/server.log" 2>&1 &
     fi
     SERVER_PID=$!
-    wait_port
+    PORT=$(wait_port_file "$WORK/port" "$SERVER_PID" "$side")
   }
 
   stop_server() {

@@ -1,16 +1,40 @@
-"""Starts a real memstored for each test module that asks for one."""
+"""Starts a real memstored (and, for the differential tests, a real memcached)
+for each test module that asks for one.
+
+No port is guessed. Picking a free port and passing it on is racy (anyone can
+take it in between, and connecting to a port nobody listens on can even
+connect to itself), so both servers are started on a port the kernel picks
+and tell us which:
+
+- memstored gets `-l 127.0.0.1:0` and prints `memstored listening on ADDR`
+  as its first stdout line once it accepts connections;
+- memcached cannot print its port, but it writes it to the file named by the
+  MEMCACHED_PORT_FILENAME environment variable (`TCP INET: PORT`, renamed
+  into place once it listens) when started with `-p -1` - the mechanism
+  memcached's own test suite uses. We wait for that file, checking that the
+  process is still alive, and then ask it `version` to be sure the port is
+  served by memcached and not by something else.
+
+When a test fails while a server runs, the report gets a section saying
+whether each server is still alive, its exit status otherwise, and the end of
+its stderr, so a crash is told apart from a network problem.
+"""
 
 import os
+import select
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+import weakref
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 60.0
+LIVE = weakref.WeakSet()
 
 
 def server_binary() -> str:
@@ -20,40 +44,36 @@ def server_binary() -> str:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class Process:
+    """A server process with its stderr in a file (a chatty server never
+    blocks on a full pipe) and a `diagnose()` for failure reports."""
 
+    def __init__(self, name: str, args, env=None, stdout=subprocess.PIPE):
+        self.name = name
+        self.dir = tempfile.mkdtemp(prefix=f"{name}-")
+        self.log_path = os.path.join(self.dir, "stderr.log")
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(args, stdout=stdout, stderr=log, env=env)
+        self.port = None
+        LIVE.add(self)
 
-def wait_listening(server, name: str):
-    """Waits until `server.proc` accepts connections on `server.port`; stops
-    it and raises if it exits or does not listen within 10 s."""
-    deadline = time.time() + 10
-    while time.time() < deadline:
+    @property
+    def addr(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def diagnose(self) -> str:
+        code = self.proc.poll()
+        state = f"is still running (pid {self.proc.pid})" if code is None else f"exited with {code}"
         try:
-            socket.create_connection(("127.0.0.1", server.port), timeout=0.2).close()
-            return
+            tail = Path(self.log_path).read_bytes()[-4096:].decode(errors="replace")
         except OSError:
-            if server.proc.poll() is not None:
-                raise RuntimeError(f"{name} exited with {server.proc.returncode}")
-            time.sleep(0.05)
-    server.stop()
-    raise RuntimeError(f"{name} did not start listening")
+            tail = "(no stderr log)"
+        return f"{self.name} {state}; its stderr ends with:\n{tail}"
 
-
-class Server:
-    """A memstored process on a free loopback port."""
-
-    def __init__(self, store: str, *extra: str):
-        self.port = free_port()
-        self.addr = f"127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [server_binary(), "-s", store, "-l", self.addr, *extra],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_listening(self, "memstored")
+    def fail(self, why: str):
+        msg = f"{self.name} {why}; {self.diagnose()}"
+        self.stop()
+        raise RuntimeError(msg)
 
     def stop(self):
         if self.proc.poll() is None:
@@ -63,6 +83,23 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        LIVE.discard(self)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Server(Process):
+    """A memstored process on a port it picked and reported."""
+
+    def __init__(self, store: str, *extra: str):
+        super().__init__("memstored", [server_binary(), "-s", store, "-l", "127.0.0.1:0", *extra])
+        ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT)
+        line = self.proc.stdout.readline().decode(errors="replace") if ready else ""
+        try:
+            self.port = int(line.strip().rsplit(":", 1)[1])
+        except (IndexError, ValueError):
+            self.fail(f"did not report its port (first stdout line {line!r})")
 
 
 @pytest.fixture(scope="module", params=["memory", "sharded-hash"])
@@ -75,25 +112,46 @@ def server(request):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-class Memcached:
-    """The real memcached on a free loopback port: the reference the
-    differential tests compare memstored with."""
+class Memcached(Process):
+    """The real memcached: the reference the differential tests compare
+    memstored with. See the module docstring for how its port is found."""
 
     def __init__(self):
         exe = shutil.which("memcached")
         if exe is None:
             pytest.fail("memcached not installed: apt-get install memcached (.ci/run does)")
-        self.port = free_port()
-        args = [exe, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", "64"]
+        port_dir = tempfile.mkdtemp(prefix="memcached-port-")
+        port_file = os.path.join(port_dir, "port")
+        args = [exe, "-l", "127.0.0.1", "-p", "-1", "-U", "0", "-m", "64"]
         if os.geteuid() == 0:
             args += ["-u", "root"]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_listening(self, "memcached")
+        env = {**os.environ, "MEMCACHED_PORT_FILENAME": port_file}
+        super().__init__("memcached", args, env=env, stdout=subprocess.DEVNULL)
+        try:
+            self.port = self._wait_port(port_file)
+        finally:
+            shutil.rmtree(port_dir, ignore_errors=True)
+        self._check_is_memcached()
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
+    def _wait_port(self, port_file: str) -> int:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not os.path.exists(port_file):
+            if self.proc.poll() is not None:
+                self.fail("exited before listening")
+            if time.monotonic() > deadline:
+                self.fail("wrote no port file")
+            time.sleep(0.01)  # memcached offers nothing to block on
+        for line in Path(port_file).read_text().splitlines():
+            if line.startswith("TCP INET: "):
+                return int(line.split(":", 1)[1])
+        self.fail(f"port file without a TCP port: {Path(port_file).read_text()!r}")
+
+    def _check_is_memcached(self):
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as s:
+            s.sendall(b"version\r\n")
+            reply = s.recv(100)
+        if not reply.startswith(b"VERSION 1."):
+            self.fail(f"port {self.port} answered {reply!r} to `version`")
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +159,13 @@ def memcached():
     mc = Memcached()
     yield mc
     mc.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Adds each live server's state and stderr to a failed test's report."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for proc in list(LIVE):
+            report.sections.append((f"{proc.name} at failure", proc.diagnose()))

@@ -306,6 +306,10 @@ fn other_commands() {
 
     assert_eq!(ok("version\r\n"), Command::Version);
     assert_eq!(ok("quit\r\n"), Command::Quit);
+    // memcached 1.6 ignores extra tokens here.
+    assert_eq!(ok("version foo bar\r\n"), Command::Version);
+    assert_eq!(ok("version noreply\r\n"), Command::Version);
+    assert_eq!(ok("quit foo bar\r\n"), Command::Quit);
     assert_eq!(
         ok("verbosity 1\r\n"),
         Command::Verbosity {

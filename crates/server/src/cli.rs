@@ -12,7 +12,9 @@ pub struct Args {
     /// Database name, e.g. `*#capsiz=64m` or `casket.tkh#num_shards=10`.
     #[arg(short = 's', long = "store", default_value = "*#capsiz=64m")]
     pub store: String,
-    /// Listen address: `[ADDR:]PORT`; ADDR defaults to 127.0.0.1.
+    /// Listen address: `[ADDR:]PORT`; ADDR defaults to 127.0.0.1. Port 0
+    /// takes a free port; the address bound is printed on stdout
+    /// (`memstored listening on ADDR:PORT`) and written to `--port-file`.
     #[arg(short = 'l', long = "listen", default_value = "127.0.0.1:11211", value_parser = parse_listen)]
     pub listen: SocketAddr,
     /// Initial read buffer per connection.
@@ -42,6 +44,10 @@ pub struct Args {
     /// Synchronize the store to disk every SECS seconds.
     #[arg(long = "sync-interval", value_name = "SECS")]
     pub sync_interval: Option<u64>,
+    /// Write the port listened on to this file (replaced whole, once the
+    /// store is open and connections are accepted; removed at exit).
+    #[arg(long = "port-file")]
+    pub port_file: Option<PathBuf>,
     /// Write the process id to this file.
     #[arg(long = "pid-file")]
     pub pid_file: Option<PathBuf>,
@@ -134,6 +140,7 @@ mod tests {
             Ok("127.0.0.1:11222".parse().unwrap())
         );
         assert_eq!(parse_listen("0.0.0.0:5"), Ok("0.0.0.0:5".parse().unwrap()));
+        assert_eq!(parse_listen("0"), Ok("127.0.0.1:0".parse().unwrap()));
     }
 
     #[test]

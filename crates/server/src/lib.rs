@@ -9,6 +9,7 @@
 //! protocol's reply table.
 
 pub mod binary;
+pub mod cachedump;
 pub mod cli;
 pub mod command;
 pub mod connection;
@@ -26,5 +27,12 @@ pub mod signals;
 pub mod stats;
 pub mod text;
 
-/// Reported by `version` / VERSION / `stats`.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// Reported by `version` / VERSION / `stats version`: the memcached protocol
+/// level memstored speaks, not memstored's own version. libmemcached (and so
+/// memcstat, memcping, memcdump, php-memcached, pylibmc) refuses a server whose
+/// major version is 0, and some clients enable features by version; see
+/// docs/memcached-compat.md "VERSION".
+pub const VERSION: &str = "1.6.0";
+
+/// memstored's own version: `--version`, the start-up log, `stats memstored_version`.
+pub const MEMSTORED_VERSION: &str = env!("CARGO_PKG_VERSION");

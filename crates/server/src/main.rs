@@ -4,7 +4,8 @@
 use clap::Parser;
 use memstored_engine::Db;
 use memstored_server::server::{Config, Server};
-use memstored_server::{cli, listener, sasl, signals, VERSION};
+use memstored_server::{cli, listener, sasl, signals, MEMSTORED_VERSION};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     }
 }
 
+/// Colour codes only for a terminal: logs sent to a file or a pipe stay plain text.
 fn init_logging(verbose: u8) {
     let level = match verbose {
         0 => "info",
@@ -39,6 +41,7 @@ fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 
@@ -51,6 +54,9 @@ fn run(args: cli::Args) -> anyhow::Result<()> {
         }
         None => None,
     };
+    // Bound before the store is opened: a busy port must not leave new store files behind.
+    let listener = std::net::TcpListener::bind(args.listen)
+        .map_err(|e| anyhow::anyhow!("listening on {}: {e}", args.listen))?;
     let db = Db::open(&args.store, !args.read_only)
         .map_err(|e| anyhow::anyhow!("opening store {:?}: {e}", args.store))?;
     let db = Arc::new(db);
@@ -77,26 +83,59 @@ fn run(args: cli::Args) -> anyhow::Result<()> {
         .thread_name("memstored-worker")
         .enable_all()
         .build()?;
-    let result = runtime.block_on(serve(db.clone(), cfg, credentials, args.sync_interval));
+    let started = Started {
+        listener,
+        port_file: args.port_file.clone(),
+        sync_interval: args.sync_interval,
+    };
+    let result = runtime.block_on(serve(db.clone(), cfg, credentials, started));
     runtime.shutdown_timeout(Duration::from_millis(500));
-    if let Some(p) = &args.pid_file {
+    for p in [&args.pid_file, &args.port_file].into_iter().flatten() {
         let _ = std::fs::remove_file(p);
     }
     result
 }
 
+/// What `run` prepared before the runtime started.
+struct Started {
+    /// Already bound (`-l`, port 0 = a free one chosen by the kernel).
+    listener: std::net::TcpListener,
+    port_file: Option<std::path::PathBuf>,
+    sync_interval: Option<u64>,
+}
+
+/// Tells whoever started us where we listen, once the store is open and the
+/// accept loop about to run: a line on stdout and, with `--port-file`, the
+/// port number in a file that appears whole (written aside, then renamed).
+/// Tests start the server on port 0 and wait for one of these instead of
+/// guessing a free port.
+fn announce(addr: std::net::SocketAddr, port_file: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use std::io::Write;
+    if let Some(p) = port_file {
+        let mut tmp = p.as_os_str().to_owned();
+        tmp.push(format!(".{}.tmp", std::process::id()));
+        std::fs::write(&tmp, format!("{}\n", addr.port()))
+            .and_then(|()| std::fs::rename(&tmp, p))
+            .map_err(|e| anyhow::anyhow!("writing port file {}: {e}", p.display()))?;
+    }
+    // Nobody reading stdout (closed, a full pipe's reader gone) is not an error.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "memstored listening on {addr}").and_then(|()| out.flush());
+    Ok(())
+}
+
 async fn serve(
     db: Arc<Db>,
-    cfg: Config,
+    mut cfg: Config,
     credentials: Option<sasl::Credentials>,
-    sync_interval: Option<u64>,
+    started: Started,
 ) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(cfg.listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("listening on {}: {e}", cfg.listen))?;
+    started.listener.set_nonblocking(true)?;
+    let listener = TcpListener::from_std(started.listener)?;
     let addr = listener.local_addr()?;
+    cfg.listen = addr;
     tracing::info!(
-        "memstored {VERSION} listening on {addr}, store {:?} ({} engine, {} shards), {} worker threads",
+        "memstored {MEMSTORED_VERSION} listening on {addr}, store {:?} ({} engine, {} shards), {} worker threads",
         cfg.store,
         db.name().kind.label(),
         db.name().num_shards,
@@ -104,11 +143,13 @@ async fn serve(
     );
     let (stop_tx, stop_rx) = watch::channel(false);
     let srv = Arc::new(Server::new(db.clone(), cfg, credentials, stop_rx));
+    let stop = signals::StopSignals::install()?;
     let accept = tokio::spawn(listener::run(listener, srv.clone()));
-    if let Some(secs) = sync_interval {
+    announce(addr, started.port_file.as_deref())?;
+    if let Some(secs) = started.sync_interval {
         signals::spawn_periodic_sync(srv.clone(), secs);
     }
-    let why = signals::wait_for_stop(db.clone()).await?;
+    let why = stop.wait(db.clone()).await;
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
     let _ = accept.await;

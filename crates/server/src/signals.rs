@@ -4,20 +4,36 @@ use crate::server::Server;
 use memstored_engine::Db;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
-/// Waits for SIGINT or SIGTERM, synchronizing the store on every SIGHUP.
-pub async fn wait_for_stop(db: Arc<Db>) -> std::io::Result<&'static str> {
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    let mut hup = signal(SignalKind::hangup())?;
-    loop {
-        tokio::select! {
-            _ = term.recv() => return Ok("SIGTERM"),
-            _ = int.recv() => return Ok("SIGINT"),
-            _ = hup.recv() => {
-                tracing::info!("SIGHUP: synchronizing the store");
-                sync(&db, false).await;
+/// SIGINT, SIGTERM and SIGHUP, caught from `install` on. Installed before
+/// the server says it listens: a SIGTERM sent as soon as it is up must stop
+/// it gracefully, not kill it by the default action.
+pub struct StopSignals {
+    term: Signal,
+    int: Signal,
+    hup: Signal,
+}
+
+impl StopSignals {
+    pub fn install() -> std::io::Result<StopSignals> {
+        Ok(StopSignals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Waits for SIGINT or SIGTERM, synchronizing the store on every SIGHUP.
+    pub async fn wait(mut self, db: Arc<Db>) -> &'static str {
+        loop {
+            tokio::select! {
+                _ = self.term.recv() => return "SIGTERM",
+                _ = self.int.recv() => return "SIGINT",
+                _ = self.hup.recv() => {
+                    tracing::info!("SIGHUP: synchronizing the store");
+                    sync(&db, false).await;
+                }
             }
         }
     }

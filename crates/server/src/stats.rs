@@ -127,6 +127,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("uptime", uptime.to_string()),
         ("time", now.to_string()),
         ("version", crate::VERSION.to_string()),
+        ("memstored_version", crate::MEMSTORED_VERSION.to_string()),
         ("libevent", "tokio".to_string()),
         (
             "pointer_size",

@@ -236,6 +236,9 @@ fn reply(o: &Outcome, noreply: bool, out: &mut Out) {
 /// `stats [group]`: STAT lines then END; `stats reset` = RESET.
 fn stats_reply(srv: &Server, args: &[Bytes], out: &mut Out) {
     let group = args.first().map(|g| &g[..]);
+    if group == Some(b"cachedump") {
+        return crate::cachedump::reply(srv, args.get(1..).unwrap_or_default(), out);
+    }
     if group == Some(b"reset") {
         stats::reset(srv);
         out.put(RESET);

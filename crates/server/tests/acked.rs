@@ -10,7 +10,7 @@ use common::{Server, Text};
 fn acknowledged_writes_survive_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("{}/acked.tkh#num_shards=4", dir.path().display());
-    let mut server = Server::start(&["-s", &store]);
+    let server = Server::start(&["-s", &store]);
     let mut t = Text::new(server.connect());
     for i in 0..500 {
         let v = format!("value{i}");
@@ -19,10 +19,8 @@ fn acknowledged_writes_survive_sigkill() {
             "STORED"
         );
     }
-    let mut child = server.child.take().unwrap();
-    child.kill().unwrap(); // SIGKILL: no shutdown, no sync, no close.
-    child.wait().unwrap();
-    let server = Server::start_on(server.port, &["-s", &store]);
+    server.kill9(); // no shutdown, no sync, no close.
+    let server = Server::start(&["-s", &store]);
     let mut t = Text::new(server.connect());
     for i in 0..500 {
         assert_eq!(

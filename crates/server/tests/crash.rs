@@ -8,7 +8,7 @@
 
 mod common;
 use bytes::BytesMut;
-use common::{free_port, Server};
+use common::Server;
 use memstored_protocol::rpc::{self, Decoder, Limits, Message, Value};
 use memstored_protocol::Parse;
 use std::collections::HashMap;
@@ -206,8 +206,8 @@ fn kill_9_never_loses_an_acknowledged_write() {
     rng ^= u64::from(std::process::id()) << 16;
     let started = Instant::now();
     for cycle in 0..cycles {
-        let port = free_port();
-        let mut server = Server::start_on(port, &["-s", &store]);
+        let server = Server::start(&["-s", &store]);
+        let port = server.port;
         verify(port, &acked.lock().unwrap().clone());
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
@@ -219,9 +219,7 @@ fn kill_9_never_loses_an_acknowledged_write() {
         let s = stop.clone();
         threads.push(thread::spawn(move || maintainer(port, s)));
         thread::sleep(Duration::from_millis(50 + next_rand(&mut rng) % 400));
-        let mut child = server.child.take().unwrap();
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        server.kill9();
         stop.store(true, Ordering::Relaxed);
         for t in threads {
             t.join().unwrap();
@@ -231,8 +229,8 @@ fn kill_9_never_loses_an_acknowledged_write() {
             acked.lock().unwrap()
         );
     }
-    let port = free_port();
-    let _server = Server::start_on(port, &["-s", &store]);
+    let server = Server::start(&["-s", &store]);
+    let port = server.port;
     let acked = acked.lock().unwrap().clone();
     verify(port, &acked);
     assert!(

@@ -7,8 +7,7 @@ use common::*;
 fn data_survives_sigterm_and_restart() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("{}/db.tkh#num_shards=4", dir.path().display());
-    let port = free_port();
-    let mut srv = Server::start_on(port, &["-s", &store]);
+    let srv = Server::start(&["-s", &store]);
     let mut t = Text::new(srv.connect());
     for i in 0..100 {
         assert_eq!(
@@ -26,7 +25,7 @@ fn data_survives_sigterm_and_restart() {
     assert!(st.success(), "exit status {st:?}");
     drop(srv);
 
-    let srv = Server::start_on(free_port(), &["-s", &store]);
+    let srv = Server::start(&["-s", &store]);
     let mut t = Text::new(srv.connect());
     for i in [0, 1, 50, 99] {
         assert_eq!(

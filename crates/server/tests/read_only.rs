@@ -14,7 +14,7 @@ fn read_only_refuses_every_write_on_every_protocol() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("{}/ro.tkh", dir.path().display());
     {
-        let mut server = Server::start(&["-s", &store]);
+        let server = Server::start(&["-s", &store]);
         let mut t = Text::new(server.connect());
         assert_eq!(t.cmd("set k 0 0 1\r\nv\r\n"), "STORED");
         assert!(server.terminate().success());

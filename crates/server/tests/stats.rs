@@ -88,8 +88,6 @@ fn stats_names_and_counters() {
 #[test]
 fn connection_limit() {
     let srv = Server::start(&["-c", "2"]);
-    // let the start-up probe connection close first
-    std::thread::sleep(std::time::Duration::from_millis(200));
     let _a = srv.connect();
     let mut b = Text::new(srv.connect());
     assert!(b.cmd("version\r\n").starts_with("VERSION"));
@@ -97,8 +95,15 @@ fn connection_limit() {
     assert_eq!(c.line(), "ERROR Too many open connections");
     assert!(is_closed(&mut c.w));
     drop(_a);
-    drop(b);
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // The server notices the close asynchronously: wait until `b` alone is counted.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while stats(&mut b, "stats\r\n")["curr_connections"] != "1" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the closed slot was never freed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let mut d = Text::new(srv.connect());
     assert!(d.cmd("version\r\n").starts_with("VERSION"));
 }

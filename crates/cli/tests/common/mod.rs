@@ -7,11 +7,13 @@
 //! from being tested after a change to crates/server).
 #![allow(dead_code)]
 
-use std::net::{TcpListener, TcpStream};
+#[path = "../../../server/tests/common/spawn.rs"]
+mod spawn;
+pub use spawn::{Announce, Spawned};
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 /// `memstored`, built if needed.
 pub fn memstored_bin() -> PathBuf {
@@ -78,33 +80,21 @@ pub fn memstored_bin() -> PathBuf {
     .clone()
 }
 
-/// A port nobody listens on, never the same twice in one test process.
-pub fn free_port() -> u16 {
-    static USED: Mutex<Vec<u16>> = Mutex::new(Vec::new());
-    loop {
-        let l = TcpListener::bind("127.0.0.1:0").expect("bind :0");
-        let port = l.local_addr().expect("local addr").port();
-        let mut used = USED.lock().unwrap_or_else(|e| e.into_inner());
-        if !used.contains(&port) {
-            used.push(port);
-            return port;
-        }
-    }
-}
+/// A running server (memstored or memcached); killed on drop.
+pub type Server = Spawned;
 
-/// A running server; killed on drop.
-pub struct Server {
-    child: Option<Child>,
-    pub port: u16,
-}
-
-impl Server {
-    /// `memstored -s STORE -l PORT -R 2 EXTRA...` in `dir`.
+impl Spawned {
+    /// `memstored -s STORE -l 127.0.0.1:0 -R 2 EXTRA...` in `dir`.
     pub fn start(dir: &Path, store: &str, extra: &[&str]) -> Server {
-        Self::start_program(&memstored_bin(), dir, &["-s", store], extra)
+        let mut cmd = Command::new(memstored_bin());
+        cmd.args(["-s", store, "-l", "127.0.0.1:0", "-R", "2"])
+            .args(extra)
+            .current_dir(dir);
+        Spawned::launch(&mut cmd, "memstored", Announce::Stdout)
     }
 
-    /// memcached, if installed (None otherwise).
+    /// memcached, if installed (None otherwise), on a port it picks (`-p -1`)
+    /// and reports in its port file.
     pub fn memcached(dir: &Path) -> Option<Server> {
         let found = Command::new("memcached")
             .arg("-V")
@@ -113,77 +103,18 @@ impl Server {
         if !found {
             return None;
         }
-        let port = free_port();
-        let child = Command::new("memcached")
-            .args([
-                "-u",
-                "nobody",
-                "-l",
-                "127.0.0.1",
-                "-U",
-                "0",
-                "-m",
-                "64",
-                "-t",
-                "2",
-            ])
-            .arg("-p")
-            .arg(port.to_string())
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        Some(Server::wait_up(child, port))
-    }
-
-    fn start_program(bin: &Path, dir: &Path, args: &[&str], extra: &[&str]) -> Server {
-        let port = free_port();
-        let child = Command::new(bin)
-            .args(args)
-            .arg("-l")
-            .arg(port.to_string())
-            .args(["-R", "2"])
-            .args(extra)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn memstored");
-        Server::wait_up(child, port)
-    }
-
-    fn wait_up(child: Child, port: u16) -> Server {
-        let mut s = Server {
-            child: Some(child),
-            port,
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the server did not start");
-            if let Some(c) = s.child.as_mut() {
-                if let Ok(Some(st)) = c.try_wait() {
-                    panic!("the server exited at start: {st}");
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        s
-    }
-
-    pub fn address(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        let mut cmd = Command::new("memcached");
+        // memcached writes its port file after dropping privileges to `-u`,
+        // and the file is in our private temp dir: stay the same user (as
+        // root, `-u root`; as anyone else `-u` is ignored).
+        cmd.args(["-u", "root", "-l", "127.0.0.1", "-p", "-1", "-U", "0"])
+            .args(["-m", "64", "-t", "2"])
+            .current_dir(dir);
+        Some(Spawned::launch(
+            &mut cmd,
+            "memcached",
+            Announce::MemcachedPortFile,
+        ))
     }
 }
 

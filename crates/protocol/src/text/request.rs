@@ -427,8 +427,8 @@ fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
                 .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?;
             Ok(Command::Verbosity { level, noreply })
         }
-        // `version foo`, `quit noreply`: ERROR, as memcached (and memcapable) want.
-        b"version" | b"quit" if n != 1 => Err(err(TextErrorKind::UnknownCommand)),
+        // Extra tokens are ignored, as by memcached 1.6 (whose version the
+        // server reports; memccapable checks `version foo` answers VERSION then).
         b"version" => Ok(Command::Version),
         b"quit" => Ok(Command::Quit),
         b"stats" => Ok(Command::Stats {

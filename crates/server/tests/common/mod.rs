@@ -1,78 +1,31 @@
-//! Shared helpers: start the real `memstored` binary on a free port and
-//! speak the wire protocols over std `TcpStream`.
+//! Shared helpers: start the real `memstored` binary on a port it picks and
+//! reports (`spawn.rs`) and speak the wire protocols over std `TcpStream`.
 #![allow(dead_code)]
 
+mod spawn;
+pub use spawn::{Announce, Spawned};
+
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::net::TcpStream;
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
-/// A running server; killed on drop (also when a test panics).
-pub struct Server {
-    pub child: Option<Child>,
-    pub port: u16,
-}
+/// A running memstored; killed on drop.
+pub type Server = Spawned;
 
-/// A port nobody listens on, never the same twice in one test process.
-pub fn free_port() -> u16 {
-    static USED: Mutex<Vec<u16>> = Mutex::new(Vec::new());
-    loop {
-        let l = TcpListener::bind("127.0.0.1:0").expect("bind :0");
-        let port = l.local_addr().expect("local addr").port();
-        let mut used = USED.lock().unwrap_or_else(|e| e.into_inner());
-        if !used.contains(&port) {
-            used.push(port);
-            return port;
-        }
-    }
-}
-
-impl Server {
-    /// Starts memstored with `args` plus `-l <free port>`.
+impl Spawned {
+    /// Starts memstored with `args` plus `-l 127.0.0.1:0 -R 2` and waits for
+    /// the port it reports.
     pub fn start(args: &[&str]) -> Server {
-        Server::start_on(free_port(), args)
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+        cmd.args(args).args(["-l", "127.0.0.1:0", "-R", "2"]);
+        Spawned::launch(&mut cmd, "memstored", Announce::Stdout)
     }
 
-    pub fn start_on(port: u16, args: &[&str]) -> Server {
-        let child = Command::new(env!("CARGO_BIN_EXE_memstored"))
-            .args(args)
-            .arg("-l")
-            .arg(port.to_string())
-            .arg("-R")
-            .arg("2")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn memstored");
-        let mut s = Server {
-            child: Some(child),
-            port,
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "memstored did not start");
-            if let Some(c) = s.child.as_mut() {
-                if let Ok(Some(st)) = c.try_wait() {
-                    panic!("memstored exited at start: {st}");
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        s
-    }
-
-    pub fn connect(&self) -> TcpStream {
-        let s = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(20))).ok();
-        s.set_nodelay(true).ok();
-        s
-    }
-
-    /// Sends SIGTERM and waits for the exit status.
-    pub fn terminate(&mut self) -> std::process::ExitStatus {
-        let mut child = self.child.take().expect("running");
+    /// Sends SIGTERM and waits (up to 20 s) for the exit status.
+    pub fn terminate(&self) -> ExitStatus {
+        let mut child = self.child().take().expect("running");
+        // SAFETY: kill(2) on our own child's pid has no memory effects.
         unsafe {
             libc::kill(child.id() as i32, libc::SIGTERM);
         }
@@ -88,27 +41,16 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-}
 
-impl Server {
     /// Resident memory of the server process, in KiB.
     pub fn rss_kib(&self) -> u64 {
-        let pid = self.child.as_ref().expect("running").id();
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid)).expect("proc status");
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .expect("VmRSS")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
     }
 }
 
