@@ -1,0 +1,169 @@
+//! Starting and stopping the server the flags describe: bind, open the
+//! store, announce the port, serve until a signal, close the store.
+
+use crate::server::{Config, Server};
+use crate::{cli, listener, sasl, signals, MEMSTORED_VERSION};
+use memstored_engine::Db;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// How long in-flight batches get to finish after SIGTERM.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// Why the server could not start, or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{what}{}{source}", if what.is_empty() { "" } else { ": " })]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("opening store {store:?}: {source}")]
+    Open {
+        store: String,
+        source: memstored_engine::Error,
+    },
+    #[error("closing the store: {0}")]
+    Close(String),
+}
+
+fn io(what: String, source: std::io::Error) -> StartError {
+    StartError::Io { what, source }
+}
+
+/// Runs the server the flags describe until a stop signal.
+pub fn run(args: cli::Args) -> Result<(), StartError> {
+    let credentials = match &args.sasl_file {
+        Some(p) => {
+            let c = sasl::Credentials::load(p).map_err(|e| io(String::new(), e))?;
+            tracing::info!("SASL PLAIN enabled: {} users", c.len());
+            Some(c)
+        }
+        None => None,
+    };
+    // Bound before the store is opened: a busy port must not leave new store files behind.
+    let listener = std::net::TcpListener::bind(args.listen)
+        .map_err(|e| io(format!("listening on {}", args.listen), e))?;
+    let db = Db::open(&args.store, !args.read_only).map_err(|e| StartError::Open {
+        store: args.store.clone(),
+        source: e,
+    })?;
+    let db = Arc::new(db);
+    if let Some(p) = &args.pid_file {
+        std::fs::write(p, format!("{}\n", std::process::id()))
+            .map_err(|e| io(format!("writing pid file {}", p.display()), e))?;
+    }
+    let threads = args.worker_threads();
+    let cfg = Config {
+        store: args.store.clone(),
+        listen: args.listen,
+        initial_size: args.initial_size,
+        reserve_size: args.reserve_size,
+        max_connections: args.max_connections,
+        max_item_size: args.max_item_size,
+        threads,
+        verbose: args.verbose,
+        sasl: credentials.is_some(),
+        read_only: args.read_only,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .max_blocking_threads(args.write_threads.max(1))
+        .thread_name("memstored-worker")
+        .enable_all()
+        .build()
+        .map_err(|e| io("starting the runtime".into(), e))?;
+    let started = Started {
+        listener,
+        port_file: args.port_file.clone(),
+        sync_interval: args.sync_interval,
+    };
+    let result = runtime.block_on(serve(db.clone(), cfg, credentials, started));
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    for p in [&args.pid_file, &args.port_file].into_iter().flatten() {
+        let _ = std::fs::remove_file(p);
+    }
+    result
+}
+
+/// What `run` prepared before the runtime started.
+struct Started {
+    /// Already bound (`-l`, port 0 = a free one chosen by the kernel).
+    listener: std::net::TcpListener,
+    port_file: Option<std::path::PathBuf>,
+    sync_interval: Option<u64>,
+}
+
+/// Tells whoever started us where we listen, once the store is open and the
+/// accept loop about to run: a line on stdout and, with `--port-file`, the
+/// port number in a file that appears whole (written aside, then renamed).
+/// Tests start the server on port 0 and wait for one of these instead of
+/// guessing a free port.
+fn announce(
+    addr: std::net::SocketAddr,
+    port_file: Option<&std::path::Path>,
+) -> Result<(), StartError> {
+    use std::io::Write;
+    if let Some(p) = port_file {
+        let mut tmp = p.as_os_str().to_owned();
+        tmp.push(format!(".{}.tmp", std::process::id()));
+        std::fs::write(&tmp, format!("{}\n", addr.port()))
+            .and_then(|()| std::fs::rename(&tmp, p))
+            .map_err(|e| io(format!("writing port file {}", p.display()), e))?;
+    }
+    // Nobody reading stdout (closed, a full pipe's reader gone) is not an error.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "memstored listening on {addr}").and_then(|()| out.flush());
+    Ok(())
+}
+
+async fn serve(
+    db: Arc<Db>,
+    mut cfg: Config,
+    credentials: Option<sasl::Credentials>,
+    started: Started,
+) -> Result<(), StartError> {
+    let listening = |e| io("setting up the listener".into(), e);
+    started.listener.set_nonblocking(true).map_err(listening)?;
+    let listener = TcpListener::from_std(started.listener).map_err(listening)?;
+    let addr = listener.local_addr().map_err(listening)?;
+    cfg.listen = addr;
+    tracing::info!(
+        "memstored {MEMSTORED_VERSION} listening on {addr}, store {:?} ({} engine, {} shards), {} worker threads",
+        cfg.store,
+        db.name().kind.label(),
+        db.name().num_shards,
+        cfg.threads
+    );
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let srv = Arc::new(Server::new(db.clone(), cfg, credentials, stop_rx));
+    let stop =
+        signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
+    let accept = tokio::spawn(listener::run(listener, srv.clone()));
+    announce(addr, started.port_file.as_deref())?;
+    if let Some(secs) = started.sync_interval {
+        signals::spawn_periodic_sync(srv.clone(), secs);
+    }
+    let why = stop.wait(db.clone()).await;
+    tracing::info!("{why}: stopping");
+    let _ = stop_tx.send(true);
+    let _ = accept.await;
+    // Let connections finish the batch they are working on.
+    let deadline = Instant::now() + GRACE;
+    while srv.counters.curr_connections.load(Relaxed) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let closing = db.clone();
+    tokio::task::spawn_blocking(move || {
+        closing.synchronize(true)?;
+        closing.close()
+    })
+    .await
+    .map_err(|e| StartError::Close(e.to_string()))?
+    .map_err(|e| StartError::Close(e.to_string()))?;
+    tracing::info!("store synchronized and closed; bye");
+    Ok(())
+}
