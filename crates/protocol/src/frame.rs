@@ -18,3 +18,12 @@ pub enum Frame<R, F> {
     /// The stream cannot be framed any more: send `answer`, if any, then close.
     Close(Option<F>),
 }
+
+/// A protocol's framer: what [`Frame`] is at the front of a buffer.
+pub trait Framer {
+    type Request;
+    type Refusal;
+
+    /// The next frame; a `Request` or `Refused` frame is removed from `buf`.
+    fn next(&mut self, buf: &mut bytes::BytesMut) -> Frame<Self::Request, Self::Refusal>;
+}

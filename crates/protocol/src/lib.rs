@@ -24,7 +24,7 @@ pub mod rpc;
 pub mod text;
 
 pub use expiry::Expiry;
-pub use frame::Frame;
+pub use frame::{Frame, Framer};
 pub use parse::Parse;
 
 /// Longest key memcached accepts (`KEY_MAX_LENGTH`), in every protocol.

@@ -9,13 +9,12 @@ use crate::sasl;
 use crate::server::{expires_at_binary, Server};
 use crate::session::{Cx, Flow, Session};
 use crate::stats;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use memstored_protocol::binary::{
     encode_error, encode_response, encode_response_head, ArithMode, BinaryFramer, Command,
     ConcatMode, Opcode, Refusal, Request, ResponseHead, Status, StoreMode,
 };
 use memstored_protocol::expiry::NO_AUTO_CREATE;
-use memstored_protocol::Frame;
 use std::sync::Arc;
 
 /// Binary-protocol state of one connection.
@@ -55,11 +54,10 @@ fn refuse_unauthenticated(head: Option<ResponseHead>, out: &mut Out) -> Flow {
 }
 
 impl Session for BinarySession {
-    type Request = Request;
-    type Refusal = Refusal;
+    type Framer = BinaryFramer;
 
-    fn frame(&mut self, buf: &mut BytesMut) -> Frame<Request, Refusal> {
-        self.framer.next(buf)
+    fn framer(&mut self) -> &mut BinaryFramer {
+        &mut self.framer
     }
 
     fn serve(&mut self, cx: &mut Cx<'_>, req: Request) -> Flow {
@@ -208,13 +206,10 @@ impl BinarySession {
                 quiet,
             } => {
                 let cmd = Arith {
-                    key,
-                    delta,
-                    decrement: mode == ArithMode::Decrement,
                     create: (exptime != NO_AUTO_CREATE)
                         .then(|| (initial, 0u32, expires_at_binary(exptime))),
                     cas: (cas != 0).then_some(cas),
-                    touch: None,
+                    ..Arith::new(key, delta, mode == ArithMode::Decrement)
                 };
                 reply(head, &cmd.apply(srv), Reply::Counter { quiet }, out);
             }

@@ -9,7 +9,6 @@ use crate::server::Server;
 use crate::session::{Cx, Flow, LateTx, Session};
 use bytes::BytesMut;
 use memstored_protocol::rpc::{self, FrameError, Limits, Message, RpcFramer, Value};
-use memstored_protocol::Frame;
 use std::sync::Arc;
 
 /// Per-connection state.
@@ -88,11 +87,10 @@ impl RpcSession {
 }
 
 impl Session for RpcSession {
-    type Request = Message;
-    type Refusal = FrameError;
+    type Framer = RpcFramer;
 
-    fn frame(&mut self, buf: &mut BytesMut) -> Frame<Message, FrameError> {
-        self.framer.next(buf)
+    fn framer(&mut self) -> &mut RpcFramer {
+        &mut self.framer
     }
 
     fn serve(&mut self, cx: &mut Cx<'_>, msg: Message) -> Flow {

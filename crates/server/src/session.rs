@@ -9,7 +9,7 @@
 use crate::out::Out;
 use crate::server::Server;
 use bytes::{Buf, BytesMut};
-use memstored_protocol::Frame;
+use memstored_protocol::{Frame, Framer};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -50,17 +50,16 @@ pub struct Cx<'a> {
 
 /// One protocol spoken on a connection.
 pub trait Session {
-    type Request;
-    type Refusal;
+    /// The protocol crate's framer.
+    type Framer: Framer;
 
-    /// The next frame at the front of `buf` (the protocol crate's framer).
-    fn frame(&mut self, buf: &mut BytesMut) -> Frame<Self::Request, Self::Refusal>;
+    fn framer(&mut self) -> &mut Self::Framer;
 
     /// Serves one request, appending its reply to `cx.out`.
-    fn serve(&mut self, cx: &mut Cx<'_>, req: Self::Request) -> Flow;
+    fn serve(&mut self, cx: &mut Cx<'_>, req: Request<Self>) -> Flow;
 
     /// Answers a request the framer refused (`closing`: the connection ends after).
-    fn refuse(&mut self, cx: &mut Cx<'_>, answer: Self::Refusal, closing: bool) -> Flow;
+    fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal<Self>, closing: bool) -> Flow;
 
     /// Requests started and not yet answered (answers come through `Cx::late`).
     fn in_flight(&self) -> usize {
@@ -70,6 +69,11 @@ pub trait Session {
     /// One late answer was appended to the output.
     fn answered_late(&mut self) {}
 }
+
+/// What a session's framer yields.
+pub type Request<S> = <<S as Session>::Framer as Framer>::Request;
+/// Why a session's framer refuses.
+pub type Refusal<S> = <<S as Session>::Framer as Framer>::Refusal;
 
 /// Per-connection state every protocol shares.
 #[derive(Debug, Default)]
@@ -107,7 +111,7 @@ pub fn process<S: Session>(
         if cx.out.len() >= FLUSH_AT {
             return Step::Flush;
         }
-        let flow = match s.frame(rbuf) {
+        let flow = match s.framer().next(rbuf) {
             Frame::Request(r) => s.serve(cx, r),
             Frame::Refused { answer, skip } => {
                 let flow = s.refuse(cx, answer, false);

@@ -8,14 +8,14 @@ use crate::out::Out;
 use crate::server::{expires_at_text, Server};
 use crate::session::{Cx, Flow, Session};
 use crate::stats;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use memstored_protocol::text::response::{
     encode_number, encode_server_error, encode_stat, encode_value_head, encode_version,
     CLIENT_ERROR_NON_NUMERIC, CRLF, DELETED, END, ERROR, EXISTS, NOT_FOUND, NOT_STORED, OK, RESET,
     SERVER_ERROR_TOO_LARGE, STORED, TOUCHED,
 };
 use memstored_protocol::text::{Command, IncrDecr, Refusal, StoreCommand, StoreKind, TextFramer};
-use memstored_protocol::{Expiry, Frame};
+use memstored_protocol::Expiry;
 use std::sync::Arc;
 
 /// Text-protocol state of one connection.
@@ -32,14 +32,13 @@ impl TextSession {
 }
 
 impl Session for TextSession {
-    type Request = (Command, Option<Bytes>);
-    type Refusal = Refusal;
+    type Framer = TextFramer;
 
-    fn frame(&mut self, buf: &mut BytesMut) -> Frame<Self::Request, Refusal> {
-        self.framer.next(buf)
+    fn framer(&mut self) -> &mut TextFramer {
+        &mut self.framer
     }
 
-    fn serve(&mut self, cx: &mut Cx<'_>, (cmd, value): Self::Request) -> Flow {
+    fn serve(&mut self, cx: &mut Cx<'_>, (cmd, value): (Command, Option<Bytes>)) -> Flow {
         let (srv, out) = (cx.srv, &mut *cx.out);
         match (cmd, value) {
             (Command::Store(s), Some(value)) => store(srv, s, value, out),
@@ -115,14 +114,7 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
             delta,
             noreply,
         } => {
-            let cmd = Arith {
-                key,
-                delta,
-                decrement: op == IncrDecr::Decr,
-                create: None,
-                cas: None,
-                touch: None,
-            };
+            let cmd = Arith::new(key, delta, op == IncrDecr::Decr);
             reply(&cmd.apply(srv), noreply, out);
         }
         Command::Touch {

@@ -2,7 +2,7 @@
 //! opcodes — every decision that needs only the header (and the key).
 
 use super::{BinaryError, BinaryHeader, Opcode, Request, ResponseHead, HEADER_LEN, REQUEST_MAGIC};
-use crate::Frame;
+use crate::{Frame, Framer};
 use bytes::{Bytes, BytesMut};
 
 /// Why a binary request is not served as sent.
@@ -39,8 +39,11 @@ pub struct BinaryFramer {
     pub max_value: u64,
 }
 
-impl BinaryFramer {
-    pub fn next(&self, buf: &mut BytesMut) -> Frame<Request, Refusal> {
+impl Framer for BinaryFramer {
+    type Request = Request;
+    type Refusal = Refusal;
+
+    fn next(&mut self, buf: &mut BytesMut) -> Frame<Request, Refusal> {
         let Some(raw) = buf.first_chunk::<HEADER_LEN>() else {
             return Frame::Incomplete { need: HEADER_LEN };
         };

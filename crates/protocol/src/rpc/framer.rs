@@ -3,7 +3,7 @@
 //! by msgid and skipped; anything else ends the connection.
 
 use super::{Decoder, FrameError, Limits, Message};
-use crate::{Frame, Parse};
+use crate::{Frame, Framer, Parse};
 use bytes::{Buf, BytesMut};
 
 /// Frames RPC messages.
@@ -18,11 +18,15 @@ impl RpcFramer {
             decoder: Decoder::new(limits),
         }
     }
+}
 
-    /// The next message. `Refused` carries an error to answer by its msgid
-    /// (the bad frame is already dropped); `Close` an error that leaves the
-    /// stream unframeable.
-    pub fn next(&mut self, buf: &mut BytesMut) -> Frame<Message, FrameError> {
+/// `Refused` carries an error to answer by its msgid (the bad frame is
+/// already dropped); `Close` an error that leaves the stream unframeable.
+impl Framer for RpcFramer {
+    type Request = Message;
+    type Refusal = FrameError;
+
+    fn next(&mut self, buf: &mut BytesMut) -> Frame<Message, FrameError> {
         match self.decoder.decode(buf) {
             Ok(Parse::Complete(msg, used)) => {
                 buf.advance(used);

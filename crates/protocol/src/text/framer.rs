@@ -2,7 +2,7 @@
 //! the item limit. A storage command is one frame with its data block.
 
 use super::{data_block_len, take_data_block, Command, TextError, TextParser};
-use crate::Frame;
+use crate::{Frame, Framer};
 use bytes::{Bytes, BytesMut};
 
 /// Why a text request is not served as sent.
@@ -34,10 +34,15 @@ impl TextFramer {
             max_value,
         }
     }
+}
 
-    /// The next command and, for a storage command, its data block (an
-    /// owned copy: a slice would pin the whole read buffer while stored).
-    pub fn next(&mut self, buf: &mut BytesMut) -> Frame<(Command, Option<Bytes>), Refusal> {
+impl Framer for TextFramer {
+    /// A command and, for a storage command, its data block (an owned copy:
+    /// a slice would pin the whole read buffer while stored).
+    type Request = (Command, Option<Bytes>);
+    type Refusal = Refusal;
+
+    fn next(&mut self, buf: &mut BytesMut) -> Frame<Self::Request, Refusal> {
         loop {
             if let Some(cmd) = self.pending.take() {
                 let len = cmd.data_len().unwrap_or(0);

@@ -22,6 +22,18 @@ pub struct Arith {
 }
 
 impl Arith {
+    /// Plain incr/decr: no auto-create, no CAS, no TTL change.
+    pub fn new(key: Bytes, delta: u64, decrement: bool) -> Arith {
+        Arith {
+            key,
+            delta,
+            decrement,
+            create: None,
+            cas: None,
+            touch: None,
+        }
+    }
+
     /// `Counted`, `NotFound`, `Exists` (CAS mismatch), `NonNumeric`,
     /// `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
