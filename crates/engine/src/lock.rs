@@ -66,7 +66,11 @@ fn open_lock_file(path: &Path, exclusive: bool) -> Result<Option<(File, bool)>> 
     {
         Ok(f) => return Ok(Some((f, true))),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-        Err(e) if !exclusive && is_denied(&e) => return Ok(None),
+        // A reader of a store in a missing directory gets the store's own
+        // `NotFound` from the open that follows.
+        Err(e) if !exclusive && (is_denied(&e) || e.kind() == ErrorKind::NotFound) => {
+            return Ok(None)
+        }
         Err(e) => return Err(io_err("cannot create the lock file", path, e)),
     }
     // It exists. A reader may lack write permission: `flock` works on a
@@ -166,11 +170,6 @@ impl StoreLock {
         {
             let _ = std::fs::remove_file(&self.path);
         }
-    }
-
-    /// The lock file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 }
 

@@ -137,6 +137,8 @@ fn a_refused_open_leaves_no_lock_file_behind() {
     let dir = tempfile::tempdir().unwrap();
     let missing = format!("{}/missing.tkh", dir.path().display());
     assert!(Db::open(&missing, false).err().unwrap().is_not_found());
+    let no_dir = format!("{}/no/such/dir.tkh", dir.path().display());
+    assert!(Db::open(&no_dir, false).err().unwrap().is_not_found());
     std::fs::write(dir.path().join("foreign.tkh"), b"TkrzwHDB and more bytes").unwrap();
     let foreign = format!("{}/foreign.tkh", dir.path().display());
     assert!(Db::open(&foreign, true).is_err());
