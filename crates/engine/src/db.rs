@@ -2,6 +2,7 @@
 
 use crate::format::FileKind;
 use crate::io::{FileSystem, RealFs};
+use crate::lock::StoreLock;
 use crate::name::{DbName, EngineKind};
 use crate::record::{Meta, Record};
 use crate::shard::{Action, Shard, ShardState};
@@ -13,7 +14,7 @@ use crate::store::memfile::MemFileStore;
 use crate::store::memory::MemStore;
 use crate::store::{Store, StoreStats};
 use parking_lot::RwLockWriteGuard;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// An open database. Thread-safe: share it with `Arc` and call from any thread.
@@ -30,6 +31,10 @@ pub struct Db {
     /// in-process hash instead of the stable CRC that files need.
     striped: bool,
     stripe_seed: u64,
+    /// The store's advisory lock (`lock.rs`), for stores with files. Declared
+    /// last: fields drop in order, so it is released only after every shard
+    /// has been dropped (closed).
+    _lock: Option<StoreLock>,
 }
 
 /// Lock stripes of the plain in-memory engines (`*` without a cap, `+`) when
@@ -161,12 +166,27 @@ impl Db {
     /// Opens over a given file system (tests pass a simulated one).
     pub fn open_with_fs(name: &str, writable: bool, fs: Arc<dyn FileSystem>) -> Result<Db> {
         let name = DbName::parse(name)?;
+        // Locked before any file is read, so a writer never recovers (and
+        // perhaps truncates) a file another process is writing.
+        let lock = if name.kind.has_file() {
+            fs.lock_store(Path::new(&name.path), writable)?
+        } else {
+            None
+        };
         let stripes = lock_stripes(&name);
         let n = stripes.unwrap_or(name.num_shards);
         let mut shards = Vec::with_capacity(n);
         for i in 0..n {
-            let store = open_store(&name, n, shard_path(&name.path, i, n), writable, &fs)?;
-            shards.push(Shard::new(store));
+            match open_store(&name, n, shard_path(&name.path, i, n), writable, &fs) {
+                Ok(store) => shards.push(Shard::new(store)),
+                Err(e) => {
+                    drop(shards);
+                    if let Some(lock) = lock {
+                        lock.discard();
+                    }
+                    return Err(e);
+                }
+            }
         }
         Ok(Db {
             name,
@@ -176,6 +196,7 @@ impl Db {
             maintenance: parking_lot::Mutex::new(()),
             striped: stripes.is_some(),
             stripe_seed: crate::store::log::new_generation() | 1,
+            _lock: lock,
         })
     }
 
@@ -306,14 +327,16 @@ impl Db {
 
     /// Hands the buffered writes of every shard written since the last call
     /// to the OS (no fsync): after it, they survive the process being killed.
-    /// Cheap when nothing was written: one atomic load per shard.
+    /// Cheap when nothing was written: one atomic load per shard. The server
+    /// calls it after every batch of replies; engines whose write-back is a
+    /// whole snapshot (`.tkmt`) do nothing here (see `Store::flush`).
     pub fn flush_dirty(&self) -> Result<()> {
         for s in &self.shards {
             let dirty = &s.dirty;
             if dirty.load(std::sync::atomic::Ordering::Relaxed)
                 && dirty.swap(false, std::sync::atomic::Ordering::Relaxed)
             {
-                s.state.write().store.synchronize(false)?;
+                s.state.write().store.flush()?;
             }
         }
         Ok(())

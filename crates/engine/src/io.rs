@@ -1,6 +1,7 @@
 //! File I/O behind a small trait, so that crash tests can run the real engine
 //! code over a simulated disk that forgets unsynced writes (power loss).
 
+use crate::lock::StoreLock;
 use crate::status::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -57,6 +58,12 @@ pub trait FileSystem: Send + Sync + Debug {
     fn remove(&self, path: &Path) -> Result<()>;
     /// Makes creations and renames inside the directory of `path` durable.
     fn sync_dir(&self, path: &Path) -> Result<()>;
+    /// Takes the advisory lock of the store at `path` (see `lock.rs`):
+    /// exclusive for a writer, shared for a reader. Simulated file systems
+    /// live in one process and lock nothing (`None`).
+    fn lock_store(&self, _path: &Path, _exclusive: bool) -> Result<Option<StoreLock>> {
+        Ok(None)
+    }
 }
 
 fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
@@ -128,6 +135,9 @@ impl FileSystem for RealFs {
         let d = std::fs::File::open(&dir).map_err(|e| io_err("cannot open directory", &dir, e))?;
         d.sync_all()
             .map_err(|e| io_err("cannot sync directory", &dir, e))
+    }
+    fn lock_store(&self, path: &Path, exclusive: bool) -> Result<Option<StoreLock>> {
+        StoreLock::acquire(path, exclusive)
     }
 }
 

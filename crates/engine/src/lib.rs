@@ -14,6 +14,7 @@ pub mod format;
 pub mod hint;
 pub mod io;
 pub mod iter;
+pub mod lock;
 mod maintenance;
 mod multi;
 pub mod name;

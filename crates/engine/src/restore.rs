@@ -38,6 +38,8 @@ pub fn restore_with_fs(
             "{src_name} has no file to restore from"
         )));
     }
+    // Shared: a restore reads while no writer writes, beside other readers.
+    let _src_lock = fs.lock_store(std::path::Path::new(&src.path), false)?;
     let dst = Db::open_with_fs(dst_name, true, fs.clone())?;
     let mut report = RestoreReport::default();
     let n = src.num_shards;
@@ -53,10 +55,12 @@ pub fn restore_with_fs(
                 return Err(e);
             }
         }
-        report.skipped_bytes +=
-            scan_salvage(&*file, FILE_HEADER_SIZE as u64, len, &mut |s: Scanned<
-                '_,
-            >| {
+        report.skipped_bytes += scan_salvage(
+            &*file,
+            FILE_HEADER_SIZE as u64,
+            len,
+            true,
+            &mut |s: Scanned<'_>| {
                 report.records += 1;
                 match s.header.op {
                     Op::Put => {
@@ -76,7 +80,8 @@ pub fn restore_with_fs(
                     Op::Clear => dst.clear()?,
                 }
                 Ok(())
-            })?;
+            },
+        )?;
     }
     dst.close()?;
     Ok(report)

@@ -106,36 +106,40 @@ pub fn scan(
     })
 }
 
+/// The offset of the first valid record at or after `from`, searching byte
+/// by byte; `None` when there is none before `file_len`. What tells a torn
+/// tail (nothing valid after the damage) from damage in the middle of a file.
+pub fn next_valid(file: &dyn DataFile, from: u64, file_len: u64) -> Result<Option<u64>> {
+    let file = &ReadAheadFile::new(file, file_len);
+    let mut body = Vec::new();
+    for offset in from..file_len {
+        if read_record(file, offset, file_len, false, &mut body)?.is_some() {
+            return Ok(Some(offset));
+        }
+    }
+    Ok(None)
+}
+
 /// Like `scan`, but after a bad record it searches forward byte by byte for
-/// the next valid one instead of stopping: the salvage pass of `restore`.
+/// the next valid one instead of stopping: the salvage pass of `restore`,
+/// and what a read-only open of a file damaged in the middle serves.
 /// Returns the number of bytes skipped.
 pub fn scan_salvage(
     file: &dyn DataFile,
     start: u64,
     file_len: u64,
+    keep_values: bool,
     f: &mut dyn FnMut(Scanned<'_>) -> Result<()>,
 ) -> Result<u64> {
-    let file = &ReadAheadFile::new(file, file_len);
     let mut offset = start;
     let mut skipped = 0;
-    let mut body = Vec::new();
     while offset < file_len {
-        match read_record(file, offset, file_len, true, &mut body)? {
-            Some(h) => {
-                let (key, value) = body.split_at(h.key_len as usize);
-                f(Scanned {
-                    offset,
-                    header: h,
-                    key,
-                    stored_value: Some(value),
-                })?;
-                offset += h.total_len();
-            }
-            None => {
-                offset += 1;
-                skipped += 1;
-            }
+        let end = scan(file, offset, file_len, keep_values, f)?;
+        if !end.torn {
+            break;
         }
+        offset = next_valid(file, end.valid_end + 1, file_len)?.unwrap_or(file_len);
+        skipped += offset - end.valid_end;
     }
     Ok(skipped)
 }

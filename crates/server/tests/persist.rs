@@ -1,4 +1,5 @@
-//! Data written to a persistent sharded store survives SIGTERM and restart.
+//! Data written to a persistent sharded store survives SIGTERM and restart;
+//! a `.tkmt` snapshot is written back then, not after every reply.
 
 mod common;
 use common::*;
@@ -42,4 +43,47 @@ fn data_survives_sigterm_and_restart() {
         (r.value, r.extras),
         (b"binary".to_vec(), 9u32.to_be_bytes().to_vec())
     );
+}
+
+/// A `.tkmt` store is not rewritten after every reply (issue 12: 3,000 sets
+/// rewrote the whole snapshot 3,000 times), and SIGTERM writes it back.
+#[test]
+fn tkmt_is_written_back_at_sigterm_not_after_every_reply() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("snap.tkmt");
+    let store = path.display().to_string();
+    // A rewrite renames a new file over the old one: a new inode (it is
+    // created while the old one still exists) and a new mtime.
+    let version = || {
+        let m = std::fs::metadata(&path).unwrap();
+        (m.ino(), m.mtime(), m.mtime_nsec())
+    };
+    let mut srv = Server::start(&["-s", &store]);
+    let created = version();
+    let mut t = Text::new(srv.connect());
+    for i in 0..200 {
+        assert_eq!(
+            t.cmd(&format!("set key{i} 0 0 6\r\nval{i:03}\r\n")),
+            "STORED"
+        );
+    }
+    assert_eq!(
+        version(),
+        created,
+        "the snapshot was rewritten while serving"
+    );
+    assert!(srv.terminate().success());
+    assert_ne!(version(), created, "SIGTERM writes the snapshot back");
+
+    let srv = Server::start(&["-s", &store]);
+    let mut t = Text::new(srv.connect());
+    for i in [0, 199] {
+        assert_eq!(
+            t.cmd(&format!("get key{i}\r\n")),
+            format!("VALUE key{i} 0 6")
+        );
+        assert_eq!(t.line(), format!("val{i:03}"));
+        assert_eq!(t.line(), "END");
+    }
 }

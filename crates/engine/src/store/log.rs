@@ -12,7 +12,7 @@ use crate::hint;
 use crate::io::{DataFile, FileMap, FileSystem};
 use crate::name::{Compression, SyncMode};
 use crate::record::{Meta, Record};
-use crate::scan::{scan, Scanned};
+use crate::scan::{next_valid, scan, scan_salvage, Scanned};
 use crate::status::{Error, Result};
 use bytes::Bytes;
 use std::ops::Bound;
@@ -201,7 +201,12 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
         };
         store.max_cas = store.header.max_cas;
         let start = store.load_hint(len);
-        store.recover(start, len)?;
+        if let Err(e) = store.recover(start, len) {
+            // Refused: the drop must not close it, which would write a hint
+            // describing the half-read file.
+            store.closed = true;
+            return Err(e);
+        }
         store.remap();
         Ok(store)
     }
@@ -245,28 +250,50 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
         }
     }
 
-    /// Replays records from `start`; a torn tail is cut off when writable.
+    /// Replays records from `start` (the recovery rule of docs/format.md).
+    /// A torn tail — a bad record with nothing valid after it — is cut off
+    /// when writable. Damage followed by valid records is not a torn tail:
+    /// cutting it would destroy what `memstore restore` can save, so a
+    /// writable open refuses, and a read-only open serves every valid record
+    /// around the damage.
     fn recover(&mut self, start: u64, len: u64) -> Result<()> {
-        let end = {
-            let file = self.file.clone();
-            scan(&*file, start, len, false, &mut |s: Scanned<'_>| {
-                self.replay(s.offset, &s.header, s.key);
-                Ok(())
-            })?
+        let file = self.file.clone();
+        let (path, writable) = (self.path.display().to_string(), self.opts.writable);
+        let mut replay = |s: Scanned<'_>| {
+            self.replay(s.offset, &s.header, s.key);
+            Ok(())
         };
-        if end.torn {
-            tracing::warn!(
-                "{}: ignoring {} bytes of torn or corrupt tail after offset {}",
-                self.path.display(),
-                len - end.valid_end,
-                end.valid_end
-            );
-            if self.opts.writable {
-                self.file.set_len(end.valid_end)?;
-                self.file.sync()?;
-            }
-            self.flushed = end.valid_end;
+        let end = scan(&*file, start, len, false, &mut replay)?;
+        if !end.torn {
+            return Ok(());
         }
+        if let Some(next) = next_valid(&*file, end.valid_end + 1, len)? {
+            if writable {
+                return Err(Error::BrokenData(format!(
+                    "{path}: damaged at offset {}, with valid records after it (from offset \
+                     {next}); not opened for writing, which would cut them off. Salvage it \
+                     with `memstore restore {path} NEW_NAME`, or open it read-only",
+                    end.valid_end
+                )));
+            }
+            let skipped = scan_salvage(&*file, next, len, false, &mut replay)?;
+            tracing::warn!(
+                "{path}: damaged at offset {}: serving the valid records around {} damaged bytes",
+                end.valid_end,
+                next - end.valid_end + skipped
+            );
+            return Ok(());
+        }
+        tracing::warn!(
+            "{path}: ignoring {} bytes of torn tail after offset {}",
+            len - end.valid_end,
+            end.valid_end
+        );
+        if writable {
+            self.file.set_len(end.valid_end)?;
+            self.file.sync()?;
+        }
+        self.flushed = end.valid_end;
         Ok(())
     }
 
@@ -429,7 +456,12 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
             let end = self.flushed;
             let mut entries = Vec::with_capacity(self.index.len());
             self.index.for_each(&mut |k, loc| entries.push((k, *loc)));
-            hint::save(
+            // The data is durable now; the hint only spares the next open a
+            // scan. Failing to write it (a read-only directory, a full disk)
+            // must not fail the close: callers would report a write as
+            // failed that is stored (issue 12). An older hint stays valid: it
+            // covers a prefix, and the records after it are replayed.
+            if let Err(e) = hint::save(
                 &*self.fs,
                 &self.hint_path(),
                 self.header.generation,
@@ -437,7 +469,12 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
                 self.max_cas,
                 self.live_bytes,
                 &entries,
-            )?;
+            ) {
+                tracing::warn!(
+                    "{}: no hint written ({e}); the next open scans the log",
+                    self.path.display()
+                );
+            }
         }
         self.closed = true;
         Ok(())

@@ -140,6 +140,13 @@ impl Store for MemFileStore {
         }
         Ok(())
     }
+    /// Nothing: rewriting the whole snapshot after every batch of replies
+    /// cost the square of the data (issue 12: 3,000 sets wrote 240 MB). The
+    /// snapshot is written on synchronize (`--sync-interval`, SIGHUP, RPC)
+    /// and at close; a crash loses what was written since.
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
     fn close(&mut self) -> Result<()> {
         if !self.closed {
             self.synchronize(true)?;

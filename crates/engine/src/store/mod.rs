@@ -68,6 +68,13 @@ pub trait Store: Send + Sync {
     fn clear(&mut self) -> Result<()>;
     /// Hands buffered writes to the OS; with `hard`, also makes them durable.
     fn synchronize(&mut self, hard: bool) -> Result<()>;
+    /// Hands buffered writes to the OS, for `Db::flush_dirty` after every
+    /// batch of replies: cheap for a log (one `write`). Stores that can only
+    /// write everything (a `.tkmt` snapshot) override it to do nothing, and
+    /// write back on `synchronize` and `close` only.
+    fn flush(&mut self) -> Result<()> {
+        self.synchronize(false)
+    }
     /// Synchronizes and releases resources; the store is not used afterwards.
     fn close(&mut self) -> Result<()>;
     /// Ordered stores: the nearest key from `from` in the direction; hash stores: `None`.

@@ -1,0 +1,182 @@
+//! The advisory lock of a store with files: `PATH.lock` beside the data
+//! file(s), one for all shards, locked with `flock` for the life of an open
+//! `Db`. A writable open takes it exclusively, a read-only open shared, both
+//! without waiting: a second writer, or a writer beside readers, is refused
+//! at once with an error naming the lock file and the holder, instead of two
+//! processes appending to one log (or one rewriting a snapshot under the
+//! other). The lock is a separate file because the data files are replaced
+//! by rename (rebuilds, `.tkmt` snapshots), and a lock on a replaced inode
+//! would protect nothing.
+//!
+//! `flock` locks belong to an open file description, so two opens in one
+//! process exclude each other exactly as two processes do.
+
+use crate::status::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Read};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// An acquired lock; released when dropped (the file is closed).
+#[derive(Debug)]
+pub struct StoreLock {
+    file: File,
+    path: PathBuf,
+    exclusive: bool,
+    /// This open created the lock file: a failed open removes it again, so
+    /// that a refused open leaves the directory as it found it.
+    created: bool,
+}
+
+/// `casket.tkh` -> `casket.tkh.lock` (also for `casket.tkh#num_shards=N`).
+pub fn lock_path(store_path: &Path) -> PathBuf {
+    let mut s = store_path.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// Non-blocking `flock`; `Ok(false)` when another open file holds a conflicting lock.
+fn try_flock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
+    // SAFETY: flock on a valid, owned descriptor; no memory is passed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.kind() {
+        ErrorKind::WouldBlock => Ok(false),
+        _ => Err(e),
+    }
+}
+
+fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::System(format!("{what} {}: {e}", path.display()))
+}
+
+/// Opens (creating it when allowed) the lock file; `None` for a reader that
+/// can neither open nor create it (a read-only directory without one: no
+/// writer can lock there either). Returns the file and whether it was created.
+fn open_lock_file(path: &Path, exclusive: bool) -> Result<Option<(File, bool)>> {
+    match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(f) => return Ok(Some((f, true))),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        // A reader of a store in a missing directory gets the store's own
+        // `NotFound` from the open that follows.
+        Err(e) if !exclusive && (is_denied(&e) || e.kind() == ErrorKind::NotFound) => {
+            return Ok(None)
+        }
+        Err(e) => return Err(io_err("cannot create the lock file", path, e)),
+    }
+    // It exists. A reader may lack write permission: `flock` works on a
+    // read-only descriptor too.
+    let rw = OpenOptions::new().read(true).write(true).open(path);
+    let file = match rw {
+        Ok(f) => f,
+        Err(e) if !exclusive && is_denied(&e) => {
+            File::open(path).map_err(|e| io_err("cannot open the lock file", path, e))?
+        }
+        Err(e) => return Err(io_err("cannot open the lock file", path, e)),
+    };
+    Ok(Some((file, false)))
+}
+
+fn is_denied(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
+    )
+}
+
+/// What the refused open is told about the holder: writers record their
+/// process in the lock file; a shared probe tells readers from a writer.
+fn holder(file: &mut File) -> String {
+    if try_flock(file, libc::LOCK_SH).unwrap_or(false) {
+        // Only readers hold it (the probe is released when `file` closes).
+        return "by a reader (another process has the store open read-only)".into();
+    }
+    let mut text = String::new();
+    let _ = file.take(200).read_to_string(&mut text);
+    match text.trim() {
+        "" => "by a writer".into(),
+        who => format!("by a writer ({who})"),
+    }
+}
+
+impl StoreLock {
+    /// Locks the store at `store_path` (exclusive for a writer, shared for a
+    /// reader) without waiting. `Ok(None)`: a reader in a directory where no
+    /// lock file exists or can be made.
+    pub fn acquire(store_path: &Path, exclusive: bool) -> Result<Option<StoreLock>> {
+        let path = lock_path(store_path);
+        let op = if exclusive {
+            libc::LOCK_EX
+        } else {
+            libc::LOCK_SH
+        };
+        // A failed open removes a lock file it created (under the exclusive
+        // lock); an open racing with that may lock the removed file, so after
+        // locking, the file must still be the one at `path`. Retried a few
+        // times: each retry means another open just removed it.
+        for _ in 0..8 {
+            let Some((mut file, created)) = open_lock_file(&path, exclusive)? else {
+                return Ok(None);
+            };
+            if !try_flock(&file, op).map_err(|e| io_err("cannot lock", &path, e))? {
+                return Err(Error::Precondition(format!(
+                    "{} is in use: its lock file {} is held {}; a store has one writer \
+                     or any number of readers at a time",
+                    store_path.display(),
+                    path.display(),
+                    holder(&mut file)
+                )));
+            }
+            let same = match (file.metadata(), std::fs::metadata(&path)) {
+                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                _ => false,
+            };
+            if !same {
+                continue;
+            }
+            if exclusive {
+                // Best effort: only for the message of a refused open.
+                let who = format!("pid {} {}", std::process::id(), program());
+                let _ = file
+                    .set_len(0)
+                    .and_then(|()| file.write_all_at(who.as_bytes(), 0));
+            }
+            return Ok(Some(StoreLock {
+                file,
+                path,
+                exclusive,
+                created,
+            }));
+        }
+        Err(Error::System(format!(
+            "{}: the lock file keeps being replaced",
+            path.display()
+        )))
+    }
+
+    /// Releases the lock of an open that failed, removing the lock file when
+    /// that open created it and no one else holds it.
+    pub fn discard(self) {
+        if self.created && (self.exclusive || try_flock(&self.file, libc::LOCK_EX).unwrap_or(false))
+        {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// The running program's file name, for the holder line.
+fn program() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default()
+}
