@@ -59,7 +59,7 @@ fn tkmt_is_written_back_at_sigterm_not_after_every_reply() {
         let m = std::fs::metadata(&path).unwrap();
         (m.ino(), m.mtime(), m.mtime_nsec())
     };
-    let mut srv = Server::start(&["-s", &store]);
+    let srv = Server::start(&["-s", &store]);
     let created = version();
     let mut t = Text::new(srv.connect());
     for i in 0..200 {
