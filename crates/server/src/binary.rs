@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// Binary-protocol state of one connection.
 pub struct BinarySession {
     framer: BinaryFramer,
-    authenticated: bool,
+    auth: sasl::AuthState,
 }
 
 impl BinarySession {
@@ -29,14 +29,14 @@ impl BinarySession {
             framer: BinaryFramer {
                 max_value: srv.cfg.max_item_size,
             },
-            authenticated: false,
+            auth: sasl::AuthState::default(),
         }
     }
 
     /// False when the server wants SASL and this connection has not passed
     /// it: then only the SASL opcodes and VERSION are served.
     fn may_run(&self, srv: &Server, op: Option<Opcode>) -> bool {
-        self.authenticated
+        self.auth.authenticated
             || srv.credentials.is_none()
             || matches!(
                 op,
@@ -71,7 +71,7 @@ impl Session for BinarySession {
     fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal, closing: bool) -> Flow {
         // Authentication first: an unauthenticated client learns nothing
         // and changes nothing, not even by a size refusal.
-        if !self.authenticated && cx.srv.credentials.is_some() {
+        if !self.auth.authenticated && cx.srv.credentials.is_some() {
             return refuse_unauthenticated(answer.head(), cx.out);
         }
         match answer {
@@ -239,16 +239,23 @@ impl BinarySession {
                 None => encode_error(&head.with_status(Status::UnknownCommand), out.buf()),
             },
             Command::SaslAuth { mechanism, data } => {
-                self.authenticated = sasl::authenticate(srv, &mechanism, &data);
-                if self.authenticated {
+                let go_on = self.auth.attempt(srv, &mechanism, &data);
+                if self.auth.authenticated {
                     let _ = encode_response(&head, &[], &[], b"Authenticated", out.buf());
                 } else {
                     encode_error(&head.with_status(Status::AuthError), out.buf());
                 }
+                if !go_on {
+                    return Flow::Close;
+                }
             }
             Command::SaslStep { .. } => {
-                self.authenticated = sasl::authenticate(srv, b"", b"");
+                // PLAIN has no second step: a failed attempt.
+                let go_on = self.auth.attempt(srv, b"", b"");
                 encode_error(&head.with_status(Status::AuthError), out.buf());
+                if !go_on {
+                    return Flow::Close;
+                }
             }
             Command::Unknown { .. } => {
                 encode_error(&head.with_status(Status::UnknownCommand), out.buf());

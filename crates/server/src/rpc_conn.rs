@@ -14,8 +14,8 @@ use std::sync::Arc;
 /// Per-connection state.
 pub struct RpcSession {
     framer: RpcFramer,
-    /// False until `auth` succeeds, when the server requires credentials.
-    authed: bool,
+    /// Until `auth` succeeds nothing is served, when the server requires credentials.
+    auth: crate::sasl::AuthState,
     /// Slow procedures started and not yet answered.
     in_flight: usize,
 }
@@ -28,30 +28,32 @@ impl RpcSession {
             .max(64 << 20);
         RpcSession {
             framer: RpcFramer::new(Limits::with_max_frame(max_frame)),
-            authed: srv.credentials.is_none(),
+            auth: crate::sasl::AuthState::new(srv),
             in_flight: 0,
         }
     }
 
-    fn auth(&mut self, srv: &Server, params: &[Value]) -> Result<Value, RpcError> {
+    /// `auth [user, password]`; the flow is `Close` after too many failures.
+    fn auth(&mut self, srv: &Server, params: &[Value]) -> (Result<Value, RpcError>, Flow) {
         if srv.credentials.is_none() {
-            self.authed = true;
-            return Ok(Value::Nil);
+            return (Ok(Value::Nil), Flow::Continue);
         }
         let user = params.first().and_then(rpc::value_bytes);
         let password = params.get(1).and_then(rpc::value_bytes);
         let (Some(user), Some(password)) = (user, password) else {
-            return Err(RpcError::new(
-                code::INVALID_PARAMETERS,
-                "auth takes [user, password]",
-            ));
+            let e = RpcError::new(code::INVALID_PARAMETERS, "auth takes [user, password]");
+            return (Err(e), Flow::Continue);
         };
         let plain = [&b"\0"[..], user, b"\0", password].concat();
-        self.authed = crate::sasl::authenticate(srv, crate::sasl::MECHANISMS, &plain);
-        if self.authed {
-            Ok(Value::Nil)
+        let go_on = self.auth.attempt(srv, crate::sasl::MECHANISMS, &plain);
+        let flow = if go_on { Flow::Continue } else { Flow::Close };
+        if self.auth.authenticated {
+            (Ok(Value::Nil), flow)
         } else {
-            Err(RpcError::new(code::LOGICAL, "authentication failed"))
+            (
+                Err(RpcError::new(code::LOGICAL, "authentication failed")),
+                flow,
+            )
         }
     }
 
@@ -100,13 +102,13 @@ impl Session for RpcSession {
             Message::Response(_) => return Flow::Continue, // we never send requests
         };
         if method == "auth" {
-            let result = self.auth(cx.srv, &params);
+            let (result, flow) = self.auth(cx.srv, &params);
             if let Some(id) = msgid {
                 encode(id, result, cx.out.buf());
             }
-            return Flow::Continue;
+            return flow;
         }
-        if !self.authed {
+        if !self.auth.authenticated {
             if let Some(id) = msgid {
                 let e = RpcError::new(
                     code::LOGICAL,

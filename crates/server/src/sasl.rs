@@ -85,6 +85,38 @@ pub fn authenticate(srv: &Server, mechanism: &[u8], data: &[u8]) -> bool {
     ok
 }
 
+/// Failed authentications a connection may make before it is closed: a
+/// client guessing passwords must reconnect for every few guesses.
+pub const MAX_FAILED_ATTEMPTS: u32 = 3;
+
+/// One connection's authentication state.
+#[derive(Debug, Default)]
+pub struct AuthState {
+    pub authenticated: bool,
+    failures: u32,
+}
+
+impl AuthState {
+    /// A connection of `srv`: authenticated from the start when it needs no credentials.
+    pub fn new(srv: &Server) -> AuthState {
+        AuthState {
+            authenticated: srv.credentials.is_none(),
+            failures: 0,
+        }
+    }
+
+    /// Runs one attempt; the connection is authenticated exactly when it
+    /// succeeds. Returns false when the connection must now be closed
+    /// (too many failures on it).
+    pub fn attempt(&mut self, srv: &Server, mechanism: &[u8], data: &[u8]) -> bool {
+        self.authenticated = authenticate(srv, mechanism, data);
+        if !self.authenticated {
+            self.failures += 1;
+        }
+        self.failures < MAX_FAILED_ATTEMPTS
+    }
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;

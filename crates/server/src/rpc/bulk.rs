@@ -46,6 +46,11 @@ pub fn set_bulk(srv: &Server, params: &[Value]) -> RpcResult {
         .map(|(k, v)| Ok((key_bytes(k)?, key_bytes(v)?)))
         .collect::<Result<_, RpcError>>()?;
     if a.opt_bool("atomic").unwrap_or(false) {
+        // The item limit holds here too, checked before anything is stored.
+        for (_, v) in &pairs {
+            crate::command::check_size(v.len(), srv.cfg.max_item_size)
+                .map_err(RpcError::from_outcome)?;
+        }
         let desired: Vec<(&[u8], Option<&[u8]>)> =
             pairs.iter().map(|(k, v)| (*k, Some(*v))).collect();
         db.compare_exchange_multi(&[], &desired).map_err(engine)?;

@@ -49,6 +49,10 @@ pub fn synchronize(db: &Db, params: &[Value]) -> RpcResult {
                 .to_string(),
         ),
     };
+    if backup.is_some() && !db.is_writable() {
+        // A read-only server writes no file, backups included.
+        return Err(RpcError::from_outcome(crate::command::Outcome::ReadOnly));
+    }
     db.synchronize(hard).map_err(engine)?;
     if let Some(suffix) = backup {
         db.backup(&suffix).map_err(engine)?;
