@@ -144,9 +144,12 @@ fn flatten<'py>(args: &Bound<'py, PyTuple>) -> PyResult<Vec<Bound<'py, PyAny>>> 
     Ok(args.iter().collect())
 }
 
+/// A key and its expected or desired value (None: absent).
+type OwnedPair = (Vec<u8>, Option<Vec<u8>>);
+
 /// `(key, value)` pairs of a compare-exchange-multi argument; a value of
 /// None means absent.
-fn pairs(seq: &Bound<'_, PyAny>) -> PyResult<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
+fn pairs(seq: &Bound<'_, PyAny>) -> PyResult<Vec<OwnedPair>> {
     let mut out = Vec::new();
     for item in seq.try_iter()? {
         let item = item?;
@@ -161,7 +164,7 @@ fn pairs(seq: &Bound<'_, PyAny>) -> PyResult<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
     Ok(out)
 }
 
-fn wants(pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Vec<(Vec<u8>, Want<'_>)> {
+fn wants(pairs: &[OwnedPair]) -> Vec<(Vec<u8>, Want<'_>)> {
     pairs
         .iter()
         .map(|(k, v)| (k.clone(), Want::of(v.as_deref())))

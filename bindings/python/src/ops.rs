@@ -75,10 +75,11 @@ pub fn compare_exchange(db: &Db, key: &[u8], expected: Want, desired: Want) -> R
     }
 }
 
+/// A key and its expected or desired value, as the engine takes them.
+type Pair<'a> = (&'a [u8], Option<&'a [u8]>);
+
 /// The engine's form of compare-exchange-multi pairs; it has no `ANY_DATA`.
-fn plain<'a>(
-    pairs: &'a [(Vec<u8>, Want<'a>)],
-) -> Result<Vec<(&'a [u8], Option<&'a [u8]>)>, Status> {
+fn plain<'a>(pairs: &'a [(Vec<u8>, Want<'a>)]) -> Result<Vec<Pair<'a>>, Status> {
     pairs
         .iter()
         .map(|(k, w)| match w.as_option() {
@@ -104,7 +105,6 @@ pub fn compare_exchange_multi(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use INFEASIBLE_ERROR;
 
     #[test]
     fn any_data_matches_any_record_and_keeps_it() {
