@@ -14,3 +14,5 @@ MEMSTORED_BIN="${CARGO_TARGET_DIR:-target}/debug/memstored" python3 -m pytest -q
 # build (a no-op rebuild when nothing changed; .ci/run installs maturin).
 python3 -m pip install -q --no-build-isolation ./bindings/python
 python3 -m pytest -q bindings/python/tests
+# The type stubs must match the installed module.
+python3 -m mypy.stubtest memstored --allowlist bindings/python/tests/stubtest-allowlist.txt
