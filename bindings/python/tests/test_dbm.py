@@ -127,6 +127,7 @@ def test_maintenance_calls(db, name):
     assert props["class"] in {"mem_hash", "mem_tree", "hash", "tree"}
     assert db.IsWritable() and db.IsOrdered() == is_ordered(name)
     assert (db.GetFileSize() > 0) is files
+    assert db.GetFilePath() == name.split("#")[0]
     assert db.Clear() == Status.SUCCESS and db.Count() == 0
 
 
