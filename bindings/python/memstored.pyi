@@ -8,11 +8,33 @@ in Str, or (for db[key]) the key was a str.
 from types import TracebackType
 from typing import Any, Dict, Iterator as _PyIterator, List, Optional, Sequence, Tuple, Type, Union, final
 
-__all__ = ["DBM", "Iterator", "Status", "StatusException", "__version__"]
+__all__ = ["DBM", "Iterator", "Status", "StatusException", "Utility", "__version__"]
 
 _Data = Union[str, bytes, bytearray, Any]
 
 __version__: str
+
+@final
+class Utility:
+    """The parts of tkrzw-python's Utility that its programs use."""
+
+    VERSION: str
+    OS_NAME: str
+    INT32MIN: int
+    INT32MAX: int
+    UINT32MAX: int
+    INT64MIN: int
+    INT64MAX: int
+    UINT64MAX: int
+
+    @staticmethod
+    def GetMemoryCapacity() -> int:
+        """The machine's memory in bytes, or -1 when unknown."""
+    @staticmethod
+    def GetMemoryUsage() -> int:
+        """The process's resident memory in bytes, or -1 when unknown."""
+    @staticmethod
+    def EditDistanceLev(a: str, b: str) -> int: ...
 
 @final
 class Status:

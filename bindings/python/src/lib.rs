@@ -1,5 +1,5 @@
 //! memstored for Python: the engine behind tkrzw-python's API (`DBM`,
-//! `Iterator`, `Status`, `StatusException`), so programs written for
+//! `Iterator`, `Status`, `StatusException`, `Utility`), so programs written for
 //! tkrzw-python switch by changing the import.
 
 mod convert;
@@ -8,6 +8,7 @@ mod iter;
 mod ops;
 mod params;
 mod status;
+mod utility;
 
 use pyo3::prelude::*;
 
@@ -19,6 +20,8 @@ mod memstored {
     use crate::iter::DbIter;
     #[pymodule_export]
     use crate::status::{Status, StatusException};
+    #[pymodule_export]
+    use crate::utility::Utility;
     use pyo3::prelude::*;
 
     #[pymodule_init]

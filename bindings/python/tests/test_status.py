@@ -1,6 +1,6 @@
 import pytest
 
-from memstored import DBM, Status, StatusException
+from memstored import DBM, Status, StatusException, Utility
 
 
 def test_codes_are_tkrzws():
@@ -66,3 +66,15 @@ def test_engine_errors_arrive_as_their_codes(tmp_path):
     DBM(path, True).Close()
     assert ro.Open(path, False).IsOK()
     assert ro.Set("k", "v") == Status.PRECONDITION_ERROR
+
+
+def test_utility():
+    assert Utility.INT64MAX == 2**63 - 1 and Utility.UINT32MAX == 2**32 - 1
+    assert Utility.INT64MIN == -(2**63) and Utility.VERSION.count(".") == 2
+    before = Utility.GetMemoryUsage()
+    assert 0 < before < Utility.GetMemoryCapacity()
+    block = bytearray(64 << 20)
+    block[::4096] = b"x" * len(block[::4096])  # touch every page
+    assert Utility.GetMemoryUsage() >= before + (60 << 20)
+    assert Utility.EditDistanceLev("kitten", "sitting") == 3
+    assert Utility.EditDistanceLev("日本", "日本語") == 1
