@@ -8,10 +8,10 @@
 //! that set `RELEASE_AT`, and `bench/gil.py` to measure them again).
 
 use crate::convert::{data, is_str, to_py, to_str};
-use crate::iter::{report, DbIter};
+use crate::iter::DbIter;
 use crate::ops::{self, Want};
 use crate::params;
-use crate::status::{Status, PRECONDITION_ERROR};
+use crate::status::{settle, Status, PRECONDITION_ERROR};
 use memstored_engine::{Db, SearchMode};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
@@ -102,16 +102,8 @@ impl Dbm {
         as_str: bool,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let k = data(key)?;
-        match self.call(py, false, |db| Ok(db.get(&k)?)) {
-            Ok(v) => {
-                report(status.as_ref(), Status::ok())?;
-                Ok(Some(to_py(py, &v, as_str)))
-            }
-            Err(st) => {
-                report(status.as_ref(), st)?;
-                Ok(None)
-            }
-        }
+        let got = self.call(py, false, |db| Ok(db.get(&k)?));
+        Ok(settle(status.as_ref(), got)?.map(|v| to_py(py, &v, as_str)))
     }
 
     fn get_multi_as<'py>(
@@ -337,11 +329,7 @@ impl Dbm {
     ) -> PyResult<Option<i64>> {
         let k = data(key)?;
         let r = self.call(py, false, |db| Ok(db.increment(&k, inc, init)?));
-        report(
-            status.as_ref(),
-            Status::of(r.as_ref().map(|_| ()).map_err(Clone::clone)),
-        )?;
-        Ok(r.ok())
+        settle(status.as_ref(), r)
     }
 
     #[pyo3(name = "CompareExchange")]

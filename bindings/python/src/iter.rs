@@ -3,7 +3,7 @@
 //! writes report the closed database).
 
 use crate::convert::{data, to_py};
-use crate::status::{Status, NOT_FOUND_ERROR};
+use crate::status::{settle, Status, NOT_FOUND_ERROR};
 use memstored_engine::{Cursor, Db};
 use parking_lot::Mutex;
 use pyo3::prelude::*;
@@ -30,14 +30,6 @@ type Pair = (Vec<u8>, bytes::Bytes);
 
 fn end() -> Status {
     Status::new(NOT_FOUND_ERROR, "the iterator is past the last record")
-}
-
-/// Writes `st` into the caller's optional status object.
-pub fn report(status: Option<&Bound<'_, Status>>, st: Status) -> PyResult<()> {
-    if let Some(s) = status {
-        *s.try_borrow_mut()? = st;
-    }
-    Ok(())
 }
 
 impl DbIter {
@@ -94,22 +86,16 @@ impl DbIter {
         as_str: bool,
         what: Part,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match got {
-            Ok((k, v)) => {
-                report(status.as_ref(), Status::ok())?;
-                Ok(Some(match what {
-                    Part::Key => to_py(py, &k, as_str),
-                    Part::Value => to_py(py, &v, as_str),
-                    Part::Both => {
-                        PyTuple::new(py, [to_py(py, &k, as_str), to_py(py, &v, as_str)])?.into_any()
-                    }
-                }))
+        let Some((k, v)) = settle(status.as_ref(), got)? else {
+            return Ok(None);
+        };
+        Ok(Some(match what {
+            Part::Key => to_py(py, &k, as_str),
+            Part::Value => to_py(py, &v, as_str),
+            Part::Both => {
+                PyTuple::new(py, [to_py(py, &k, as_str), to_py(py, &v, as_str)])?.into_any()
             }
-            Err(st) => {
-                report(status.as_ref(), st)?;
-                Ok(None)
-            }
-        }
+        }))
     }
 
     fn step_as<'py>(

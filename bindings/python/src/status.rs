@@ -101,6 +101,19 @@ impl Status {
     }
 }
 
+/// tkrzw-python's optional `status` argument: the outcome's status is
+/// written into it, and the value is returned, or None on failure.
+pub fn settle<T>(status: Option<&Bound<'_, Status>>, r: Result<T, Status>) -> PyResult<Option<T>> {
+    let (value, st) = match r {
+        Ok(v) => (Some(v), Status::ok()),
+        Err(st) => (None, st),
+    };
+    if let Some(s) = status {
+        *s.try_borrow_mut()? = st;
+    }
+    Ok(value)
+}
+
 impl From<memstored_engine::Error> for Status {
     fn from(e: memstored_engine::Error) -> Status {
         Status::from_engine(&e)
