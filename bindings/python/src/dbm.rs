@@ -1,8 +1,8 @@
 //! `DBM`: tkrzw-python's database class over a memstored `Db`, plus the
 //! mapping protocol and a context manager.
 //!
-//! The GIL: long calls (open, close, sync, rebuild, search, iterator moves,
-//! values of `RELEASE_AT` bytes or more) release it. Tiny gets and sets keep
+//! The GIL: long calls (open, close, sync, rebuild, clear, search, hash
+//! iterator moves, values of `RELEASE_AT` bytes or more) release it. Tiny gets and sets keep
 //! it: handing the GIL over costs more than the engine call itself, and
 //! holding it is what keeps 4 threads as fast as 1 (numbers in the commit
 //! that set `RELEASE_AT`, and `bench/gil.py` to measure them again).

@@ -108,3 +108,19 @@ def test_close_waits_for_calls_and_later_calls_report_it(tmp_path):
         assert not th.is_alive()
     assert set(seen) == {Status.SUCCESS, Status.PRECONDITION_ERROR}
     assert seen.count(Status.PRECONDITION_ERROR) == 3
+
+
+def test_one_iterator_shared_by_threads_hands_out_each_record_once(db):
+    for i in range(2000):
+        db.Set("%05d" % i, "v")
+    it = db.MakeIterator()
+    assert it.First() == Status.SUCCESS
+    got = [[] for _ in range(THREADS)]
+
+    def take(t):
+        while (rec := it.Step()) is not None:
+            got[t].append(rec[0])
+
+    run_threads(take)
+    everything = [k for part in got for k in part]
+    assert sorted(everything) == [b"%05d" % i for i in range(2000)]
