@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: formatting, lints, every crate's tests, and the
-# Python client tests against the real server binary.
+# Python client tests against the real server binary, and the Python binding's tests.
 # Tests that drive external programs (memcached, memccapable, Python clients)
 # expect them installed; .ci/run installs them on a fresh machine.
 set -euo pipefail
@@ -10,3 +10,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace "$@"
 cargo build -p memstored-server
 MEMSTORED_BIN="${CARGO_TARGET_DIR:-target}/debug/memstored" python3 -m pytest -q tests/python
+# The Python binding, reinstalled first so that the tests never run a stale
+# build (a no-op rebuild when nothing changed; .ci/run installs maturin).
+python3 -m pip install -q --no-build-isolation ./bindings/python
+python3 -m pytest -q bindings/python/tests
+# The type stubs must match the installed module.
+python3 -m mypy.stubtest memstored --allowlist bindings/python/tests/stubtest-allowlist.txt

@@ -1,0 +1,31 @@
+//! memstored for Python: the engine behind tkrzw-python's API (`DBM`,
+//! `Iterator`, `Status`, `StatusException`, `Utility`), so programs written for
+//! tkrzw-python switch by changing the import.
+
+mod convert;
+mod dbm;
+mod iter;
+mod ops;
+mod params;
+mod status;
+mod utility;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+mod memstored {
+    #[pymodule_export]
+    use crate::dbm::Dbm;
+    #[pymodule_export]
+    use crate::iter::DbIter;
+    #[pymodule_export]
+    use crate::status::{Status, StatusException};
+    #[pymodule_export]
+    use crate::utility::Utility;
+    use pyo3::prelude::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

@@ -1,0 +1,135 @@
+//! Engine calls that need more than one engine method: compare-exchange with
+//! tkrzw's `ANY_DATA`, and the multi-record pairs of tkrzw-python.
+
+use crate::status::{Status, INFEASIBLE_ERROR, NOT_IMPLEMENTED_ERROR};
+use bytes::Bytes;
+use memstored_engine::{Action, Db};
+
+/// tkrzw's marker for "any value" (expected) or "leave as is" (desired).
+pub const ANY_DATA: &[u8] = b"\x00[ANY]\x00";
+
+/// What a compare-exchange argument asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want<'a> {
+    /// `None` in Python: no record (expected) or remove it (desired).
+    Absent,
+    /// `ANY_DATA`: any record (expected) or no change (desired).
+    Any,
+    Value(&'a [u8]),
+}
+
+impl<'a> Want<'a> {
+    pub fn of(v: Option<&'a [u8]>) -> Want<'a> {
+        match v {
+            None => Want::Absent,
+            Some(ANY_DATA) => Want::Any,
+            Some(v) => Want::Value(v),
+        }
+    }
+
+    fn as_option(self) -> Option<Option<&'a [u8]>> {
+        match self {
+            Want::Absent => Some(None),
+            Want::Value(v) => Some(Some(v)),
+            Want::Any => None,
+        }
+    }
+}
+
+fn mismatch() -> Status {
+    Status::new(
+        INFEASIBLE_ERROR,
+        "the record does not hold the expected value",
+    )
+}
+
+/// tkrzw's CompareExchange. Plain values go to the engine's
+/// `compare_exchange`; `ANY_DATA` is decided here in one `process` call,
+/// which holds the record's lock, so the check and the write stay atomic.
+pub fn compare_exchange(db: &Db, key: &[u8], expected: Want, desired: Want) -> Result<(), Status> {
+    if let (Some(e), Some(d)) = (expected.as_option(), desired.as_option()) {
+        return db.compare_exchange(key, e, d).map_err(Status::from);
+    }
+    let (matched, _) = db.process(key, |cur| {
+        let matched = match (expected, cur) {
+            (Want::Absent, None) | (Want::Any, Some(_)) => true,
+            (Want::Value(v), Some(r)) => &r.value[..] == v,
+            _ => false,
+        };
+        let action = match (matched, desired, cur) {
+            (false, _, _) | (true, Want::Any, _) => Action::Keep,
+            (true, Want::Absent, Some(_)) => Action::Remove,
+            (true, Want::Absent, None) => Action::Keep,
+            (true, Want::Value(v), _) => Action::Put {
+                value: Bytes::copy_from_slice(v),
+                flags: cur.map_or(0, |r| r.meta.flags),
+                expires_at: cur.map_or(0, |r| r.meta.expires_at),
+            },
+        };
+        Ok((action, matched))
+    })?;
+    if matched {
+        Ok(())
+    } else {
+        Err(mismatch())
+    }
+}
+
+/// A key and its expected or desired value, as the engine takes them.
+type Pair<'a> = (&'a [u8], Option<&'a [u8]>);
+
+/// The engine's form of compare-exchange-multi pairs; it has no `ANY_DATA`.
+fn plain<'a>(pairs: &'a [(Vec<u8>, Want<'a>)]) -> Result<Vec<Pair<'a>>, Status> {
+    pairs
+        .iter()
+        .map(|(k, w)| match w.as_option() {
+            Some(v) => Ok((&k[..], v)),
+            None => Err(Status::new(
+                NOT_IMPLEMENTED_ERROR,
+                "ANY_DATA is not supported by CompareExchangeMulti",
+            )),
+        })
+        .collect()
+}
+
+/// tkrzw's CompareExchangeMulti over the engine's atomic multi-shard call.
+pub fn compare_exchange_multi(
+    db: &Db,
+    expected: &[(Vec<u8>, Want)],
+    desired: &[(Vec<u8>, Want)],
+) -> Result<(), Status> {
+    db.compare_exchange_multi(&plain(expected)?, &plain(desired)?)
+        .map_err(Status::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_data_matches_any_record_and_keeps_it() {
+        let db = Db::open("*", true).unwrap();
+        let code = |r: Result<(), Status>| Status::of(r).code();
+        assert_eq!(
+            code(compare_exchange(&db, b"k", Want::Any, Want::Value(b"v"))),
+            INFEASIBLE_ERROR
+        );
+        db.set(b"k", b"old", true).unwrap();
+        assert_eq!(
+            code(compare_exchange(&db, b"k", Want::Any, Want::Value(b"new"))),
+            0
+        );
+        assert_eq!(&db.get(b"k").unwrap()[..], b"new");
+        assert_eq!(
+            code(compare_exchange(&db, b"k", Want::Value(b"new"), Want::Any)),
+            0
+        );
+        assert_eq!(&db.get(b"k").unwrap()[..], b"new");
+        assert_eq!(
+            code(compare_exchange(&db, b"k", Want::Any, Want::Absent)),
+            0
+        );
+        assert!(db.get(b"k").is_err());
+        assert_eq!(Want::of(Some(ANY_DATA)), Want::Any);
+    }
+}

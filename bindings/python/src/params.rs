@@ -1,0 +1,148 @@
+//! `DBM.Open(path, writable, **params)` to memstored's database name
+//! `PATH#k=v,...`, plus the open options the engine does not take itself.
+
+use crate::status::{Status, INVALID_ARGUMENT_ERROR, NOT_FOUND_ERROR, SYSTEM_ERROR};
+use memstored_engine::db::shard_path;
+use memstored_engine::hint::hint_path;
+use memstored_engine::DbName;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict};
+use std::path::Path;
+
+/// What `Open` does: the engine's name string and the binding's own options.
+#[derive(Debug, PartialEq)]
+pub struct OpenSpec {
+    pub name: String,
+    /// tkrzw-python's `truncate=True`: start from an empty database.
+    pub truncate: bool,
+    /// tkrzw-python's `no_create=True`: fail when there is no file yet.
+    pub no_create: bool,
+}
+
+/// Keyword parameters the binding consumes instead of passing them on.
+/// `concurrent` is tkrzw-python's switch to release the GIL; this binding
+/// decides that per call, so the parameter is accepted and has no effect.
+const BINDING_PARAMS: [&str; 3] = ["truncate", "no_create", "concurrent"];
+
+/// A keyword value as text: Python booleans as `true`/`false`, the rest by `str()`.
+fn value_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(if b.is_true() { "true" } else { "false" }.into());
+    }
+    Ok(v.str()?.to_str()?.to_string())
+}
+
+fn truthy(text: &str) -> bool {
+    matches!(
+        text.to_ascii_lowercase().as_str(),
+        "true" | "1" | "yes" | "on"
+    )
+}
+
+/// Builds the name from the path and keyword parameters. `Err` carries the
+/// status `Open` returns for a bad parameter.
+pub fn open_spec(
+    path: &str,
+    params: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Result<OpenSpec, Status>> {
+    let mut pairs = Vec::new();
+    if let Some(params) = params {
+        for (k, v) in params.iter() {
+            pairs.push((k.str()?.to_str()?.to_string(), value_text(&v)?));
+        }
+    }
+    Ok(build(path, &pairs))
+}
+
+fn build(path: &str, pairs: &[(String, String)]) -> Result<OpenSpec, Status> {
+    let mut spec = OpenSpec {
+        name: path.to_string(),
+        truncate: false,
+        no_create: false,
+    };
+    let mut sep = if path.contains('#') { ',' } else { '#' };
+    for (k, v) in pairs {
+        match k.as_str() {
+            "truncate" => spec.truncate = truthy(v),
+            "no_create" => spec.no_create = truthy(v),
+            _ if BINDING_PARAMS.contains(&k.as_str()) => {}
+            _ => {
+                if [k, v].iter().any(|s| s.contains([',', '#', '='])) {
+                    return Err(Status::new(
+                        INVALID_ARGUMENT_ERROR,
+                        format!("parameter {k}={v}: names and values may not contain , # or ="),
+                    ));
+                }
+                spec.name.push(sep);
+                spec.name.push_str(&format!("{k}={v}"));
+                sep = ',';
+            }
+        }
+    }
+    Ok(spec)
+}
+
+fn remove_if_present(p: &Path) -> Result<(), Status> {
+    match std::fs::remove_file(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Status::new(
+            SYSTEM_ERROR,
+            format!("truncating {}: {e}", p.display()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Carries out `truncate` and `no_create` on the files the name opens (each
+/// shard's data file and its hint file); in-memory names have none.
+pub fn prepare_files(spec: &OpenSpec, writable: bool) -> Result<(), Status> {
+    let name = DbName::parse(&spec.name)?;
+    if !name.kind.has_file() {
+        return Ok(());
+    }
+    let n = name.num_shards;
+    if spec.no_create && !shard_path(&name.path, 0, n).exists() {
+        return Err(Status::new(
+            NOT_FOUND_ERROR,
+            format!("{}: no such database (no_create)", name.path),
+        ));
+    }
+    if spec.truncate && writable {
+        for i in 0..n {
+            let p = shard_path(&name.path, i, n);
+            remove_if_present(&hint_path(&p))?;
+            remove_if_present(&p)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn params_become_the_name_and_binding_options_are_taken_out() {
+        let s = build(
+            "casket.tkh",
+            &pairs(&[
+                ("num_buckets", "100"),
+                ("truncate", "true"),
+                ("concurrent", "true"),
+                ("num_shards", "4"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.name, "casket.tkh#num_buckets=100,num_shards=4");
+        assert!(s.truncate && !s.no_create);
+        let s = build("x.tkt#num_shards=2", &pairs(&[("sync", "always")])).unwrap();
+        assert_eq!(s.name, "x.tkt#num_shards=2,sync=always");
+        let e = build("*", &pairs(&[("capsiz", "1,2")])).unwrap_err();
+        assert_eq!(e.code(), INVALID_ARGUMENT_ERROR);
+    }
+}
