@@ -89,7 +89,7 @@ impl Session for BinarySession {
                     _ => StoreKind::Add,
                 };
                 let o = refuse_oversized(cx.srv, &key, kind, size);
-                reply(head, &o, Reply::Status, cx.out);
+                reply(head, o, Reply::Status, cx.out);
             }
             Refusal::Invalid(e) => {
                 tracing::debug!("bad binary request: {e}");
@@ -136,7 +136,7 @@ impl BinarySession {
                     expires_at: expires_at_binary(exptime),
                 }
                 .apply(srv);
-                reply(head, &o, Reply::Flags, out);
+                reply(head, o, Reply::Flags, out);
             }
             Command::Store {
                 mode,
@@ -166,7 +166,7 @@ impl BinarySession {
                 } else {
                     Status::NotStored
                 };
-                reply(head, &cmd.apply(srv), Reply::Stored { quiet, absent }, out);
+                reply(head, cmd.apply(srv), Reply::Stored { quiet, absent }, out);
             }
             Command::Concat {
                 mode,
@@ -187,14 +187,14 @@ impl BinarySession {
                     cas: (cas != 0).then_some(cas),
                 };
                 let absent = Status::NotStored;
-                reply(head, &cmd.apply(srv), Reply::Stored { quiet, absent }, out);
+                reply(head, cmd.apply(srv), Reply::Stored { quiet, absent }, out);
             }
             Command::Delete { key, cas, quiet } => {
                 let cmd = Delete {
                     key,
                     cas: (cas != 0).then_some(cas),
                 };
-                reply(head, &cmd.apply(srv), Reply::Done { quiet }, out);
+                reply(head, cmd.apply(srv), Reply::Done { quiet }, out);
             }
             Command::Arith {
                 mode,
@@ -211,7 +211,7 @@ impl BinarySession {
                     cas: (cas != 0).then_some(cas),
                     ..Arith::new(key, delta, mode == ArithMode::Decrement)
                 };
-                reply(head, &cmd.apply(srv), Reply::Counter { quiet }, out);
+                reply(head, cmd.apply(srv), Reply::Counter { quiet }, out);
             }
             Command::Quit { quiet } => {
                 if !quiet {
@@ -223,7 +223,7 @@ impl BinarySession {
                 let cmd = Flush {
                     delay: u64::from(delay.unwrap_or(0)),
                 };
-                reply(head, &cmd.apply(srv), Reply::Done { quiet }, out);
+                reply(head, cmd.apply(srv), Reply::Done { quiet }, out);
             }
             Command::Noop => {
                 let _ = encode_response(&head, &[], &[], &[], out.buf());
@@ -275,17 +275,14 @@ fn get(
     return_key: bool,
     out: &mut Out,
 ) {
-    let o = Get {
-        key: key.clone(),
-        touch,
-    }
-    .apply(srv);
+    let cmd = Get { key, touch };
+    let o = cmd.apply(srv);
     let how = Reply::Value {
-        key: &key,
+        key: &cmd.key,
         quiet,
         return_key,
     };
-    reply(head, &o, how, out);
+    reply(head, o, how, out);
 }
 
 /// What a request's success looks like on the wire; failures share one table.
@@ -310,7 +307,7 @@ enum Reply<'a> {
 }
 
 /// The binary protocol's one table from outcomes to responses.
-fn reply(head: ResponseHead, o: &Outcome, how: Reply<'_>, out: &mut Out) {
+fn reply(head: ResponseHead, o: Outcome, how: Reply<'_>, out: &mut Out) {
     let quiet = match how {
         Reply::Value { quiet, .. }
         | Reply::Stored { quiet, .. }
@@ -318,7 +315,7 @@ fn reply(head: ResponseHead, o: &Outcome, how: Reply<'_>, out: &mut Out) {
         | Reply::Done { quiet } => quiet,
         Reply::Flags | Reply::Status => false,
     };
-    let status = match (o, &how) {
+    let status = match (&o, &how) {
         (
             Outcome::Found(r),
             Reply::Value {

@@ -123,7 +123,10 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
             if eof && in_flight == 0 {
                 return Ok(());
             }
+            // `biased`: polled in this order, without drawing a random
+            // start per wakeup (the common case is the first branch).
             tokio::select! {
+                biased;
                 r = stream.readable(), if !eof => r?,
                 Some(done) = late_rx.recv(), if in_flight > 0 => {
                     // Answers finished elsewhere join the output in the order they completed.

@@ -160,13 +160,9 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
 /// `SERVER_ERROR` line instead, as memcached ends a get it cannot finish.
 fn get(srv: &Server, keys: Vec<Bytes>, touch: Option<u64>, return_cas: bool, out: &mut Out) {
     for key in keys {
-        match (Get {
-            key: key.clone(),
-            touch,
-        })
-        .apply(srv)
-        {
-            Outcome::Found(r) => value_block(&key, r, return_cas, out),
+        let cmd = Get { key, touch };
+        match cmd.apply(srv) {
+            Outcome::Found(r) => value_block(&cmd.key, r, return_cas, out),
             Outcome::NotFound => {}
             o => return reply(&o, false, out),
         }
