@@ -43,6 +43,7 @@ impl Framer for BinaryFramer {
     type Request = Request;
     type Refusal = Refusal;
 
+    #[inline]
     fn next(&mut self, buf: &mut BytesMut) -> Frame<Request, Refusal> {
         let Some(raw) = buf.first_chunk::<HEADER_LEN>() else {
             return Frame::Incomplete { need: HEADER_LEN };

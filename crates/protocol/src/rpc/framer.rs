@@ -26,6 +26,7 @@ impl Framer for RpcFramer {
     type Request = Message;
     type Refusal = FrameError;
 
+    #[inline]
     fn next(&mut self, buf: &mut BytesMut) -> Frame<Message, FrameError> {
         match self.decoder.decode(buf) {
             Ok(Parse::Complete(msg, used)) => {

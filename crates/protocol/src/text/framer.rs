@@ -42,6 +42,7 @@ impl Framer for TextFramer {
     type Request = (Command, Option<Bytes>);
     type Refusal = Refusal;
 
+    #[inline]
     fn next(&mut self, buf: &mut BytesMut) -> Frame<Self::Request, Refusal> {
         loop {
             if let Some(cmd) = self.pending.take() {
