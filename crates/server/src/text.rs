@@ -42,7 +42,7 @@ impl Session for TextSession {
         let (srv, out) = (cx.srv, &mut *cx.out);
         match (cmd, value) {
             (Command::Store(s), Some(value)) => store(srv, s, value, out),
-            (Command::MetaSet(m), Some(value)) => meta::set(srv, m, value, out),
+            (Command::MetaSet(m), Some(value)) => meta::set(srv, *m, value, out),
             (cmd, _) => {
                 if !execute(srv, cmd, out) {
                     return Flow::Close;
@@ -144,9 +144,9 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
         }
         Command::Quit => return false,
         Command::Stats { args } => stats_reply(srv, &args, out),
-        Command::MetaGet(m) => meta::get(srv, m, out),
-        Command::MetaDelete(m) => meta::delete(srv, m, out),
-        Command::MetaArith(m) => meta::arith(srv, m, out),
+        Command::MetaGet(m) => meta::get(srv, *m, out),
+        Command::MetaDelete(m) => meta::delete(srv, *m, out),
+        Command::MetaArith(m) => meta::arith(srv, *m, out),
         Command::MetaNoop => out.put(b"MN\r\n"),
         Command::MetaDebug { key, base64 } => meta::debug(srv, key, base64, out),
         // Storage commands come through `store` with their data block.

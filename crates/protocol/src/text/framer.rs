@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 pub enum Refusal {
     /// A storage command (`set` family, `ms`) whose data block is longer than
     /// the item limit; the block is skipped.
-    TooLarge(Box<Command>),
+    TooLarge(Command),
     /// A malformed line or data block. Answer `error.reply()` when `reply`
     /// (memcached stays silent for `noreply` commands).
     Invalid { error: TextError, reply: bool },
@@ -83,7 +83,7 @@ impl Framer for TextFramer {
                 None => return Frame::Request((cmd, None)),
                 Some(len) if len as u64 > self.max_value => {
                     return Frame::Refused {
-                        answer: Refusal::TooLarge(Box::new(cmd)),
+                        answer: Refusal::TooLarge(cmd),
                         skip: data_block_len(len),
                     }
                 }

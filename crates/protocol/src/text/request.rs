@@ -92,14 +92,17 @@ pub enum Command {
     Quit,
     /// `stats [args...]`: `STAT` lines then `END` (or ERROR for an unknown group).
     Stats { args: Vec<Bytes> },
-    /// `mg`.
-    MetaGet(MetaGet),
+    /// `mg`. The meta commands are boxed: their flags make them several
+    /// times larger than the classic commands, and every `Command` is moved
+    /// through the framer and the session (measured: ~300 instructions per
+    /// request of memcpy when they were inline).
+    MetaGet(Box<MetaGet>),
     /// `ms`; a data block follows.
-    MetaSet(MetaSet),
+    MetaSet(Box<MetaSet>),
     /// `md`.
-    MetaDelete(MetaDelete),
+    MetaDelete(Box<MetaDelete>),
     /// `ma`.
-    MetaArith(MetaArith),
+    MetaArith(Box<MetaArith>),
     /// `mn` → `MN`: marks the end of a pipelined batch.
     MetaNoop,
     /// `me <key> [b]` → `ME <key> <k=v>*` | `EN`.
@@ -484,7 +487,7 @@ fn parse_meta(t: &[Bytes]) -> Result<Command, TextError> {
         b"mg" => {
             let flags = parse_flags(flag_tokens).map_err(err)?;
             let key = meta_key(raw_key, &flags)?;
-            Ok(Command::MetaGet(MetaGet { key, flags }))
+            Ok(Command::MetaGet(Box::new(MetaGet { key, flags })))
         }
         b"ms" => {
             let data_len = t
@@ -502,12 +505,12 @@ fn parse_meta(t: &[Bytes]) -> Result<Command, TextError> {
             let mode =
                 set_mode(flags.mode).ok_or_else(|| swallowing(TextErrorKind::InvalidSetMode))?;
             let key = meta_key(raw_key, &flags).map_err(|e| swallowing(e.kind))?;
-            Ok(Command::MetaSet(MetaSet {
+            Ok(Command::MetaSet(Box::new(MetaSet {
                 key,
                 data_len,
                 mode,
                 flags,
-            }))
+            })))
         }
         b"md" => {
             let flags = parse_flags(flag_tokens).map_err(|kind| {
@@ -518,7 +521,7 @@ fn parse_meta(t: &[Bytes]) -> Result<Command, TextError> {
                 })
             })?;
             let key = meta_key(raw_key, &flags)?;
-            Ok(Command::MetaDelete(MetaDelete { key, flags }))
+            Ok(Command::MetaDelete(Box::new(MetaDelete { key, flags })))
         }
         b"ma" => {
             let flags = parse_flags(flag_tokens).map_err(|kind| {
@@ -531,13 +534,13 @@ fn parse_meta(t: &[Bytes]) -> Result<Command, TextError> {
             let mode =
                 arith_mode(flags.mode).ok_or_else(|| err(TextErrorKind::InvalidArithMode))?;
             let key = meta_key(raw_key, &flags)?;
-            Ok(Command::MetaArith(MetaArith {
+            Ok(Command::MetaArith(Box::new(MetaArith {
                 key,
                 mode,
                 delta: flags.delta.unwrap_or(1),
                 initial: flags.initial.unwrap_or(0),
                 flags,
-            }))
+            })))
         }
         _ => Err(err(TextErrorKind::UnknownCommand)),
     }
