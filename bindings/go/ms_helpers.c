@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
 // The last status's message when the last call failed, copied (the
 // library's copy lives only until the thread's next call), else NULL.
 static char* ms_msg(int32_t code) {
