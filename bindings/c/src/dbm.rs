@@ -355,11 +355,11 @@ pub unsafe extern "C" fn memstored_dbm_increment(
     })
 }
 
+/// A key with its value or "no record", as compare-exchange-multi takes them.
+type OptPair<'a> = (&'a [u8], Option<&'a [u8]>);
+
 /// The pairs of a compare-exchange-multi argument.
-unsafe fn opt_pairs<'a>(
-    ptr: *const MemstoredKeyValuePair,
-    n: i32,
-) -> Outcome<Vec<(&'a [u8], Option<&'a [u8]>)>> {
+unsafe fn opt_pairs<'a>(ptr: *const MemstoredKeyValuePair, n: i32) -> Outcome<Vec<OptPair<'a>>> {
     // SAFETY: forwarded contract.
     unsafe {
         array(ptr, n)?
