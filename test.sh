@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: formatting, lints, every crate's tests, and the
-# Python client tests against the real server binary, and the Python binding's tests.
+# Runs the whole test suite: formatting, lints, every crate's tests (the C
+# binding's among them: header check and a C program), the Go binding's tests
+# (with the race detector, and seed 004's two programs), the Python client
+# tests against the real server binary, and the Python binding's tests.
 # Tests that drive external programs (memcached, memccapable, Python clients)
 # expect them installed; .ci/run installs them on a fresh machine.
 set -euo pipefail
@@ -8,7 +10,18 @@ cd "$(dirname "$0")"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace "$@"
-cargo build -p memstored-server
+cargo build -p memstored-server -p memstored-c
+# The Go binding links the static C library just built (bindings/go/native.go
+# looks in target/release; -L puts the debug build first). -count=1: go's
+# test cache does not see the library change.
+go_lib_dir="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
+(
+  cd bindings/go
+  test -z "$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting" >&2; exit 1; }
+  export CGO_LDFLAGS="-L$go_lib_dir"
+  go vet -composites=false ./...
+  go test -race -count=1 ./...
+)
 MEMSTORED_BIN="${CARGO_TARGET_DIR:-target}/debug/memstored" python3 -m pytest -q tests/python
 # The Python binding, reinstalled first so that the tests never run a stale
 # build (a no-op rebuild when nothing changed; .ci/run installs maturin).

@@ -157,6 +157,17 @@ fn open_store(
     })
 }
 
+/// `truncate=true`: the data file and its hint go before the store opens,
+/// so it starts empty (a hint left behind would describe the old records).
+fn remove_data_files(fs: &dyn FileSystem, path: &std::path::Path) -> Result<()> {
+    for p in [path.to_path_buf(), crate::hint::hint_path(path)] {
+        if fs.exists(&p) {
+            fs.remove(&p)?;
+        }
+    }
+    Ok(())
+}
+
 impl Db {
     /// Opens a database by name, e.g. `*#capsiz=64m` or `casket.tkh#num_shards=10`.
     pub fn open(name: &str, writable: bool) -> Result<Db> {
@@ -177,7 +188,14 @@ impl Db {
         let n = stripes.unwrap_or(name.num_shards);
         let mut shards = Vec::with_capacity(n);
         for i in 0..n {
-            match open_store(&name, n, shard_path(&name.path, i, n), writable, &fs) {
+            let path = shard_path(&name.path, i, n);
+            let opened = if name.truncate && writable && name.kind.has_file() {
+                remove_data_files(&*fs, &path)
+            } else {
+                Ok(())
+            }
+            .and_then(|()| open_store(&name, n, path, writable, &fs));
+            match opened {
                 Ok(store) => shards.push(Shard::new(store)),
                 Err(e) => {
                     drop(shards);

@@ -78,6 +78,9 @@ pub struct DbName {
     pub cap_mem_size: u64,
     pub compression: Compression,
     pub sync: SyncMode,
+    /// `truncate=true`: a writable open starts from empty files (Tkrzw's
+    /// open option), so a program can be run twice from the same state.
+    pub truncate: bool,
     /// Parameters accepted for compatibility and ignored, kept for `inspect` and logs.
     pub ignored: Vec<String>,
     /// The engine named by `dbm=`, while parsing.
@@ -115,7 +118,6 @@ const IGNORED_PARAMS: &[&str] = &[
     "record_crc_mode",
     "lock_mem_buckets",
     "file",
-    "truncate",
     "no_wait",
     "no_lock",
     "sync_hard",
@@ -139,6 +141,7 @@ const KNOWN_PARAMS: &[&str] = &[
     "opts",
     "update_mode",
     "sync",
+    "truncate",
 ];
 
 impl DbName {
@@ -158,6 +161,7 @@ impl DbName {
             cap_mem_size: 0,
             compression: Compression::None,
             sync: SyncMode::None,
+            truncate: false,
             ignored: Vec::new(),
             dbm: None,
         };
@@ -246,6 +250,7 @@ impl DbName {
                     }
                 }
             }
+            "truncate" => self.truncate = parse_bool(key, value)?,
             _ if IGNORED_PARAMS.contains(&key) => {
                 tracing::info!(
                     "database parameter {key}={value} means nothing to memstored; ignored"
@@ -297,6 +302,17 @@ fn kind_from_dbm(value: &str) -> Result<EngineKind> {
         "memfile" | "tkmt" => Ok(EngineKind::MemFile),
         _ => Err(Error::InvalidArgument(format!(
             "dbm={value}: expected hash, tree, mem, memtree or memfile"
+        ))),
+    }
+}
+
+/// Tkrzw's boolean words: true/yes/1 and false/no/0, any case.
+fn parse_bool(key: &str, value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" => Ok(true),
+        "false" | "no" | "0" | "" => Ok(false),
+        _ => Err(Error::InvalidArgument(format!(
+            "{key}={value}: expected true or false"
         ))),
     }
 }

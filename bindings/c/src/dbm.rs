@@ -1,0 +1,542 @@
+//! The database calls: `memstored_dbm_*`, one per `tkrzw_dbm_*` the Go
+//! binding needs. Each returns true / a pointer on success and false / NULL
+//! on failure, and sets the thread-local last status either way.
+
+use crate::mem::{
+    array, bytes, give_bytes, give_pairs, give_strs, opt_bytes, text, MemstoredKeyValuePair,
+    MemstoredStr,
+};
+use crate::status::{guard, Failure, Outcome, MEMSTORED_STATUS_DUPLICATION_ERROR};
+use bytes::Bytes;
+use memstored_engine::{Action, Db, SearchMode};
+use std::ffi::c_char;
+use std::ptr::null_mut;
+use std::sync::Arc;
+
+/// An open database. Opaque; share one handle between threads freely.
+/// Iterators keep the database alive, so it may be closed before them.
+pub struct MemstoredDBM {
+    pub(crate) db: Arc<Db>,
+}
+
+/// The database behind a handle.
+///
+/// # Safety
+/// `dbm` is NULL or a live handle from `memstored_dbm_open`.
+pub(crate) unsafe fn db<'a>(dbm: *const MemstoredDBM) -> Outcome<&'a Arc<Db>> {
+    // SAFETY: the caller's contract.
+    unsafe { dbm.as_ref() }
+        .map(|h| &h.db)
+        .ok_or_else(|| Failure::invalid("the database handle is NULL"))
+}
+
+/// memstored's database name for Tkrzw's path and `"k=v,k=v"` parameters.
+fn db_name(path: &str, params: &str) -> String {
+    if params.trim().is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}#{params}")
+    }
+}
+
+/// Opens a database. `path` picks the engine as in memstored's names
+/// (`casket.tkh` hash file, `casket.tkt` ordered file, `*` in-memory hash,
+/// `+` in-memory ordered); `params` is `"k=v,k=v"` (e.g.
+/// `"truncate=true,num_buckets=100"`) or NULL. Returns the handle, to be
+/// released by `memstored_dbm_close`, or NULL on failure.
+///
+/// # Safety
+/// `path` and `params` are NULL or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_open(
+    path: *const c_char,
+    writable: bool,
+    params: *const c_char,
+) -> *mut MemstoredDBM {
+    guard(null_mut(), || {
+        // SAFETY: the caller's contract.
+        let (path, params) = unsafe { (text(path)?, text(params)?) };
+        let db = Db::open(&db_name(path, params), writable)?;
+        Ok(Box::into_raw(Box::new(MemstoredDBM { db: Arc::new(db) })))
+    })
+}
+
+/// Closes the database and releases the handle (even when closing fails).
+///
+/// # Safety
+/// `dbm` is a live handle; it is dangling afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_close(dbm: *mut MemstoredDBM) -> bool {
+    guard(false, || {
+        if dbm.is_null() {
+            return Err(Failure::invalid("the database handle is NULL"));
+        }
+        // SAFETY: the caller hands the handle back exactly once.
+        let handle = unsafe { Box::from_raw(dbm) };
+        handle.db.close()?;
+        Ok(true)
+    })
+}
+
+/// The value of a key, NUL-terminated; its size goes to `value_size`.
+/// NULL with NOT_FOUND_ERROR when absent.
+///
+/// # Safety
+/// `dbm` is live; `key_ptr`/`key_size` as everywhere; `value_size` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_get(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    value_size: *mut i32,
+) -> *mut c_char {
+    guard(null_mut(), || unsafe {
+        let v = db(dbm)?.get(bytes(key_ptr, key_size)?)?;
+        give_bytes(&v, value_size)
+    })
+}
+
+/// The records of the keys that exist, in one allocation; their number goes
+/// to `num_matched`. NOT_FOUND_ERROR (with the array) when some are missing.
+///
+/// # Safety
+/// `keys` holds `num_keys` strings; `num_matched` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_get_multi(
+    dbm: *mut MemstoredDBM,
+    keys: *const MemstoredStr,
+    num_keys: i32,
+    num_matched: *mut i32,
+) -> *mut MemstoredKeyValuePair {
+    let mut missing = false;
+    let out = guard(null_mut(), || unsafe {
+        let keys = array(keys, num_keys)?
+            .iter()
+            .map(|k| bytes(k.ptr, k.size))
+            .collect::<Outcome<Vec<_>>>()?;
+        let found = db(dbm)?.get_multi(&keys)?;
+        missing = found.len() < keys.len();
+        give_pairs(&found, num_matched)
+    });
+    if missing {
+        crate::status::set_failure(
+            crate::status::MEMSTORED_STATUS_NOT_FOUND_ERROR,
+            "some keys are missing",
+        );
+    }
+    out
+}
+
+/// Stores a record; with `overwrite` false an existing record is kept and
+/// DUPLICATION_ERROR set.
+///
+/// # Safety
+/// `dbm` is live; the byte arguments as everywhere.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_set(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    value_ptr: *const c_char,
+    value_size: i32,
+    overwrite: bool,
+) -> bool {
+    guard(false, || unsafe {
+        db(dbm)?.set(
+            bytes(key_ptr, key_size)?,
+            bytes(value_ptr, value_size)?,
+            overwrite,
+        )?;
+        Ok(true)
+    })
+}
+
+/// Stores a record and returns the old value (NULL when there was none).
+/// With `overwrite` false and a record present, nothing changes, the old
+/// value is returned and DUPLICATION_ERROR set. Atomic.
+///
+/// # Safety
+/// As `memstored_dbm_set`; `old_value_size` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_set_and_get(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    value_ptr: *const c_char,
+    value_size: i32,
+    overwrite: bool,
+    old_value_size: *mut i32,
+) -> *mut c_char {
+    let mut kept = false;
+    let out = guard(null_mut(), || unsafe {
+        let value = Bytes::copy_from_slice(bytes(value_ptr, value_size)?);
+        let (old, _) = db(dbm)?.process(bytes(key_ptr, key_size)?, |cur| {
+            let old = cur.map(|r| r.value.clone());
+            let action = match cur {
+                Some(_) if !overwrite => Action::Keep,
+                _ => Action::Put {
+                    value,
+                    flags: cur.map_or(0, |r| r.meta.flags),
+                    expires_at: 0,
+                },
+            };
+            Ok((action, old))
+        })?;
+        kept = old.is_some() && !overwrite;
+        match old {
+            Some(v) => give_bytes(&v, old_value_size),
+            None => Ok(null_mut()),
+        }
+    });
+    if kept {
+        crate::status::set_failure(MEMSTORED_STATUS_DUPLICATION_ERROR, "the record exists");
+    }
+    out
+}
+
+/// Stores every record; with `overwrite` false, existing ones are kept and
+/// DUPLICATION_ERROR set after the others are stored.
+///
+/// # Safety
+/// `records` holds `num_records` pairs with non-NULL values.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_set_multi(
+    dbm: *mut MemstoredDBM,
+    records: *const MemstoredKeyValuePair,
+    num_records: i32,
+    overwrite: bool,
+) -> bool {
+    guard(false, || unsafe {
+        let recs = array(records, num_records)?
+            .iter()
+            .map(|r| {
+                Ok((
+                    bytes(r.key_ptr, r.key_size)?,
+                    bytes(r.value_ptr, r.value_size)?,
+                ))
+            })
+            .collect::<Outcome<Vec<_>>>()?;
+        db(dbm)?.set_multi(&recs, overwrite)?;
+        Ok(true)
+    })
+}
+
+/// Removes a record; NOT_FOUND_ERROR when absent.
+///
+/// # Safety
+/// `dbm` is live; the key as everywhere.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_remove(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+) -> bool {
+    guard(false, || unsafe {
+        db(dbm)?.remove(bytes(key_ptr, key_size)?)?;
+        Ok(true)
+    })
+}
+
+/// Removes a record and returns its value; NULL and NOT_FOUND_ERROR when absent.
+///
+/// # Safety
+/// As `memstored_dbm_get`.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_remove_and_get(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    value_size: *mut i32,
+) -> *mut c_char {
+    guard(null_mut(), || unsafe {
+        let v = db(dbm)?.remove_and_get(bytes(key_ptr, key_size)?)?;
+        give_bytes(&v, value_size)
+    })
+}
+
+/// Removes every key; NOT_FOUND_ERROR when some were absent (the rest are removed).
+///
+/// # Safety
+/// `keys` holds `num_keys` strings.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_remove_multi(
+    dbm: *mut MemstoredDBM,
+    keys: *const MemstoredStr,
+    num_keys: i32,
+) -> bool {
+    guard(false, || unsafe {
+        let keys = array(keys, num_keys)?
+            .iter()
+            .map(|k| bytes(k.ptr, k.size))
+            .collect::<Outcome<Vec<_>>>()?;
+        db(dbm)?.remove_multi(&keys)?;
+        Ok(true)
+    })
+}
+
+/// Appends the value after the delimiter to the record, or stores the value
+/// when the record is absent.
+///
+/// # Safety
+/// `dbm` is live; the byte arguments as everywhere.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_append(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    value_ptr: *const c_char,
+    value_size: i32,
+    delim_ptr: *const c_char,
+    delim_size: i32,
+) -> bool {
+    guard(false, || unsafe {
+        let (k, v) = (bytes(key_ptr, key_size)?, bytes(value_ptr, value_size)?);
+        db(dbm)?.append(k, v, bytes(delim_ptr, delim_size)?)?;
+        Ok(true)
+    })
+}
+
+/// Replaces the record when it holds `expected` (NULL: must be absent) with
+/// `desired` (NULL: remove it); INFEASIBLE_ERROR otherwise.
+///
+/// # Safety
+/// `dbm` is live; the byte arguments as everywhere.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_compare_exchange(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    expected_ptr: *const c_char,
+    expected_size: i32,
+    desired_ptr: *const c_char,
+    desired_size: i32,
+) -> bool {
+    guard(false, || unsafe {
+        let key = bytes(key_ptr, key_size)?;
+        let expected = opt_bytes(expected_ptr, expected_size)?;
+        let desired = opt_bytes(desired_ptr, desired_size)?;
+        db(dbm)?.compare_exchange(key, expected, desired)?;
+        Ok(true)
+    })
+}
+
+/// Adds `increment` to the record's decimal value (an absent record counts
+/// as `initial`) and returns the new value; INT64_MIN on failure. With
+/// `increment` INT64_MIN, returns the current value and changes nothing.
+///
+/// # Safety
+/// `dbm` is live; the key as everywhere.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_increment(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    increment: i64,
+    initial: i64,
+) -> i64 {
+    guard(i64::MIN, || unsafe {
+        let (db, key) = (db(dbm)?, bytes(key_ptr, key_size)?);
+        if increment != i64::MIN {
+            return Ok(db.increment(key, increment, initial)?);
+        }
+        match db.get(key) {
+            Ok(v) => std::str::from_utf8(&v)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .ok_or_else(|| {
+                    Failure::new(
+                        crate::status::MEMSTORED_STATUS_INFEASIBLE_ERROR,
+                        "the value is not a decimal number",
+                    )
+                }),
+            Err(e) if e.is_not_found() => Ok(initial),
+            Err(e) => Err(e.into()),
+        }
+    })
+}
+
+/// A key with its value or "no record", as compare-exchange-multi takes them.
+type OptPair<'a> = (&'a [u8], Option<&'a [u8]>);
+
+/// The pairs of a compare-exchange-multi argument.
+unsafe fn opt_pairs<'a>(ptr: *const MemstoredKeyValuePair, n: i32) -> Outcome<Vec<OptPair<'a>>> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        array(ptr, n)?
+            .iter()
+            .map(|r| {
+                Ok((
+                    bytes(r.key_ptr, r.key_size)?,
+                    opt_bytes(r.value_ptr, r.value_size)?,
+                ))
+            })
+            .collect()
+    }
+}
+
+/// Atomically: when every expected record holds its value (NULL value: is
+/// absent), stores every desired one (NULL value: removes it); else
+/// INFEASIBLE_ERROR and nothing changes.
+///
+/// # Safety
+/// The arrays hold the given numbers of pairs.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_compare_exchange_multi(
+    dbm: *mut MemstoredDBM,
+    expected: *const MemstoredKeyValuePair,
+    num_expected: i32,
+    desired: *const MemstoredKeyValuePair,
+    num_desired: i32,
+) -> bool {
+    guard(false, || unsafe {
+        let expected = opt_pairs(expected, num_expected)?;
+        let desired = opt_pairs(desired, num_desired)?;
+        db(dbm)?.compare_exchange_multi(&expected, &desired)?;
+        Ok(true)
+    })
+}
+
+/// The number of records, or -1 on failure.
+///
+/// # Safety
+/// `dbm` is live.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_count(dbm: *mut MemstoredDBM) -> i64 {
+    guard(-1, || unsafe { Ok(db(dbm)?.count() as i64) })
+}
+
+/// Removes every record.
+///
+/// # Safety
+/// `dbm` is live.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_clear(dbm: *mut MemstoredDBM) -> bool {
+    guard(false, || unsafe {
+        db(dbm)?.clear()?;
+        Ok(true)
+    })
+}
+
+/// Compacts the database's files while other threads keep using it.
+/// `params` is accepted for Tkrzw's signature and not used: the rebuilt
+/// files keep the settings the database was opened with.
+///
+/// # Safety
+/// `dbm` is live; `params` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_rebuild(
+    dbm: *mut MemstoredDBM,
+    _params: *const c_char,
+) -> bool {
+    guard(false, || unsafe {
+        db(dbm)?.rebuild()?;
+        Ok(true)
+    })
+}
+
+/// True when dead records take more than half of a file.
+///
+/// # Safety
+/// `dbm` is live.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_should_be_rebuilt(dbm: *mut MemstoredDBM) -> bool {
+    guard(false, || unsafe { Ok(db(dbm)?.should_be_rebuilt()) })
+}
+
+/// Writes buffered data to the OS; with `hard`, to the device (fsync).
+/// `params` is accepted for Tkrzw's signature and not used.
+///
+/// # Safety
+/// `dbm` is live; `params` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_synchronize(
+    dbm: *mut MemstoredDBM,
+    hard: bool,
+    _params: *const c_char,
+) -> bool {
+    guard(false, || unsafe {
+        db(dbm)?.synchronize(hard)?;
+        Ok(true)
+    })
+}
+
+/// The database's properties as name/value pairs in one allocation; their
+/// number goes to `num_records`.
+///
+/// # Safety
+/// `dbm` is live; `num_records` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_inspect(
+    dbm: *mut MemstoredDBM,
+    num_records: *mut i32,
+) -> *mut MemstoredKeyValuePair {
+    guard(null_mut(), || unsafe {
+        give_pairs(&db(dbm)?.inspect(), num_records)
+    })
+}
+
+/// True when the database was opened writable.
+///
+/// # Safety
+/// `dbm` is live.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_is_writable(dbm: *mut MemstoredDBM) -> bool {
+    guard(false, || unsafe { Ok(db(dbm)?.is_writable()) })
+}
+
+/// True when iteration visits keys in order.
+///
+/// # Safety
+/// `dbm` is live.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_is_ordered(dbm: *mut MemstoredDBM) -> bool {
+    guard(false, || unsafe { Ok(db(dbm)?.is_ordered()) })
+}
+
+/// Tkrzw's mode words: its "upper"/"lower" include the pattern and
+/// "upperex"/"lowerex" exclude it; other words as memstored's search.
+fn search_mode(mode: &str) -> Outcome<SearchMode> {
+    Ok(match mode {
+        "upper" => SearchMode::Upper { inclusive: true },
+        "upperex" => SearchMode::Upper { inclusive: false },
+        "lower" => SearchMode::Lower { inclusive: true },
+        "lowerex" => SearchMode::Lower { inclusive: false },
+        other => SearchMode::parse(other)?,
+    })
+}
+
+/// Keys matching a pattern: `mode` is contain, containcase, begin, end,
+/// regex, edit, editbin, and on ordered databases upper, upperex, lower,
+/// lowerex. At most `capacity` keys (0: all), in one allocation; their number
+/// goes to `num_matched`.
+///
+/// # Safety
+/// `dbm` is live; `mode` NUL-terminated; the pattern as everywhere.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_search(
+    dbm: *mut MemstoredDBM,
+    mode: *const c_char,
+    pattern_ptr: *const c_char,
+    pattern_size: i32,
+    capacity: i32,
+    num_matched: *mut i32,
+) -> *mut MemstoredStr {
+    guard(null_mut(), || unsafe {
+        let mode = search_mode(text(mode)?)?;
+        let cap = usize::try_from(capacity).unwrap_or(0);
+        let keys = db(dbm)?.search(mode, bytes(pattern_ptr, pattern_size)?, cap)?;
+        give_strs(&keys, num_matched)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_join_path_and_params() {
+        assert_eq!(super::db_name("casket.tkh", ""), "casket.tkh");
+        assert_eq!(
+            super::db_name("casket.tkh", "truncate=true,num_buckets=100"),
+            "casket.tkh#truncate=true,num_buckets=100"
+        );
+    }
+}

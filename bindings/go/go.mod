@@ -1,0 +1,3 @@
+module memstored/bindings/go
+
+go 1.22

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Seed 004's table on this machine, for the columns this script runs today:
+# N records (default 10M) with keys and values "%08d", a hash file with
+# num_buckets = 2N, set then get, 1 and 4 threads, median of RUNS (3) runs,
+# max RSS beside each. Columns: memstored's C API and Go package, and
+# Tkrzw's own C++ (tkrzw_dbm_perf sequence) and C API (the same perf.c built
+# on libtkrzw-dev), when Debian's tkrzw-utils and libtkrzw-dev are installed.
+# Python, Java and Ruby are not measured here.
+#
+# Usage: scripts/bench-bindings.sh [N]   (RUNS=3 THREADS="1 4" by default)
+# Prints a TSV: impl threads set_qps get_qps rss_mib (medians; RSS of the median-set run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n="${1:-10000000}"
+runs="${RUNS:-3}"
+threads_list="${THREADS:-1 4}"
+buckets=$((2 * n))
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+cargo build --release -q -p memstored-c
+lib="${CARGO_TARGET_DIR:-target}/release"
+cc -O2 -I bindings/c/include scripts/bench-bindings/perf.c "$lib/libmemstored.a" \
+  -lpthread -lm -ldl -o "$work/memstored-c"
+(cd bindings/go && CGO_LDFLAGS="-L$(cd "../../$lib" && pwd)" go build -o "$work/memstored-go" ./perf)
+impls=(memstored-c memstored-go)
+if [ -f /usr/include/tkrzw_langc.h ]; then
+  cc -O2 -DUSE_TKRZW scripts/bench-bindings/perf.c -ltkrzw -lpthread -o "$work/tkrzw-c"
+  impls+=(tkrzw-c)
+fi
+command -v tkrzw_dbm_perf >/dev/null && impls+=(tkrzw-cpp)
+
+# One run: prints "set_qps get_qps rss_kib".
+run_once() {
+  local impl="$1" threads="$2" db="$work/casket.tkh"
+  rm -f "$db" "$db".*
+  case "$impl" in
+    tkrzw-cpp)
+      /usr/bin/time -f "rss %M" tkrzw_dbm_perf sequence --dbm hash --path "$db" \
+        --iter $((n / threads)) --threads "$threads" --buckets "$buckets" --size 8 2>&1 |
+        awk '/^Setting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) s = substr($i, 5)}
+             /^Getting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) g = substr($i, 5)}
+             /^rss / {r = $2} END {print s, g, r}'
+      ;;
+    *)
+      "$work/$impl" "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
+        awk '{v[$1] = $2} END {print v["set"], v["get"], v["rss_kib"]}'
+      ;;
+  esac
+}
+
+median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+
+printf 'impl\tthreads\tset_qps\tget_qps\trss_mib\n'
+for threads in $threads_list; do
+  for impl in "${impls[@]}"; do
+    results="$work/results"
+    : >"$results"
+    for _ in $(seq "$runs"); do run_once "$impl" "$threads" >>"$results"; done
+    set_qps="$(awk '{print $1}' "$results" | median)"
+    get_qps="$(awk '{print $2}' "$results" | median)"
+    rss="$(awk -v s="$set_qps" '$1 == s {printf "%.0f", $3 / 1024; exit}' "$results")"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$impl" "$threads" "$set_qps" "$get_qps" "$rss"
+  done
+done
