@@ -29,6 +29,18 @@ pub struct StoreLock {
     created: bool,
 }
 
+impl Drop for StoreLock {
+    /// Unlocks explicitly before the descriptor closes: a child process
+    /// forked meanwhile (by any thread, before its exec closes inherited
+    /// descriptors) shares the open file description and with it the lock,
+    /// so closing our descriptor alone would leave the store locked until
+    /// that child execs. `LOCK_UN` releases it for every sharer at once.
+    fn drop(&mut self) {
+        // SAFETY: flock on the owned, still open descriptor; no memory is passed.
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
 /// `casket.tkh` -> `casket.tkh.lock` (also for `casket.tkh#num_shards=N`).
 pub fn lock_path(store_path: &Path) -> PathBuf {
     let mut s = store_path.as_os_str().to_owned();
