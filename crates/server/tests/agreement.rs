@@ -199,3 +199,22 @@ fn meta_arithmetic_with_a_ttl_is_one_atomic_step() {
     let last = all.iter().max().unwrap();
     assert_eq!(head, format!("VA {} c{}", last.0.to_string().len(), last.1));
 }
+
+#[test]
+fn an_append_with_a_cas_to_an_absent_key_is_not_stored() {
+    // memcached: only a set with a CAS (text `cas`, binary SET with CAS) is
+    // NOT_FOUND for an absent key; append/prepend are NOT_STORED.
+    let s = InProc::start(Db::open("*", true).unwrap(), |_| {});
+    let mut b = s.connect();
+    let r = call(&mut b, APPEND, b"absent", &[], b"x", 42);
+    assert_eq!(r.status, STATUS_NOT_STORED, "binary append with CAS");
+    let r = call(&mut b, SET, b"absent", &set_extras(0, 0), b"x", 42);
+    assert_eq!(r.status, 0x01, "binary set with CAS: not found");
+    let mut t = Text::new(s.connect());
+    assert_eq!(
+        t.cmd("cas absent 0 0 1 42\r\nx\r\n"),
+        "NOT_FOUND",
+        "text cas"
+    );
+    assert_eq!(s.stat("cas_misses"), 2);
+}

@@ -90,7 +90,9 @@ impl Store {
                 }
                 Outcome::Stored { cas }
             }
-            Err(Error::NotFound(_)) if with_cas => {
+            // memcached's NREAD_CAS: only a set with a CAS answers NOT_FOUND;
+            // replace/append/prepend of an absent item are NOT_STORED, CAS or not.
+            Err(Error::NotFound(_)) if with_cas && self.kind == StoreKind::Set => {
                 bump(&c.cas_misses);
                 Outcome::NotFound
             }
