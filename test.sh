@@ -9,8 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
-cargo test --workspace "$@"
+# Built before the tests: the C binding's test links target/debug/libmemstored.a,
+# which `cargo test` alone does not produce on a clean tree.
 cargo build -p memstored-server -p memstored-c
+cargo test --workspace "$@"
 # The Go binding links the static C library just built (bindings/go/native.go
 # looks in target/release; -L puts the debug build first). -count=1: go's
 # test cache does not see the library change.

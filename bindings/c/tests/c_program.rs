@@ -19,7 +19,11 @@ fn profile_dir() -> PathBuf {
 fn c_program_passes_its_checks() {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let lib = profile_dir().join("libmemstored.a");
-    assert!(lib.exists(), "{} missing", lib.display());
+    assert!(
+        lib.exists(),
+        "{} missing: run `cargo build -p memstored-c` first (test.sh does)",
+        lib.display()
+    );
     let work = tempfile::tempdir().unwrap();
     let exe = work.path().join("test_memstored");
     let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
