@@ -58,21 +58,20 @@ fn check_cas_meta(current: Option<&Meta>, cas: Option<u64>) -> Result<()> {
     }
 }
 
-/// `concat`, refused with `TooLarge` when the result would exceed `max_len`.
+/// `a`, `sep`, `b` joined; `TooLarge` when the result would exceed `max_len`.
 fn concat_capped(a: &[u8], sep: &[u8], b: &[u8], max_len: u64) -> Result<Bytes> {
-    let size = (a.len() + sep.len() + b.len()) as u64;
-    if size > max_len {
-        return Err(Error::TooLarge { size, cap: max_len });
+    let size = a.len() + sep.len() + b.len();
+    if size as u64 > max_len {
+        return Err(Error::TooLarge {
+            size: size as u64,
+            cap: max_len,
+        });
     }
-    Ok(concat(a, sep, b))
-}
-
-fn concat(a: &[u8], sep: &[u8], b: &[u8]) -> Bytes {
-    let mut v = Vec::with_capacity(a.len() + sep.len() + b.len());
+    let mut v = Vec::with_capacity(size);
     v.extend_from_slice(a);
     v.extend_from_slice(sep);
     v.extend_from_slice(b);
-    Bytes::from(v)
+    Ok(Bytes::from(v))
 }
 
 impl Db {

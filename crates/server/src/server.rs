@@ -2,9 +2,8 @@
 
 use crate::marks::Marks;
 use crate::sasl::Credentials;
-use crate::stats::bump;
 use crate::stats::Counters;
-use memstored_engine::{Db, Lookup, Record};
+use memstored_engine::Db;
 use memstored_protocol::Expiry;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -123,29 +122,6 @@ impl Server {
             }
         });
         Ok(())
-    }
-}
-
-impl Server {
-    /// A get as memcached counts it: a hit, a miss, or a miss whose record
-    /// had expired (`get_expired`).
-    pub fn get_counted(&self, key: &[u8]) -> memstored_engine::Result<Option<Record>> {
-        let c = &self.counters;
-        match self.db.lookup(key)? {
-            Lookup::Hit(r) => {
-                bump(&c.get_hits);
-                Ok(Some(r))
-            }
-            Lookup::Expired => {
-                bump(&c.get_misses);
-                bump(&c.get_expired);
-                Ok(None)
-            }
-            Lookup::Missing => {
-                bump(&c.get_misses);
-                Ok(None)
-            }
-        }
     }
 }
 
