@@ -419,3 +419,15 @@ fn stat_reply(srv: &Server, head: ResponseHead, group: Option<&[u8]>, out: &mut 
         None => encode_error(&head.with_status(Status::KeyNotFound), out.buf()),
     }
 }
+
+/// "Out of memory" to the request whose header starts `rbuf` (the memory
+/// budget cannot hold its body; `connection.rs` closes the connection next).
+pub(crate) fn out_of_memory(rbuf: &[u8], out: &mut Out) {
+    if let Some(raw) = rbuf.first_chunk::<{ memstored_protocol::binary::HEADER_LEN }>() {
+        let h = memstored_protocol::binary::BinaryHeader::decode(raw);
+        encode_error(
+            &ResponseHead::reply_to(&h).with_status(Status::OutOfMemory),
+            out.buf(),
+        );
+    }
+}

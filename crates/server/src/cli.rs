@@ -35,6 +35,12 @@ pub struct Args {
     /// Largest value accepted (k/m/g suffixes, up to 4g-1).
     #[arg(short = 'I', long = "max-item-size", default_value = "64m", value_parser = parse_item_size)]
     pub max_item_size: u64,
+    /// Memory for all connections' buffers together: partial requests and
+    /// replies not yet read by their clients (k/m/g suffixes). When it is
+    /// spent, a connection that needs more waits up to a second, then is
+    /// answered "out of memory" and closed (`stats conn_buffer_refused`).
+    #[arg(long = "conn-memory", default_value = "256m", value_parser = parse_size_usize)]
+    pub conn_memory: usize,
     /// SASL PLAIN credentials: one `user:password` per line. Enables SASL.
     #[arg(long = "sasl-file")]
     pub sasl_file: Option<PathBuf>,
@@ -150,5 +156,6 @@ mod tests {
         assert_eq!(a.listen, "127.0.0.1:11211".parse().unwrap());
         assert_eq!(a.max_item_size, 64 << 20);
         assert_eq!(a.max_connections, 1024);
+        assert_eq!(a.conn_memory, crate::budget::DEFAULT_LIMIT);
     }
 }

@@ -3,6 +3,7 @@
 //! Late answers (RPC slow calls) join the same output through a channel.
 
 use crate::binary::BinarySession;
+use crate::budget::Charge;
 use crate::out::Out;
 use crate::rpc_conn::RpcSession;
 use crate::server::Server;
@@ -102,11 +103,18 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
     }
 }
 
+/// A read buffer may grow to this size (or `-B`, if larger) without asking
+/// the memory budget, so small requests are served even when it is spent.
+const UNBUDGETED_READ: usize = 16 << 10;
+
 async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
     let initial = srv.cfg.initial_size.max(64);
     let reserve = srv.cfg.reserve_size.max(64);
+    let unbudgeted = initial.max(UNBUDGETED_READ);
     let mut rbuf = BytesMut::with_capacity(initial);
     let mut out = Out::new();
+    let mut charge = Charge::new(&srv.budget);
+    charge.set(rbuf.capacity());
     let mut cs = ConnState::default();
     let mut session: Option<AnySession> = None;
     let (late_tx, mut late_rx) = mpsc::unbounded_channel::<BytesMut>();
@@ -138,7 +146,9 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
                         out.put(&done);
                         late = late_rx.try_recv().ok();
                     }
-                    write(stream, srv, &mut out).await?;
+                    if !write(stream, srv, &mut out, &mut charge, rbuf.capacity()).await? {
+                        return Ok(());
+                    }
                     continue;
                 }
                 _ = shutdown.changed() => return Ok(()),
@@ -156,8 +166,28 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
                 // Give back the memory of a big value once it is done.
                 rbuf = BytesMut::with_capacity(initial.max(want));
             } else {
+                let total = rbuf.len().saturating_add(want);
+                let grow = total.saturating_sub(rbuf.capacity());
+                if total > unbudgeted && !charge.grow(grow).await {
+                    let go_on = refuse_for_memory(
+                        srv,
+                        session.as_mut(),
+                        &mut rbuf,
+                        &mut cs,
+                        need,
+                        &mut out,
+                    );
+                    let written =
+                        write(stream, srv, &mut out, &mut charge, rbuf.capacity()).await?;
+                    if !(go_on && written) {
+                        return Ok(());
+                    }
+                    need = 0;
+                    continue;
+                }
                 rbuf.reserve(want);
             }
+            charge.set(rbuf.capacity());
         }
         let before = rbuf.len();
         match read_some(stream, &mut rbuf) {
@@ -194,7 +224,9 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
         };
         loop {
             let step = s.process(&mut cx, &mut cs, &mut rbuf);
-            write(stream, srv, cx.out).await?;
+            if !write(stream, srv, cx.out, &mut charge, rbuf.capacity()).await? {
+                return Ok(());
+            }
             match step {
                 Step::NeedInput(n) => {
                     need = n;
@@ -209,16 +241,78 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
 
 /// Writes the pending replies. Writes acknowledged in this batch reach the
 /// OS before the acknowledgement does, so they survive the server being killed.
-async fn write(stream: &TcpStream, srv: &Server, out: &mut Out) -> io::Result<()> {
+///
+/// The replies are charged to the memory budget while they wait; when it is
+/// spent, a client that does not read them within the budget's wait is
+/// dropped (false: close the connection).
+async fn write(
+    stream: &TcpStream,
+    srv: &Server,
+    out: &mut Out,
+    charge: &mut Charge<'_>,
+    read_buffer: usize,
+) -> io::Result<bool> {
     if out.is_empty() {
-        return Ok(());
+        return Ok(true);
     }
     if let Err(e) = srv.db.flush_dirty() {
         tracing::error!("handing writes to the OS failed: {e}");
     }
-    let n = out.write_to(stream).await?;
+    charge.set(read_buffer + out.len());
+    let n = if srv.budget.is_spent() {
+        match tokio::time::timeout(srv.budget.wait(), out.write_to(stream)).await {
+            Ok(r) => r?,
+            Err(_) => {
+                stats::bump(&srv.budget.refused);
+                tracing::info!("closing a connection that does not read its replies: the connection memory budget is spent");
+                return Ok(false);
+            }
+        }
+    } else {
+        out.write_to(stream).await?
+    };
+    charge.set(read_buffer);
     stats::add(&srv.counters.bytes_written, n as u64);
-    Ok(())
+    Ok(true)
+}
+
+/// Answers the request at the front of `rbuf` "out of memory", as memcached
+/// does when it cannot allocate an item, and drops its body as it arrives
+/// (`need`: the bytes the buffer had to hold for it). True: the connection
+/// goes on. A MessagePack-RPC frame declares no length, so that connection
+/// is closed instead.
+fn refuse_for_memory(
+    srv: &Server,
+    session: Option<&mut AnySession>,
+    rbuf: &mut BytesMut,
+    cs: &mut ConnState,
+    need: usize,
+    out: &mut Out,
+) -> bool {
+    stats::bump(&srv.budget.refused);
+    let (used, limit) = (srv.budget.used(), srv.budget.limit());
+    let rest = need.saturating_sub(rbuf.len()) as u64;
+    let go_on = match session {
+        Some(AnySession::Binary(_)) if rest > 0 => {
+            crate::binary::out_of_memory(rbuf, out);
+            true
+        }
+        Some(AnySession::Text(s)) if rest > 0 => {
+            s.framer().forget_pending();
+            out.put(b"SERVER_ERROR out of memory storing object\r\n");
+            true
+        }
+        _ => false,
+    };
+    tracing::info!(
+        "a request needs more than the connection memory budget has left ({used} of {limit} bytes in use): {}",
+        if go_on { "refused" } else { "closing the connection" }
+    );
+    if go_on {
+        rbuf.clear();
+        cs.skip = rest;
+    }
+    go_on
 }
 
 /// Picks the protocol from the first byte: 0x80 is the binary protocol's

@@ -9,6 +9,7 @@
 //! protocol's reply table.
 
 pub mod binary;
+pub mod budget;
 pub mod cachedump;
 pub mod cli;
 pub mod command;

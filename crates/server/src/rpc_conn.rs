@@ -4,7 +4,8 @@
 //! responses sent by msgid when done (through the connection's late-answer
 //! channel) while later quick calls on the same connection keep being answered.
 
-use crate::rpc::{call, code, is_slow, RpcError};
+use crate::out::Out;
+use crate::rpc::{call_reply, code, is_slow, Reply, RpcError};
 use crate::server::Server;
 use crate::session::{Cx, Flow, LateTx, Session};
 use bytes::BytesMut;
@@ -22,10 +23,7 @@ pub struct RpcSession {
 
 impl RpcSession {
     pub fn new(srv: &Server) -> RpcSession {
-        let max_frame = usize::try_from(srv.cfg.max_item_size)
-            .unwrap_or(usize::MAX)
-            .saturating_add(1 << 20)
-            .max(64 << 20);
+        let max_frame = crate::rpc::max_reply(srv);
         RpcSession {
             framer: RpcFramer::new(Limits::with_max_frame(max_frame)),
             auth: crate::sasl::AuthState::new(srv),
@@ -71,7 +69,7 @@ impl RpcSession {
         // The blocking pool has `-W` threads (main.rs), which bounds how many
         // slow procedures run at once; the rest queue there.
         tokio::spawn(async move {
-            let result = tokio::task::spawn_blocking(move || call(&srv, &method, &params))
+            let result = tokio::task::spawn_blocking(move || call_reply(&srv, &method, &params))
                 .await
                 .unwrap_or_else(|e| {
                     Err(RpcError::new(
@@ -81,7 +79,13 @@ impl RpcSession {
                 });
             if let Some(id) = msgid {
                 let mut buf = BytesMut::new();
-                encode(id, result, &mut buf);
+                match result {
+                    Ok(r) => {
+                        rpc::encode_response_head(id, &mut buf);
+                        r.encode_copied(&mut buf);
+                    }
+                    Err(e) => rpc::encode_error(id, e.code, &e.message, &mut buf),
+                }
                 let _ = tx.send(buf);
             }
         });
@@ -104,7 +108,7 @@ impl Session for RpcSession {
         if method == "auth" {
             let (result, flow) = self.auth(cx.srv, &params);
             if let Some(id) = msgid {
-                encode(id, result, cx.out.buf());
+                encode(id, result.map(Reply::Value), cx.out);
             }
             return flow;
         }
@@ -114,7 +118,7 @@ impl Session for RpcSession {
                     code::LOGICAL,
                     "authentication required: call auth [user, password]",
                 );
-                encode(id, Err(e), cx.out.buf());
+                encode(id, Err(e), cx.out);
             }
             return Flow::Continue;
         }
@@ -122,9 +126,9 @@ impl Session for RpcSession {
             self.spawn_slow(cx.srv, cx.late, msgid, method, params);
             return Flow::Continue;
         }
-        let result = call(cx.srv, &method, &params);
+        let result = call_reply(cx.srv, &method, &params);
         if let Some(id) = msgid {
-            encode(id, result, cx.out.buf());
+            encode(id, result, cx.out);
         }
         Flow::Continue
     }
@@ -152,9 +156,13 @@ impl Session for RpcSession {
     }
 }
 
-fn encode(msgid: u32, result: Result<Value, RpcError>, out: &mut BytesMut) {
+/// The response to `msgid`, values spliced in uncopied.
+fn encode(msgid: u32, result: Result<Reply, RpcError>, out: &mut Out) {
     match result {
-        Ok(v) => rpc::encode_response(msgid, Ok(&v), out),
-        Err(e) => rpc::encode_error(msgid, e.code, &e.message, out),
+        Ok(r) => {
+            rpc::encode_response_head(msgid, out.buf());
+            r.encode(out);
+        }
+        Err(e) => rpc::encode_error(msgid, e.code, &e.message, out.buf()),
     }
 }

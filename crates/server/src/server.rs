@@ -1,5 +1,6 @@
 //! State shared by every connection: the store, settings, counters.
 
+use crate::budget::Budget;
 use crate::marks::Marks;
 use crate::sasl::Credentials;
 use crate::stats::Counters;
@@ -24,6 +25,8 @@ pub struct Config {
     pub verbose: u8,
     pub sasl: bool,
     pub read_only: bool,
+    /// Server-wide bytes for connection buffers (`--conn-memory`, `budget.rs`).
+    pub conn_memory: usize,
 }
 
 /// Everything a connection needs, shared through an `Arc`.
@@ -33,6 +36,8 @@ pub struct Server {
     pub counters: Counters,
     pub started: Instant,
     pub credentials: Option<Credentials>,
+    /// Memory for connection buffers, shared by every connection.
+    pub budget: Budget,
     /// Bumped by every flush; a delayed flush only runs if no later one came.
     flush_generation: AtomicU64,
     /// Stale and recache-token bits of the meta protocol (`marks.rs`).
@@ -58,6 +63,7 @@ impl Config {
             verbose: 0,
             sasl: false,
             read_only: false,
+            conn_memory: crate::budget::DEFAULT_LIMIT,
         }
     }
 }
@@ -85,8 +91,10 @@ impl Server {
         credentials: Option<Credentials>,
         shutdown: watch::Receiver<bool>,
     ) -> Server {
+        let budget = Budget::new(cfg.conn_memory, crate::budget::DEFAULT_WAIT);
         Server {
             db,
+            budget,
             cfg,
             counters: Counters::default(),
             started: Instant::now(),

@@ -68,6 +68,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         verbose: args.verbose,
         sasl: credentials.is_some(),
         read_only: args.read_only,
+        conn_memory: args.conn_memory,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)

@@ -163,6 +163,9 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("auth_errors", get(&c.auth_errors)),
         ("bytes_read", get(&c.bytes_read)),
         ("bytes_written", get(&c.bytes_written)),
+        ("conn_buffer_bytes", srv.budget.used().to_string()),
+        ("conn_buffer_limit", srv.budget.limit().to_string()),
+        ("conn_buffer_refused", get(&srv.budget.refused)),
         ("limit_maxbytes", name.cap_mem_size.to_string()),
         ("threads", srv.cfg.threads.to_string()),
         ("curr_items", srv.db.count().to_string()),
@@ -187,6 +190,7 @@ fn settings(srv: &Server) -> Vec<(String, String)> {
         ("verbosity", cfg.verbose.to_string()),
         ("num_threads", cfg.threads.to_string()),
         ("item_size_max", cfg.max_item_size.to_string()),
+        ("conn_memory", cfg.conn_memory.to_string()),
         ("cas_enabled", "yes".to_string()),
         ("binding_protocol", "auto-negotiate".to_string()),
         (

@@ -9,6 +9,7 @@ use crate::server::{expires_at_text, Server};
 use crate::session::{Cx, Flow, Session};
 use crate::stats;
 use bytes::Bytes;
+use memstored_engine::Record;
 use memstored_protocol::text::response::{
     encode_number, encode_server_error, encode_stat, encode_value_head, encode_version,
     CLIENT_ERROR_NON_NUMERIC, CRLF, DELETED, END, ERROR, EXISTS, NOT_FOUND, NOT_STORED, OK, RESET,
@@ -16,6 +17,7 @@ use memstored_protocol::text::response::{
 };
 use memstored_protocol::text::{Command, IncrDecr, Refusal, StoreCommand, StoreKind, TextFramer};
 use memstored_protocol::Expiry;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Text-protocol state of one connection.
@@ -158,10 +160,29 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
 /// `get`/`gets`/`gat`/`gats`: a `VALUE` block per hit, then `END`. An error
 /// (a touch on a read-only server, a failing disk) ends the reply with its
 /// `SERVER_ERROR` line instead, as memcached ends a get it cannot finish.
+///
+/// A key named more than once is looked up once (`Get::repeat`).
 fn get(srv: &Server, keys: Vec<Bytes>, touch: Option<u64>, return_cas: bool, out: &mut Out) {
+    // Only multi-key gets pay for remembering what was found.
+    let mut seen: Option<HashMap<Bytes, Option<Record>>> = (keys.len() > 1).then(HashMap::new);
     for key in keys {
         let cmd = Get { key, touch };
-        match cmd.apply(srv) {
+        let o = match seen.as_mut() {
+            None => cmd.apply(srv),
+            Some(s) => match s.get(&cmd.key) {
+                Some(earlier) => cmd.repeat(srv, earlier.as_ref()),
+                None => {
+                    let o = cmd.apply(srv);
+                    match &o {
+                        Outcome::Found(r) => s.insert(cmd.key.clone(), Some(r.clone())),
+                        Outcome::NotFound => s.insert(cmd.key.clone(), None),
+                        _ => None,
+                    };
+                    o
+                }
+            },
+        };
+        match o {
             Outcome::Found(r) => value_block(&cmd.key, r, return_cas, out),
             Outcome::NotFound => {}
             o => return reply(&o, false, out),

@@ -91,3 +91,18 @@ pub fn encode_response_head(msgid: u32, out: &mut BytesMut) {
 pub fn encode_bin_head(len: u32, out: &mut BytesMut) {
     ok(enc::write_bin_len(&mut out.writer(), len));
 }
+
+/// The header of a str of `len` bytes; the bytes themselves follow.
+pub fn encode_str_head(len: u32, out: &mut BytesMut) {
+    ok(enc::write_str_len(&mut out.writer(), len));
+}
+
+/// The header of a map of `len` pairs; the keys and values follow.
+pub fn encode_map_head(len: u32, out: &mut BytesMut) {
+    ok(enc::write_map_len(&mut out.writer(), len));
+}
+
+/// One value, whole.
+pub fn encode_value(v: &Value, out: &mut BytesMut) {
+    write_value(v, out);
+}

@@ -36,8 +36,8 @@ mod scan;
 mod tests;
 
 pub use encode::{
-    encode_bin_head, encode_error, encode_notification, encode_request, encode_response,
-    encode_response_head, error_value,
+    encode_bin_head, encode_error, encode_map_head, encode_notification, encode_request,
+    encode_response, encode_response_head, encode_str_head, encode_value, error_value,
 };
 pub use framer::RpcFramer;
 pub use rmpv;

@@ -27,6 +27,12 @@ pub struct TextFramer {
 }
 
 impl TextFramer {
+    /// Forgets a storage command whose data block is still arriving: the
+    /// server refused it (out of memory) and drops the rest of the block.
+    pub fn forget_pending(&mut self) {
+        self.pending = None;
+    }
+
     pub fn new(max_value: u64) -> TextFramer {
         TextFramer {
             parser: TextParser::default(),

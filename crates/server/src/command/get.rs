@@ -4,7 +4,7 @@ use super::{outcome, Outcome};
 use crate::server::Server;
 use crate::stats::bump;
 use bytes::Bytes;
-use memstored_engine::Lookup;
+use memstored_engine::{Lookup, Record};
 
 /// Reads one record; with `touch`, also sets its expiry (memcached's GAT).
 #[derive(Debug, Clone)]
@@ -50,6 +50,31 @@ impl Get {
                 Outcome::NotFound
             }
             Err(e) => Outcome::from_error(e),
+        }
+    }
+}
+
+impl Get {
+    /// A key named again in the same multi-get: counted as another get (or
+    /// touch) of the record `earlier` found, which is answered again without
+    /// a second lookup, so a compressed value is decompressed once and its
+    /// bytes are shared by every copy in the reply.
+    pub fn repeat(&self, srv: &Server, earlier: Option<&Record>) -> Outcome {
+        let c = &srv.counters;
+        let (cmd, hits, misses) = match self.touch {
+            Some(_) => (&c.cmd_touch, &c.touch_hits, &c.touch_misses),
+            None => (&c.cmd_get, &c.get_hits, &c.get_misses),
+        };
+        bump(cmd);
+        match earlier {
+            Some(r) => {
+                bump(hits);
+                Outcome::Found(r.clone())
+            }
+            None => {
+                bump(misses);
+                Outcome::NotFound
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 //! carried out as one engine `compare_exchange_multi`, which holds the write
 //! locks of every shard involved, so other clients see all or nothing.
 
-use super::{bin, code, map, Args, RpcError, RpcResult, Value};
+use super::{bin, code, map, Args, Reply, RpcError, RpcResult, Value};
 use crate::command::{Delete, Get, Outcome, Store, StoreKind};
 use crate::server::Server;
 use bytes::Bytes;
@@ -146,11 +146,14 @@ pub fn remove_bulk(srv: &Server, params: &[Value]) -> RpcResult {
 }
 
 /// `get_bulk([key, ...], [opts{atomic}])` → `{key: value, ...}` for the keys
-/// present (keys and values as bin).
-pub fn get_bulk(srv: &Server, params: &[Value]) -> RpcResult {
+/// present (keys and values as bin, values referenced, not copied). A key
+/// named twice is looked up once and answered once, as the reply is a map.
+/// A reply whose values would exceed [`super::max_reply`] is refused (41).
+pub fn get_bulk(srv: &Server, params: &[Value]) -> Result<Reply, RpcError> {
     let db = &*srv.db;
     let a = Args::new(params, 1);
-    let keys = keys(a.at(0, "keys")?)?;
+    let mut keys = keys(a.at(0, "keys")?)?;
+    dedup_in_order(&mut keys);
     let found: Vec<(&[u8], Bytes)> = if a.opt_bool("atomic").unwrap_or(false) && db.is_writable() {
         atomic_snapshot(db, &keys, false)?
             .into_iter()
@@ -167,7 +170,30 @@ pub fn get_bulk(srv: &Server, params: &[Value]) -> RpcResult {
         }
         out
     };
-    Ok(Value::Map(
-        found.into_iter().map(|(k, v)| (bin(k), bin(&v))).collect(),
+    let limit = super::max_reply(srv);
+    let total = found
+        .iter()
+        .map(|(k, v)| k.len().saturating_add(v.len()))
+        .fold(0usize, usize::saturating_add);
+    if total > limit {
+        return Err(RpcError::new(
+            code::LOGICAL,
+            format!("the reply would hold {total} bytes, over the limit of {limit}"),
+        ));
+    }
+    Ok(Reply::Map(
+        found
+            .into_iter()
+            .map(|(k, v)| (Reply::Value(bin(k)), Reply::Bin(v)))
+            .collect(),
     ))
+}
+
+/// Drops repeated keys, keeping each first occurrence in place.
+fn dedup_in_order(keys: &mut Vec<&[u8]>) {
+    if keys.len() < 2 {
+        return;
+    }
+    let mut seen = std::collections::HashSet::with_capacity(keys.len());
+    keys.retain(|k| seen.insert(*k));
 }

@@ -32,6 +32,7 @@ mod basic;
 mod bulk;
 mod maint;
 mod record;
+mod reply;
 mod search;
 #[cfg(test)]
 mod tests;
@@ -42,6 +43,7 @@ use crate::server::Server;
 use memstored_engine::{now_secs, Error};
 pub use memstored_protocol::rpc::Value;
 use memstored_protocol::rpc::{map_get, value_bytes, value_str};
+pub use reply::Reply;
 use std::sync::Arc;
 
 /// kt-msgpack error codes (the `code` of an `[code, message]` error).
@@ -144,8 +146,35 @@ impl From<Error> for RpcError {
 
 pub type RpcResult = Result<Value, RpcError>;
 
-/// Calls procedure `method` with `params` (the request's params array).
+/// The largest reply a procedure may build (its values' bytes), as large as
+/// the largest request frame: `-I` plus 1 MiB, at least 64 MiB.
+pub fn max_reply(srv: &Server) -> usize {
+    usize::try_from(srv.cfg.max_item_size)
+        .unwrap_or(usize::MAX)
+        .saturating_add(1 << 20)
+        .max(64 << 20)
+}
+
+/// Calls procedure `method` with `params` (the request's params array);
+/// the result as an owned value. Sessions use [`call_reply`].
 pub fn call(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
+    call_reply(srv, method, params).map(Reply::into_value)
+}
+
+/// Calls procedure `method`; record values in the result are referenced,
+/// not copied.
+pub fn call_reply(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<Reply, RpcError> {
+    match method {
+        "get" => record::get(srv, params),
+        "check" => record::check(srv, params),
+        "seize" => record::seize(srv, params),
+        "get_bulk" => bulk::get_bulk(srv, params),
+        _ => call_value(srv, method, params).map(Reply::Value),
+    }
+}
+
+/// The procedures whose results hold no record values.
+fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
     let db = &*srv.db;
     match method {
         "ping" | "void" => Ok(Value::Nil),
@@ -157,17 +186,13 @@ pub fn call(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
         "add" => record::add(srv, params),
         "replace" => record::replace(srv, params),
         "append" => record::append(srv, params),
-        "get" => record::get(srv, params),
-        "check" => record::check(srv, params),
         "remove" => record::remove(srv, params),
-        "seize" => record::seize(srv, params),
         "cas" => record::cas(srv, params),
         "increment" => record::increment(srv, params),
         "increment_double" => record::increment_double(srv, params),
 
         "set_bulk" => bulk::set_bulk(srv, params),
         "remove_bulk" => bulk::remove_bulk(srv, params),
-        "get_bulk" => bulk::get_bulk(srv, params),
 
         "match_prefix" => search::match_prefix(db, params),
         "match_regex" => search::match_regex(db, params),

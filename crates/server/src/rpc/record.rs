@@ -1,7 +1,7 @@
 //! Single-record procedures: set add replace append get check remove seize
 //! cas increment increment_double.
 
-use super::{as_f64, bin, map, Args, RpcError, RpcResult, Value};
+use super::{as_f64, map, Args, Reply, RpcError, RpcResult, Value};
 use crate::command::{
     CompareExchange, Delete, Get, Increment, IncrementDouble, Number, Origin, Outcome, Seize,
     Store, StoreKind,
@@ -52,17 +52,18 @@ pub fn append(srv: &Server, params: &[Value]) -> RpcResult {
     store(srv, params, StoreKind::AppendOrSet { expires_at: None })
 }
 
-/// `{value, xt?}` (or `{vsiz, xt?}`) of a record; `xt` is its absolute expiry.
-fn record_map(r: &Record, with_value: bool) -> Value {
+/// `{value, xt?}` (or `{vsiz, xt?}`) of a record; `xt` is its absolute
+/// expiry. The value is referenced, not copied.
+fn record_map(r: Record, with_value: bool) -> Reply {
     let mut e = vec![if with_value {
-        ("value", bin(&r.value))
+        ("value", Reply::Bin(r.value))
     } else {
-        ("vsiz", Value::from(r.value.len() as u64))
+        ("vsiz", Value::from(r.value.len() as u64).into())
     }];
     if r.meta.expires_at != 0 {
-        e.push(("xt", Value::from(r.meta.expires_at)));
+        e.push(("xt", Value::from(r.meta.expires_at).into()));
     }
-    map(e)
+    Reply::map(e)
 }
 
 /// The record a `Get` or `Seize` found, or the procedure's error.
@@ -80,15 +81,15 @@ fn key(params: &[Value]) -> Result<Bytes, RpcError> {
 }
 
 /// `get(key)` → `{value, xt?}`; 35 when absent.
-pub fn get(srv: &Server, params: &[Value]) -> RpcResult {
+pub fn get(srv: &Server, params: &[Value]) -> Result<Reply, RpcError> {
     let r = found(Get::new(key(params)?).apply(srv))?;
-    Ok(record_map(&r, true))
+    Ok(record_map(r, true))
 }
 
 /// `check(key)` → `{vsiz, xt?}`; 35 when absent.
-pub fn check(srv: &Server, params: &[Value]) -> RpcResult {
+pub fn check(srv: &Server, params: &[Value]) -> Result<Reply, RpcError> {
     let r = found(Get::new(key(params)?).apply(srv))?;
-    Ok(record_map(&r, false))
+    Ok(record_map(r, false))
 }
 
 /// `remove(key)` → nil; 35 when absent.
@@ -104,9 +105,9 @@ pub fn remove(srv: &Server, params: &[Value]) -> RpcResult {
 }
 
 /// `seize(key)` → `{value, xt?}`, removing the record atomically; 35 when absent.
-pub fn seize(srv: &Server, params: &[Value]) -> RpcResult {
+pub fn seize(srv: &Server, params: &[Value]) -> Result<Reply, RpcError> {
     let r = found(Seize { key: key(params)? }.apply(srv))?;
-    Ok(record_map(&r, true))
+    Ok(record_map(r, true))
 }
 
 /// An optional value given positionally or as an option; nil = absent.

@@ -1,0 +1,307 @@
+//! Hostile clients against memory (issue 12, items 8 and 9): partial
+//! requests on many connections, clients that never read their replies on
+//! every protocol, and duplicated keys in one multi-get. Each attack must
+//! leave the server alive, a sentinel record readable, a well-behaved
+//! client's worst round trip under 100 ms, and the server's memory within a
+//! stated bound.
+
+mod common;
+use common::*;
+use memstored_protocol::rpc::{self, rmpv, Value};
+use std::io::Write;
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// The connection memory budget these tests give the server.
+const BUDGET_MIB: u64 = 32;
+/// What the server may grow by beyond the budget (allocator slack, runtime,
+/// per-connection state of a few hundred connections).
+const SLACK_MIB: u64 = 48;
+
+fn stats(server: &Server) -> Vec<(String, String)> {
+    let mut t = Text::new(server.connect());
+    t.send(b"stats\r\n");
+    let mut v = Vec::new();
+    loop {
+        let l = t.line();
+        if l == "END" {
+            return v;
+        }
+        let mut f = l.splitn(3, ' ');
+        if let (Some("STAT"), Some(k), Some(val)) = (f.next(), f.next(), f.next()) {
+            v.push((k.to_string(), val.to_string()));
+        }
+    }
+}
+
+fn stat(server: &Server, name: &str) -> u64 {
+    stats(server)
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or_else(|| panic!("no numeric stat {name}"))
+}
+
+/// Waits (polling the server's own counters) until `cond` holds.
+fn wait_until(server: &Server, what: &str, cond: impl Fn(&Server) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !cond(server) {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Peak resident memory of the server, in KiB.
+fn peak_kib(server: &Server) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", server.pid)).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}
+
+/// A well-behaved client: the sentinel reads back and 50 set+get round
+/// trips each take under 100 ms.
+fn assert_unharmed(server: &Server, what: &str) {
+    let mut t = Text::new(server.connect());
+    assert_eq!(t.cmd("get sentinel\r\n"), "VALUE sentinel 7 5", "{what}");
+    assert_eq!(t.line(), "alive");
+    assert_eq!(t.line(), "END");
+    let mut worst = Duration::ZERO;
+    for i in 0..50 {
+        let start = Instant::now();
+        assert_eq!(t.cmd(&format!("set probe 0 0 3\r\n{i:03}\r\n")), "STORED");
+        assert_eq!(t.cmd("get probe\r\n"), "VALUE probe 0 3", "{what}");
+        assert_eq!(t.line(), format!("{i:03}"));
+        assert_eq!(t.line(), "END");
+        worst = worst.max(start.elapsed());
+    }
+    assert!(
+        worst < Duration::from_millis(100),
+        "{what}: a well-behaved client waited {worst:?}"
+    );
+}
+
+fn start_with_sentinel(extra: &[&str]) -> Server {
+    let budget = format!("{BUDGET_MIB}m");
+    let mut args = vec!["--conn-memory", budget.as_str(), "-I", "2m"];
+    args.extend_from_slice(extra);
+    let server = Server::start(&args);
+    let mut t = Text::new(server.connect());
+    assert_eq!(t.cmd("set sentinel 7 0 5\r\nalive\r\n"), "STORED");
+    server
+}
+
+fn assert_grew_at_most(server: &Server, before_kib: u64, bound_mib: u64, what: &str) {
+    let grew = server.rss_kib().saturating_sub(before_kib);
+    assert!(
+        grew < bound_mib * 1024,
+        "{what}: the server grew by {grew} KiB (bound {bound_mib} MiB)"
+    );
+}
+
+/// A MessagePack-RPC request frame.
+fn rpc_request(msgid: u32, method: &str, params: &[Value]) -> Vec<u8> {
+    let mut b = bytes::BytesMut::new();
+    rpc::encode_request(msgid, method, params, &mut b);
+    b.to_vec()
+}
+
+/// Reads one response: `Ok(result)` or `Err(error)`.
+fn rpc_response(s: &mut TcpStream) -> Result<Value, Value> {
+    let v = rmpv::decode::read_value(s).expect("a response");
+    let Value::Array(mut a) = v else {
+        panic!("not a response: {v:?}")
+    };
+    assert_eq!(a.len(), 4, "{a:?}");
+    let result = a.pop().unwrap_or(Value::Nil);
+    let error = a.pop().unwrap_or(Value::Nil);
+    if error.is_nil() {
+        Ok(result)
+    } else {
+        Err(error)
+    }
+}
+
+fn binary_set_head(key: &[u8], value_len: usize) -> Vec<u8> {
+    let extras = set_extras(0, 0);
+    let body = (extras.len() + key.len() + value_len) as u32;
+    let mut h = vec![0x80, SET];
+    h.extend_from_slice(&(key.len() as u16).to_be_bytes());
+    h.push(extras.len() as u8);
+    h.extend_from_slice(&[0, 0, 0]);
+    h.extend_from_slice(&body.to_be_bytes());
+    h.extend_from_slice(&[0; 12]);
+    h.extend_from_slice(&extras);
+    h.extend_from_slice(key);
+    h
+}
+
+#[test]
+fn partial_bodies_on_many_connections_stay_within_the_budget() {
+    let server = start_with_sentinel(&[]);
+    let before = server.rss_kib();
+    // 300 connections, 100 per protocol, each 700 KiB into a 1 MiB request
+    // that never completes: 205 MiB if the server buffered them all.
+    let sent = 700 << 10;
+    let mut conns = Vec::new();
+    for i in 0..300 {
+        let mut s = server.connect();
+        s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut head = match i % 3 {
+            0 => format!("set partial{i} 0 0 {}\r\n", 1 << 20).into_bytes(),
+            1 => binary_set_head(format!("partial{i}").as_bytes(), 1 << 20),
+            // An RPC set whose value (a bin 32 of 1 MiB) is cut short.
+            _ => {
+                let mut f = vec![0x94, 0x00, 0x01, 0xa3, b's', b'e', b't', 0x92, 0xa1, b'k'];
+                f.extend_from_slice(&[0xc6, 0x00, 0x10, 0x00, 0x00]);
+                f
+            }
+        };
+        head.resize(head.len() + sent, b'p');
+        // The server may stop reading or refuse us: that is the defence.
+        let _ = s.write_all(&head);
+        conns.push(s);
+    }
+    wait_until(&server, "the budget to refuse someone", |s| {
+        stat(s, "conn_buffer_refused") > 0
+    });
+    assert!(stat(&server, "conn_buffer_bytes") <= (BUDGET_MIB + 8) << 20);
+    assert_unharmed(&server, "partial bodies");
+    assert_grew_at_most(&server, before, BUDGET_MIB + SLACK_MIB, "partial bodies");
+}
+
+#[test]
+fn a_request_the_budget_cannot_hold_is_answered_out_of_memory_and_skipped() {
+    let server = Server::start(&["--conn-memory", "512k", "-I", "2m"]);
+    let body = vec![b'b'; 1 << 20];
+    // Text: the whole 1 MiB request arrives; memcached's answer, and the
+    // connection goes on with the next request.
+    let mut t = Text::new(server.connect());
+    let w = t.w.try_clone().unwrap();
+    let mut request = b"set k 0 0 1048576\r\n".to_vec();
+    request.extend_from_slice(&body);
+    request.extend_from_slice(b"\r\nget k\r\n");
+    let writer = std::thread::spawn(move || (&w).write_all(&request).is_ok());
+    assert_eq!(t.line(), "SERVER_ERROR out of memory storing object");
+    assert_eq!(t.line(), "END");
+    assert!(writer.join().unwrap());
+    // Binary: status 0x82 (out of memory), then the next request is served.
+    let mut b = server.connect();
+    let w = b.try_clone().unwrap();
+    let mut request = binary_set_head(b"k", body.len());
+    request.extend_from_slice(&body);
+    request.extend_from_slice(&req(GET, b"k", &[], &[], 0, 0));
+    let writer = std::thread::spawn(move || (&w).write_all(&request).is_ok());
+    let r = read_resp(&mut b);
+    assert_eq!((r.opcode, r.status), (SET, 0x82));
+    let r = read_resp(&mut b);
+    assert_eq!((r.opcode, r.status), (GET, 0x01));
+    assert!(writer.join().unwrap());
+    assert!(stat(&server, "conn_buffer_refused") >= 2);
+}
+
+#[test]
+fn clients_that_never_read_on_every_protocol_stay_within_the_budget() {
+    let server = start_with_sentinel(&[]);
+    let big = vec![b'v'; 1 << 20];
+    let mut t = Text::new(server.connect());
+    t.send(format!("set big 0 0 {}\r\n", big.len()).as_bytes());
+    t.send(&big);
+    assert_eq!(t.cmd("\r\n"), "STORED");
+    let before = server.rss_kib();
+    // 30 connections per protocol each ask for the 1 MiB value 200 times
+    // and read nothing: 18 GiB of replies if the server built them all.
+    let text_burst = "get big\r\n".repeat(200).into_bytes();
+    let binary_burst = req(GET, b"big", &[], &[], 0, 0).repeat(200);
+    let rpc_burst: Vec<u8> = (0..200u32)
+        .flat_map(|i| rpc_request(i, "get", &[Value::from("big")]))
+        .collect();
+    let mut conns = Vec::new();
+    for burst in [&text_burst, &binary_burst, &rpc_burst] {
+        for _ in 0..30 {
+            let mut s = server.connect();
+            s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+            let _ = s.write_all(burst);
+            conns.push(s);
+        }
+    }
+    wait_until(&server, "the budget to drop a non-reader", |s| {
+        stat(s, "conn_buffer_refused") > 0
+    });
+    assert_unharmed(&server, "clients that never read");
+    assert_grew_at_most(&server, before, BUDGET_MIB + SLACK_MIB, "non-readers");
+}
+
+#[test]
+fn a_key_repeated_in_one_multi_get_is_looked_up_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("{}/dup.tkh#compression=lz4", dir.path().display());
+    let server = start_with_sentinel(&["-s", &db]);
+    // 1 MiB that lz4 squeezes to a few KiB: every lookup is a fresh 1 MiB.
+    let value: Vec<u8> = (0..1u32 << 20).map(|i| b'a' + (i % 7) as u8).collect();
+    let mut t = Text::new(server.connect());
+    t.send(format!("set dup 0 0 {}\r\n", value.len()).as_bytes());
+    t.send(&value);
+    assert_eq!(t.cmd("\r\n"), "STORED");
+    let peak_before = peak_kib(&server);
+    let hits_before = stat(&server, "get_hits");
+
+    // Text: one get naming the key 400 times answers it 400 times.
+    let line = format!("get{}\r\n", " dup".repeat(400));
+    t.send(line.as_bytes());
+    for _ in 0..400 {
+        assert_eq!(t.line(), format!("VALUE dup 0 {}", value.len()));
+        assert!(t.bytes(value.len() + 2).starts_with(&value[..64]));
+    }
+    assert_eq!(t.line(), "END");
+    // Each counts as a get hit, as in memcached.
+    assert_eq!(stat(&server, "get_hits") - hits_before, 400);
+
+    // RPC: get_bulk naming it 3000 times answers one record.
+    let mut r = server.connect();
+    let keys = Value::Array(vec![Value::from("dup"); 3000]);
+    r.write_all(&rpc_request(1, "get_bulk", &[keys])).unwrap();
+    let Ok(Value::Map(m)) = rpc_response(&mut r) else {
+        panic!("get_bulk failed")
+    };
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0].1.as_slice(), Some(&value[..]));
+
+    let grew = peak_kib(&server).saturating_sub(peak_before);
+    assert!(
+        grew < 64 * 1024,
+        "peak memory grew by {grew} KiB for 3400 copies of one key"
+    );
+    assert_unharmed(&server, "duplicated keys");
+}
+
+#[test]
+fn an_rpc_reply_over_the_bound_is_refused() {
+    let server = start_with_sentinel(&["-s", "*#capsiz=256m"]);
+    // 70 distinct 1 MiB records: a 70 MiB get_bulk reply, over the 64 MiB bound.
+    let mut r = server.connect();
+    let value = Value::Binary(vec![b'x'; 1 << 20]);
+    for i in 0..70u32 {
+        let key = Value::from(format!("r{i}"));
+        r.write_all(&rpc_request(i, "set", &[key, value.clone()]))
+            .unwrap();
+        assert_eq!(rpc_response(&mut r), Ok(Value::Nil));
+    }
+    let keys = Value::Array((0..70).map(|i| Value::from(format!("r{i}"))).collect());
+    r.write_all(&rpc_request(100, "get_bulk", &[keys])).unwrap();
+    let Err(Value::Array(e)) = rpc_response(&mut r) else {
+        panic!("a 70 MiB reply was not refused")
+    };
+    assert_eq!(e.first().and_then(Value::as_i64), Some(41), "{e:?}");
+    // 60 of them fit.
+    let keys = Value::Array((0..60).map(|i| Value::from(format!("r{i}"))).collect());
+    r.write_all(&rpc_request(101, "get_bulk", &[keys])).unwrap();
+    let Ok(Value::Map(m)) = rpc_response(&mut r) else {
+        panic!("a 60 MiB get_bulk failed")
+    };
+    assert_eq!(m.len(), 60);
+    assert_unharmed(&server, "a reply over the bound");
+}
