@@ -16,8 +16,9 @@
 //! - while the budget is spent, a connection whose client does not read its
 //!   replies gets the same wait for the socket to drain, then is closed.
 //!
-//! The initial read buffer (`-B`) and a connection's first reply are always
-//! allowed, so small requests keep being served when the budget is spent.
+//! A read buffer up to 16 KiB and a batch of replies up to 64 KiB are not
+//! charged (so small requests keep being served when the budget is spent,
+//! and the common path touches no shared counter).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -37,6 +38,9 @@ pub struct Budget {
     used: AtomicUsize,
     wait: Duration,
     released: Notify,
+    /// Connections in [`Budget::take`]; a release wakes them only if any,
+    /// so the common path never touches `released`'s lock.
+    waiters: AtomicUsize,
     /// Connections refused (answered "out of memory", closed) for want of budget.
     pub refused: AtomicU64,
 }
@@ -48,6 +52,7 @@ impl Budget {
             used: AtomicUsize::new(0),
             wait,
             released: Notify::new(),
+            waiters: AtomicUsize::new(0),
             refused: AtomicU64::new(0),
         }
     }
@@ -82,6 +87,16 @@ impl Budget {
     /// Charges `n` bytes, waiting up to [`Budget::wait`] for them to be
     /// given back by others. False: still no room.
     pub async fn take(&self, n: usize) -> bool {
+        if self.try_take(n) {
+            return true;
+        }
+        self.waiters.fetch_add(1, Ordering::AcqRel);
+        let granted = self.take_waiting(n).await;
+        self.waiters.fetch_sub(1, Ordering::AcqRel);
+        granted
+    }
+
+    async fn take_waiting(&self, n: usize) -> bool {
         let deadline = tokio::time::Instant::now() + self.wait;
         loop {
             let released = self.released.notified();
@@ -104,7 +119,9 @@ impl Budget {
     fn give(&self, n: usize) {
         if n > 0 {
             self.used.fetch_sub(n, Ordering::AcqRel);
-            self.released.notify_waiters();
+            if self.waiters.load(Ordering::Acquire) > 0 {
+                self.released.notify_waiters();
+            }
         }
     }
 }

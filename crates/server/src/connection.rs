@@ -106,6 +106,17 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
 /// A read buffer may grow to this size (or `-B`, if larger) without asking
 /// the memory budget, so small requests are served even when it is spent.
 const UNBUDGETED_READ: usize = 16 << 10;
+/// What a read buffer of `capacity` bytes is charged.
+fn read_charge(capacity: usize, unbudgeted: usize) -> usize {
+    if capacity > unbudgeted {
+        capacity
+    } else {
+        0
+    }
+}
+
+/// Replies pending up to this size are not charged to the budget.
+const UNBUDGETED_OUT: usize = 64 << 10;
 
 async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
     let initial = srv.cfg.initial_size.max(64);
@@ -114,7 +125,6 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
     let mut rbuf = BytesMut::with_capacity(initial);
     let mut out = Out::new();
     let mut charge = Charge::new(&srv.budget);
-    charge.set(rbuf.capacity());
     let mut cs = ConnState::default();
     let mut session: Option<AnySession> = None;
     let (late_tx, mut late_rx) = mpsc::unbounded_channel::<BytesMut>();
@@ -146,7 +156,7 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
                         out.put(&done);
                         late = late_rx.try_recv().ok();
                     }
-                    if !write(stream, srv, &mut out, &mut charge, rbuf.capacity()).await? {
+                    if !write(stream, srv, &mut out, &mut charge, read_charge(rbuf.capacity(), unbudgeted)).await? {
                         return Ok(());
                     }
                     continue;
@@ -177,8 +187,14 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
                         need,
                         &mut out,
                     );
-                    let written =
-                        write(stream, srv, &mut out, &mut charge, rbuf.capacity()).await?;
+                    let written = write(
+                        stream,
+                        srv,
+                        &mut out,
+                        &mut charge,
+                        read_charge(rbuf.capacity(), unbudgeted),
+                    )
+                    .await?;
                     if !(go_on && written) {
                         return Ok(());
                     }
@@ -187,7 +203,8 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
                 }
                 rbuf.reserve(want);
             }
-            charge.set(rbuf.capacity());
+            // Buffers within the unbudgeted size are not charged.
+            charge.set(read_charge(rbuf.capacity(), unbudgeted));
         }
         let before = rbuf.len();
         match read_some(stream, &mut rbuf) {
@@ -224,7 +241,15 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
         };
         loop {
             let step = s.process(&mut cx, &mut cs, &mut rbuf);
-            if !write(stream, srv, cx.out, &mut charge, rbuf.capacity()).await? {
+            if !write(
+                stream,
+                srv,
+                cx.out,
+                &mut charge,
+                read_charge(rbuf.capacity(), unbudgeted),
+            )
+            .await?
+            {
                 return Ok(());
             }
             match step {
@@ -258,7 +283,10 @@ async fn write(
     if let Err(e) = srv.db.flush_dirty() {
         tracing::error!("handing writes to the OS failed: {e}");
     }
-    charge.set(read_buffer + out.len());
+    let charged = out.len() > UNBUDGETED_OUT;
+    if charged {
+        charge.set(read_buffer + out.len());
+    }
     let n = if srv.budget.is_spent() {
         match tokio::time::timeout(srv.budget.wait(), out.write_to(stream)).await {
             Ok(r) => r?,
@@ -271,7 +299,9 @@ async fn write(
     } else {
         out.write_to(stream).await?
     };
-    charge.set(read_buffer);
+    if charged {
+        charge.set(read_buffer);
+    }
     stats::add(&srv.counters.bytes_written, n as u64);
     Ok(true)
 }
