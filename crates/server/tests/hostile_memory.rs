@@ -7,9 +7,8 @@
 
 mod common;
 use common::*;
-use memstored_protocol::rpc::{self, rmpv, Value};
+use memstored_protocol::rpc::Value;
 use std::io::Write;
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 /// The connection memory budget these tests give the server.
@@ -17,50 +16,6 @@ const BUDGET_MIB: u64 = 32;
 /// What the server may grow by beyond the budget (allocator slack, runtime,
 /// per-connection state of a few hundred connections).
 const SLACK_MIB: u64 = 48;
-
-fn stats(server: &Server) -> Vec<(String, String)> {
-    let mut t = Text::new(server.connect());
-    t.send(b"stats\r\n");
-    let mut v = Vec::new();
-    loop {
-        let l = t.line();
-        if l == "END" {
-            return v;
-        }
-        let mut f = l.splitn(3, ' ');
-        if let (Some("STAT"), Some(k), Some(val)) = (f.next(), f.next(), f.next()) {
-            v.push((k.to_string(), val.to_string()));
-        }
-    }
-}
-
-fn stat(server: &Server, name: &str) -> u64 {
-    stats(server)
-        .into_iter()
-        .find(|(k, _)| k == name)
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or_else(|| panic!("no numeric stat {name}"))
-}
-
-/// Waits (polling the server's own counters) until `cond` holds.
-fn wait_until(server: &Server, what: &str, cond: impl Fn(&Server) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !cond(server) {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Peak resident memory of the server, in KiB.
-fn peak_kib(server: &Server) -> u64 {
-    let status =
-        std::fs::read_to_string(format!("/proc/{}/status", server.pid)).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
-}
 
 /// A well-behaved client: the sentinel reads back and 50 set+get round
 /// trips each take under 100 ms.
@@ -100,29 +55,6 @@ fn assert_grew_at_most(server: &Server, before_kib: u64, bound_mib: u64, what: &
         grew < bound_mib * 1024,
         "{what}: the server grew by {grew} KiB (bound {bound_mib} MiB)"
     );
-}
-
-/// A MessagePack-RPC request frame.
-fn rpc_request(msgid: u32, method: &str, params: &[Value]) -> Vec<u8> {
-    let mut b = bytes::BytesMut::new();
-    rpc::encode_request(msgid, method, params, &mut b);
-    b.to_vec()
-}
-
-/// Reads one response: `Ok(result)` or `Err(error)`.
-fn rpc_response(s: &mut TcpStream) -> Result<Value, Value> {
-    let v = rmpv::decode::read_value(s).expect("a response");
-    let Value::Array(mut a) = v else {
-        panic!("not a response: {v:?}")
-    };
-    assert_eq!(a.len(), 4, "{a:?}");
-    let result = a.pop().unwrap_or(Value::Nil);
-    let error = a.pop().unwrap_or(Value::Nil);
-    if error.is_nil() {
-        Ok(result)
-    } else {
-        Err(error)
-    }
 }
 
 fn binary_set_head(key: &[u8], value_len: usize) -> Vec<u8> {
@@ -246,7 +178,7 @@ fn a_key_repeated_in_one_multi_get_is_looked_up_once() {
     t.send(format!("set dup 0 0 {}\r\n", value.len()).as_bytes());
     t.send(&value);
     assert_eq!(t.cmd("\r\n"), "STORED");
-    let peak_before = peak_kib(&server);
+    let peak_before = server.peak_kib();
     let hits_before = stat(&server, "get_hits");
 
     // Text: one get naming the key 400 times answers it 400 times.
@@ -270,7 +202,7 @@ fn a_key_repeated_in_one_multi_get_is_looked_up_once() {
     assert_eq!(m.len(), 1);
     assert_eq!(m[0].1.as_slice(), Some(&value[..]));
 
-    let grew = peak_kib(&server).saturating_sub(peak_before);
+    let grew = server.peak_kib().saturating_sub(peak_before);
     assert!(
         grew < 64 * 1024,
         "peak memory grew by {grew} KiB for 3400 copies of one key"

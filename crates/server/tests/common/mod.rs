@@ -2,7 +2,10 @@
 //! reports (`spawn.rs`) and speak the wire protocols over std `TcpStream`.
 #![allow(dead_code)]
 
+mod probe;
 mod spawn;
+#[allow(unused_imports)]
+pub use probe::*;
 pub use spawn::{Announce, Spawned};
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -44,13 +47,23 @@ impl Spawned {
 
     /// Resident memory of the server process, in KiB.
     pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS")
+    }
+
+    /// Peak resident memory of the server process, in KiB.
+    pub fn peak_kib(&self) -> u64 {
+        self.status_kib("VmHWM")
+    }
+
+    /// A `/proc/PID/status` field given in kB.
+    fn status_kib(&self, field: &str) -> u64 {
         let status =
             std::fs::read_to_string(format!("/proc/{}/status", self.pid)).expect("proc status");
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS")
+            .unwrap_or_else(|| panic!("{field} in /proc/{}/status", self.pid))
     }
 }
 
