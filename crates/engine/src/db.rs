@@ -196,7 +196,7 @@ impl Db {
             }
             .and_then(|()| open_store(&name, n, path, writable, &fs));
             match opened {
-                Ok(store) => shards.push(Shard::new(store)),
+                Ok(store) => shards.push(Shard::new(store, name.persistent)),
                 Err(e) => {
                     drop(shards);
                     if let Some(lock) = lock {
@@ -409,6 +409,9 @@ impl Db {
         }
         if self.name.cap_rec_num > 0 {
             out.push(("cap_rec_num".into(), self.name.cap_rec_num.to_string()));
+        }
+        if self.name.persistent {
+            out.push(("persistent".into(), "true".into()));
         }
         if !self.name.ignored.is_empty() {
             out.push(("ignored_params".into(), self.name.ignored.join(",")));

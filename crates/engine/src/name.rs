@@ -1,5 +1,8 @@
 //! The database name grammar: `PATH[#k=v[,k=v...]]`, where `#` may also
 //! separate parameters (Tokyo Cabinet style, `db.tch#bnum=1000000#apow=10`).
+//! Kyoto Cabinet's and Kyoto Tycoon's names are read too (`kc.rs`).
+
+mod kc;
 
 use crate::status::{Error, Result};
 
@@ -81,6 +84,9 @@ pub struct DbName {
     /// `truncate=true`: a writable open starts from empty files (Tkrzw's
     /// open option), so a program can be run twice from the same state.
     pub truncate: bool,
+    /// `ktopts=p` (Kyoto Tycoon's persistent option): records never expire;
+    /// an expiry given to a write is dropped, as KT's TimedDB does.
+    pub persistent: bool,
     /// Parameters accepted for compatibility and ignored, kept for `inspect` and logs.
     pub ignored: Vec<String>,
     /// The engine named by `dbm=`, while parsing.
@@ -142,6 +148,14 @@ const KNOWN_PARAMS: &[&str] = &[
     "update_mode",
     "sync",
     "truncate",
+    "type",
+    "buckets",
+    "capcnt",
+    "options",
+    "zcomp",
+    "ktopts",
+    "ktcapcnt",
+    "ktcapsiz",
 ];
 
 impl DbName {
@@ -162,6 +176,7 @@ impl DbName {
             compression: Compression::None,
             sync: SyncMode::None,
             truncate: false,
+            persistent: false,
             ignored: Vec::new(),
             dbm: None,
         };
@@ -176,6 +191,20 @@ impl DbName {
             Some(kind) => kind,
             None => kind_from_path(path)?,
         };
+        if (out.cap_rec_num > 0 || out.cap_mem_size > 0) && out.kind != EngineKind::MemHash {
+            tracing::info!(
+                "capacity limits apply to the in-memory hash (*) only; ignored for {}",
+                out.kind.label()
+            );
+            for (k, v) in [
+                ("cap_rec_num", out.cap_rec_num),
+                ("cap_mem_size", out.cap_mem_size),
+            ] {
+                if v > 0 {
+                    out.ignored.push(format!("{k}={v}"));
+                }
+            }
+        }
         if out.num_shards == 0 {
             return Err(Error::InvalidArgument(
                 "num_shards must be at least 1".into(),
@@ -195,10 +224,19 @@ impl DbName {
     fn apply(&mut self, key: &str, value: &str) -> Result<()> {
         match key {
             "dbm" => self.dbm = Some(kind_from_dbm(value)?),
+            "type" => self.dbm = Some(kc::kind_from_type(value)?),
             "num_shards" => self.num_shards = to_usize(key, parse_number(key, value)?)?,
-            "num_buckets" | "bnum" => self.num_buckets = to_usize(key, parse_number(key, value)?)?,
+            "num_buckets" | "bnum" | "buckets" => {
+                self.num_buckets = to_usize(key, parse_number(key, value)?)?
+            }
             "cap_rec_num" | "capnum" => self.cap_rec_num = parse_number(key, value)?,
             "cap_mem_size" | "capsiz" => self.cap_mem_size = parse_number(key, value)?,
+            _ if kc::capacity_word(key) == Some(true) => {
+                self.cap_rec_num = parse_number(key, value)?
+            }
+            _ if kc::capacity_word(key) == Some(false) => {
+                self.cap_mem_size = parse_number(key, value)?
+            }
             "compression" | "record_comp_mode" => {
                 self.compression = match value.to_ascii_lowercase().as_str() {
                     "none" | "" => Compression::None,
@@ -211,19 +249,16 @@ impl DbName {
                     }
                 }
             }
-            "opts" => {
-                // Tokyo Cabinet options: d (deflate), b (bzip2), t (tcbs) all mean compressed;
-                // l (large) means nothing here since offsets are 64-bit anyway.
-                for c in value.chars() {
-                    match c.to_ascii_lowercase() {
-                        'd' | 'b' | 't' | 'x' => self.compression = Compression::Zstd,
-                        'l' => {}
-                        other => {
-                            return Err(Error::InvalidArgument(format!(
-                                "opts={value}: unknown option letter {other:?} (known: l d b t x)"
-                            )))
-                        }
-                    }
+            "opts" | "options" => self.apply_opts(value)?,
+            "zcomp" | "compressor" => match kc::zcomp(value) {
+                Some(c) => self.compression = c,
+                None => self.ignore(key, value),
+            },
+            "ktopts" | "ktoptions" => {
+                // KT defines one letter; others are ignored, as KT does.
+                self.persistent = value.contains('p');
+                if value.chars().any(|c| c != 'p') {
+                    self.ignore(key, value);
                 }
             }
             "update_mode" => match value {
@@ -251,30 +286,61 @@ impl DbName {
                 }
             }
             "truncate" => self.truncate = parse_bool(key, value)?,
-            _ if IGNORED_PARAMS.contains(&key) => {
-                tracing::info!(
-                    "database parameter {key}={value} means nothing to memstored; ignored"
-                );
-                self.ignored.push(format!("{key}={value}"));
+            _ if IGNORED_PARAMS.contains(&key) || kc::IGNORED.contains(&key) => {
+                self.ignore(key, value)
             }
             _ => {
                 return Err(Error::InvalidArgument(format!(
-                    "unknown database parameter {key:?}; known: {}; accepted and ignored: {}",
+                    "unknown database parameter {key:?}; known: {}; accepted and ignored: {} {}",
                     KNOWN_PARAMS.join(" "),
-                    IGNORED_PARAMS.join(" ")
+                    IGNORED_PARAMS.join(" "),
+                    kc::IGNORED.join(" ")
                 )))
             }
+        }
+        Ok(())
+    }
+
+    /// Accepts a parameter that means nothing here: logged, and kept for `inspect`.
+    fn ignore(&mut self, key: &str, value: &str) {
+        tracing::info!("database parameter {key}={value} means nothing to memstored; ignored");
+        self.ignored.push(format!("{key}={value}"));
+    }
+
+    /// `opts=`: the option letters of Tokyo Cabinet (`l` large, `d` deflate,
+    /// `b` bzip2, `t` TCBS, `x` external) and Kyoto Cabinet (`s` small, `l`
+    /// linear, `c` compress). The compression letters turn compression on;
+    /// the addressing and collision-chain letters mean nothing here (offsets
+    /// are 64-bit, the index is in memory) and are logged as ignored. A
+    /// letter neither defines is refused, as a typo.
+    fn apply_opts(&mut self, value: &str) -> Result<()> {
+        let mut unused = String::new();
+        for c in value.chars() {
+            match c.to_ascii_lowercase() {
+                'd' | 'b' | 't' | 'x' | 'c' => self.compression = Compression::Zstd,
+                'l' | 's' => unused.push(c),
+                other => {
+                    return Err(Error::InvalidArgument(format!(
+                        "opts={value}: unknown option letter {other:?} (known: l s c d b t x)"
+                    )))
+                }
+            }
+        }
+        if !unused.is_empty() {
+            self.ignore("opts", &unused);
         }
         Ok(())
     }
 }
 
 fn kind_from_path(path: &str) -> Result<EngineKind> {
-    if path == "*" || path == ":memory:" || path.is_empty() {
+    if path == ":memory:" || path.is_empty() {
         return Ok(EngineKind::MemHash);
     }
-    if path == "+" {
-        return Ok(EngineKind::MemTree);
+    // `*`, `+` and Kyoto Cabinet's other symbols, as the last path component.
+    let last = path.rsplit('/').next().unwrap_or(path);
+    if let Some(kind) = kc::kind_from_symbol(last) {
+        return Ok(kind);
     }
     // A backup (`casket.tkh.backup.20261121000000`) is of its original's kind.
     let base = path.split_once(".backup.").map_or(path, |(b, _)| b);
@@ -284,12 +350,14 @@ fn kind_from_path(path: &str) -> Result<EngineKind> {
         .unwrap_or_default();
     match ext.as_str() {
         "mem" | "tkmt" | "tkmh" => Ok(EngineKind::MemFile),
-        "hash" | "tkh" | "tch" | "kch" => Ok(EngineKind::FileHash),
-        "tree" | "tkt" | "tcb" | "kct" => Ok(EngineKind::FileTree),
-        _ => Err(Error::InvalidArgument(format!(
-            "cannot tell the engine of {path:?}: use *, +, or a path ending in \
-             .hash/.tkh/.tch, .tree/.tkt/.tcb, .mem/.tkmt, or give dbm="
-        ))),
+        "hash" | "tkh" | "tch" => Ok(EngineKind::FileHash),
+        "tree" | "tkt" | "tcb" => Ok(EngineKind::FileTree),
+        kc_ext => kc::kind_from_extension(kc_ext).unwrap_or_else(|| {
+            Err(Error::InvalidArgument(format!(
+                "cannot tell the engine of {path:?}: use *, +, or a path ending in \
+                 .hash/.tkh/.tch/.kch, .tree/.tkt/.tcb/.kct, .mem/.tkmt, or give dbm="
+            )))
+        }),
     }
 }
 

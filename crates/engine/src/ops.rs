@@ -250,7 +250,8 @@ impl Db {
             let r = cur.ok_or_else(not_found)?.clone();
             Ok((Action::Touch { expires_at }, r))
         })?;
-        rec.meta.expires_at = expires_at;
+        // What the shard stored: no expiry on a persistent (`ktopts=p`) database.
+        rec.meta.expires_at = if self.name.persistent { 0 } else { expires_at };
         Ok(rec)
     }
 

@@ -31,12 +31,28 @@ pub struct ShardState {
     pub store: Box<dyn Store>,
     /// The last CAS handed out; every change takes the next one.
     pub last_cas: u64,
+    /// `ktopts=p`: every write is stored without an expiry.
+    persistent: bool,
 }
 
 impl ShardState {
-    pub fn new(store: Box<dyn Store>) -> Self {
+    pub fn new(store: Box<dyn Store>, persistent: bool) -> Self {
         let last_cas = store.max_cas();
-        ShardState { store, last_cas }
+        ShardState {
+            store,
+            last_cas,
+            persistent,
+        }
+    }
+
+    /// The expiry a write stores: none on a persistent database.
+    #[inline]
+    fn expiry(&self, expires_at: u64) -> u64 {
+        if self.persistent {
+            0
+        } else {
+            expires_at
+        }
     }
 
     /// The record of `key` unless absent or expired at `now`.
@@ -81,6 +97,7 @@ impl ShardState {
         expires_at: u64,
     ) -> Result<u64> {
         let cas = self.next_cas()?;
+        let expires_at = self.expiry(expires_at);
         self.store.put_slice(
             key,
             value,
@@ -103,6 +120,7 @@ impl ShardState {
                 expires_at,
             } => {
                 let cas = self.next_cas()?;
+                let expires_at = self.expiry(expires_at);
                 self.store.put(
                     key,
                     value,
@@ -119,6 +137,7 @@ impl ShardState {
                 Ok(None)
             }
             Action::Touch { expires_at } => {
+                let expires_at = self.expiry(expires_at);
                 if let Some(r) = self.store.get(key)? {
                     self.store.put(
                         key,
@@ -146,9 +165,9 @@ pub struct Shard {
 }
 
 impl Shard {
-    pub fn new(store: Box<dyn Store>) -> Self {
+    pub fn new(store: Box<dyn Store>, persistent: bool) -> Self {
         Shard {
-            state: RwLock::new(ShardState::new(store)),
+            state: RwLock::new(ShardState::new(store, persistent)),
             dirty: AtomicBool::new(false),
         }
     }

@@ -42,3 +42,40 @@ fn truncate_starts_every_file_engine_empty() {
     }
     assert!(Db::open("*#truncate=maybe", true).is_err());
 }
+
+/// Every engine kind takes `truncate=true` (Tkrzw programs pass it whatever
+/// the engine): the in-memory ones start empty anyway, the file ones drop
+/// their files even when nothing is written after the truncating open.
+#[test]
+fn truncate_is_accepted_by_every_engine_kind() {
+    use memstored_engine::EngineKind::*;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let cases = [
+        ("*#truncate=true".to_string(), MemHash),
+        ("*#capsiz=1m,truncate=true".to_string(), MemHash),
+        ("+#truncate=true".to_string(), MemTree),
+        ("%#truncate=true".to_string(), MemTree),
+        (format!("{d}/m.tkmt#truncate=true"), MemFile),
+        (format!("{d}/h.kch#truncate=true"), FileHash),
+        (format!("{d}/t.kct#truncate=true"), FileTree),
+        (format!("{d}/s.tkt#num_shards=2,truncate=true"), FileTree),
+    ];
+    for (name, kind) in cases {
+        let plain = name.replace("truncate=true", "truncate=false");
+        {
+            let db = Db::open(&plain, true).unwrap();
+            assert_eq!(db.name().kind, kind, "{name}");
+            db.set(b"old", b"1", true).unwrap();
+            db.close().unwrap();
+        }
+        {
+            let db = Db::open(&name, true).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(db.name().truncate, "{name}");
+            assert_eq!(db.count(), 0, "{name}");
+            db.close().unwrap();
+        }
+        // Nothing written after the truncating open: still empty.
+        assert_eq!(Db::open(&plain, true).unwrap().count(), 0, "{name}");
+    }
+}
