@@ -9,9 +9,14 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Parser)]
 #[command(name = "memstored", version, disable_help_flag = true)]
 pub struct Args {
-    /// Database name, e.g. `*#capsiz=64m` or `casket.tkh#num_shards=10`.
-    #[arg(short = 's', long = "store", default_value = "*#capsiz=64m")]
-    pub store: String,
+    /// Database name, e.g. `*#capsiz=64m` or `casket.tkh#num_shards=10`
+    /// (default `*#capsiz=64m`). May be repeated: several databases.
+    #[arg(short = 's', long = "store", value_name = "NAME")]
+    pub store: Vec<String>,
+    /// Database names given as tkrzw_server and ktserver take them: the
+    /// same as `-s NAME` each, after any `-s`.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
     /// Listen address: `[ADDR:]PORT`; ADDR defaults to 127.0.0.1. Port 0
     /// takes a free port; the address bound is printed on stdout
     /// (`memstored listening on ADDR:PORT`) and written to `--port-file`.
@@ -26,9 +31,15 @@ pub struct Args {
     /// Threads for blocking work (disk sync, backup, rebuild).
     #[arg(short = 'W', long = "write-threads", default_value_t = 2)]
     pub write_threads: usize,
-    /// Worker threads (default: number of cores).
-    #[arg(short = 'R', long = "read-threads")]
+    /// Worker threads (default: number of cores). `--threads` is
+    /// tkrzw_server's name for it.
+    #[arg(short = 'R', long = "read-threads", visible_alias = "threads")]
     pub read_threads: Option<usize>,
+    /// Accepted for tkrzw_server's command line. memstored is always
+    /// asynchronous: every connection is a task on the worker threads
+    /// (-R), and slow work (sync, backup, rebuild) runs on -W threads.
+    #[arg(long = "async")]
+    pub async_api: bool,
     /// Maximum simultaneous connections.
     #[arg(short = 'c', long = "max-connections", default_value_t = 1024)]
     pub max_connections: usize,
@@ -65,7 +76,21 @@ pub struct Args {
     pub help: Option<bool>,
 }
 
+/// The database served when no name is given.
+pub const DEFAULT_STORE: &str = "*#capsiz=64m";
+
 impl Args {
+    /// The database names to serve: `-s` ones, then positional ones, else
+    /// the default. The first is the one the memcached protocols use.
+    pub fn stores(&self) -> Vec<String> {
+        let all: Vec<String> = self.store.iter().chain(&self.names).cloned().collect();
+        if all.is_empty() {
+            vec![DEFAULT_STORE.to_string()]
+        } else {
+            all
+        }
+    }
+
     /// Worker threads to run: `-R`, else the number of cores.
     pub fn worker_threads(&self) -> usize {
         self.read_threads.filter(|n| *n > 0).unwrap_or_else(|| {
@@ -152,10 +177,30 @@ mod tests {
     #[test]
     fn defaults() {
         let a = Args::parse_from(["memstored"]);
-        assert_eq!(a.store, "*#capsiz=64m");
+        assert_eq!(a.stores(), ["*#capsiz=64m"]);
         assert_eq!(a.listen, "127.0.0.1:11211".parse().unwrap());
         assert_eq!(a.max_item_size, 64 << 20);
         assert_eq!(a.max_connections, 1024);
         assert_eq!(a.conn_memory, crate::budget::DEFAULT_LIMIT);
+    }
+
+    /// Seed 002's tkrzw_server command line, and ktserver's several names.
+    #[test]
+    fn tkrzw_server_flags() {
+        let a = Args::parse_from([
+            "memstored",
+            "--async",
+            "--threads",
+            "4",
+            "casket.tkh#num_shards=100,num_buckets=1M,update_mode=appending",
+        ]);
+        assert!(a.async_api);
+        assert_eq!(a.worker_threads(), 4);
+        assert_eq!(
+            a.stores(),
+            ["casket.tkh#num_shards=100,num_buckets=1M,update_mode=appending"]
+        );
+        let a = Args::parse_from(["memstored", "-s", "a.kch", "b.kct", "-s", "+", "c.tkh"]);
+        assert_eq!(a.stores(), ["a.kch", "+", "b.kct", "c.tkh"]);
     }
 }

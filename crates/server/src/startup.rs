@@ -47,8 +47,18 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     // Bound before the store is opened: a busy port must not leave new store files behind.
     let listener = std::net::TcpListener::bind(args.listen)
         .map_err(|e| io(format!("listening on {}", args.listen), e))?;
-    let db = Db::open(&args.store, !args.read_only).map_err(|e| StartError::Open {
-        store: args.store.clone(),
+    let stores = args.stores();
+    let store = stores[0].clone();
+    if stores.len() > 1 {
+        return Err(StartError::Open {
+            store: stores[1].clone(),
+            source: memstored_engine::Error::NotImplemented(
+                "serving several databases in one server".into(),
+            ),
+        });
+    }
+    let db = Db::open(&store, !args.read_only).map_err(|e| StartError::Open {
+        store: store.clone(),
         source: e,
     })?;
     let db = Arc::new(db);
@@ -58,7 +68,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     }
     let threads = args.worker_threads();
     let cfg = Config {
-        store: args.store.clone(),
+        store,
         listen: args.listen,
         initial_size: args.initial_size,
         reserve_size: args.reserve_size,

@@ -93,3 +93,71 @@ fn logs_written_to_a_file_carry_no_colour_codes() {
         "ESC (an ANSI colour code) in a log written to a file: {text:?}"
     );
 }
+
+/// The `stats` lines of a text connection, as name → value.
+fn stats(t: &mut Text) -> std::collections::HashMap<String, String> {
+    t.send(b"stats\r\n");
+    let mut out = std::collections::HashMap::new();
+    loop {
+        let l = t.line();
+        if l == "END" {
+            return out;
+        }
+        let mut w = l.splitn(3, ' ');
+        if let (Some("STAT"), Some(k), Some(v)) = (w.next(), w.next(), w.next()) {
+            out.insert(k.to_string(), v.to_string());
+        }
+    }
+}
+
+/// Seed 002's `tkrzw_server --async --threads 4 "NAME"` lines with only the
+/// program name changed (plus `-l 0`, so the test takes a free port): the
+/// positional name is the store, `--threads` sets the worker threads and
+/// `--async` is accepted.
+#[test]
+fn seed_002_tkrzw_server_command_lines_start() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, shards, file) in [
+        (
+            "casket.tkh#num_shards=100,num_buckets=1M,update_mode=appending",
+            "100",
+            "casket.tkh-00099-of-00100",
+        ),
+        (
+            "casket.tkmt#num_shards=100,num_buckets=1M",
+            "100",
+            "casket.tkmt-00000-of-00100",
+        ),
+        (
+            "casket.tkt#num_shards=10,num_buckets=1M",
+            "10",
+            "casket.tkt-00009-of-00010",
+        ),
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+        cmd.args(["--async", "--threads", "4", name, "-l", "127.0.0.1:0"])
+            .current_dir(dir.path());
+        let server = Spawned::launch(&mut cmd, "memstored", Announce::Stdout);
+        let mut t = Text::new(server.connect());
+        assert_eq!(t.cmd("set 00000001 0 0 8\r\nbcdefghi\r\n"), "STORED");
+        let s = stats(&mut t);
+        assert_eq!(s.get("threads").map(String::as_str), Some("4"), "{name}");
+        assert_eq!(s.get("store").map(String::as_str), Some(name), "{name}");
+        assert_eq!(s.get("shards").map(String::as_str), Some(shards), "{name}");
+        drop(t);
+        assert!(server.terminate().success(), "{name}");
+        assert!(dir.path().join(file).exists(), "{name}: no {file}");
+    }
+}
+
+#[test]
+fn help_says_async_is_always_on() {
+    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--async"), "{help}");
+    assert!(help.contains("always asynchronous"), "{help}");
+    assert!(help.contains("--threads"), "{help}");
+}
