@@ -8,6 +8,7 @@ mod maint;
 mod perf;
 mod progress;
 mod remote;
+mod remote_perf;
 mod rpc_client;
 mod tsv;
 

@@ -123,7 +123,7 @@ fn file_base(
 }
 
 /// Resident set size of this process in bytes (VmRSS), as Tkrzw's `mem=`.
-fn rss() -> i64 {
+pub(crate) fn rss() -> i64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -156,11 +156,11 @@ pub fn format_key(n: u64, buf: &mut [u8; 20]) -> &[u8] {
 }
 
 /// A small, fast PRNG (SplitMix64) for random keys.
-struct SplitMix(u64);
+pub(crate) struct SplitMix(pub(crate) u64);
 
 impl SplitMix {
     #[inline]
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -109,6 +109,18 @@ pub enum RemoteCmd {
         /// Parameters as KEY=VALUE (accepted; memstored needs none).
         params: Vec<String>,
     },
+    /// Performance tests, like tkrzw_dbm_remote_perf.
+    Perf {
+        #[command(subcommand)]
+        cmd: PerfCmd,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PerfCmd {
+    /// Echoes, sets, gets, iterates and removes `--iter` records per thread,
+    /// in sequence, as `tkrzw_dbm_remote_perf sequence` does.
+    Sequence(crate::remote_perf::SequenceArgs),
 }
 
 fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
@@ -214,6 +226,19 @@ pub fn run(a: RemoteArgs) -> Result<()> {
         }
         RemoteCmd::Rebuild { params } => {
             r.call("rebuild", &[Value::Map(param_entries(&params)?)])?;
+        }
+        RemoteCmd::Perf {
+            cmd: PerfCmd::Sequence(p),
+        } => {
+            // Checked reachable (and the credentials) above; the threads
+            // open their own connections.
+            drop(r);
+            let target = crate::remote_perf::Target {
+                address: addr,
+                timeout,
+                auth: a.auth,
+            };
+            crate::remote_perf::sequence(&p, &target)?;
         }
     }
     Ok(())

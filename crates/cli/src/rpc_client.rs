@@ -154,6 +154,62 @@ impl RpcClient {
         }
     }
 
+    /// Sends `calls` in one write (pipelined; MessagePack-RPC matches the
+    /// answers by msgid) and returns their results in call order: one round
+    /// trip for the batch. A notification (`reply` false) gets no answer and
+    /// its slot is `Ok(Nil)`.
+    pub fn call_batch(
+        &mut self,
+        calls: &[(&str, Vec<Value>, bool)],
+    ) -> Result<Vec<std::result::Result<Value, RemoteError>>> {
+        let first = self.next_id;
+        self.wbuf.clear();
+        let mut waiting = 0usize;
+        let mut ids = Vec::with_capacity(calls.len());
+        for (method, params, reply) in calls {
+            if *reply {
+                let id = self.next_id;
+                self.next_id = self.next_id.wrapping_add(1);
+                rpc::encode_request(id, method, params, &mut self.wbuf);
+                ids.push(Some(id));
+                waiting += 1;
+            } else {
+                rpc::encode_notification(method, params, &mut self.wbuf);
+                ids.push(None);
+            }
+        }
+        self.stream
+            .write_all(&self.wbuf)
+            .context("sending a batch of calls")?;
+        let mut out: Vec<Option<std::result::Result<Value, RemoteError>>> = ids
+            .iter()
+            .map(|id| id.is_none().then_some(Ok(Value::Nil)))
+            .collect();
+        // msgid → slot: ids are consecutive from `first` over the replying calls.
+        let slots: Vec<usize> = (0..ids.len()).filter(|&i| ids[i].is_some()).collect();
+        while waiting > 0 {
+            if let Message::Response(r) = self.read_message()? {
+                let Some(&slot) = slots.get(r.msgid.wrapping_sub(first) as usize) else {
+                    continue; // an answer to an earlier call
+                };
+                if out[slot].is_some() {
+                    continue; // answered twice: keep the first
+                }
+                out[slot] = Some(if r.error.is_nil() {
+                    Ok(r.result)
+                } else {
+                    Err(RemoteError::from_value(&r.error))
+                });
+                waiting -= 1;
+            }
+        }
+        let out = out
+            .into_iter()
+            .map(|r| r.unwrap_or(Ok(Value::Nil)))
+            .collect();
+        Ok(out)
+    }
+
     fn read_message(&mut self) -> Result<Message> {
         loop {
             match self.decoder.decode(&self.rbuf) {
