@@ -25,7 +25,8 @@ pub struct RemoteArgs {
     /// Seconds to wait for connecting and for each reply (default: no limit).
     #[arg(long, global = true)]
     pub timeout: Option<f64>,
-    /// Accepted for Tkrzw compatibility: memstored serves one database, index 0.
+    /// The database to use, by its place on the server's command line (0 =
+    /// the first; sent as each call's `DB` option).
     #[arg(long, global = true, default_value_t = 0)]
     pub index: u32,
     #[command(subcommand)]
@@ -173,13 +174,8 @@ impl Remote {
 pub fn run(a: RemoteArgs) -> Result<()> {
     let addr = rpc_client::address(a.address.as_deref());
     let timeout = a.timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
-    if a.index != 0 {
-        bail!(
-            "--index {}: memstored serves one database, index 0",
-            a.index
-        );
-    }
     let mut c = RpcClient::connect(&addr, timeout)?;
+    c.set_db(a.index);
     if let Some(auth) = &a.auth {
         c.auth(auth)?;
     }
@@ -237,6 +233,7 @@ pub fn run(a: RemoteArgs) -> Result<()> {
                 address: addr,
                 timeout,
                 auth: a.auth,
+                index: a.index,
             };
             crate::remote_perf::sequence(&p, &target)?;
         }

@@ -83,6 +83,8 @@ pub struct Target {
     pub address: String,
     pub timeout: Option<Duration>,
     pub auth: Option<String>,
+    /// `--index`: the server's database to use.
+    pub index: u32,
 }
 
 impl Target {
@@ -91,6 +93,7 @@ impl Target {
         if let Some(a) = &self.auth {
             c.auth(a)?;
         }
+        c.set_db(self.index);
         Ok(c)
     }
 }

@@ -5,6 +5,7 @@ use anyhow::{bail, Context, Result};
 use bytes::{Buf, BytesMut};
 use memstored_protocol::rpc::{self, Decoder, Limits, Message, Value};
 use memstored_protocol::Parse;
+use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
@@ -106,6 +107,8 @@ pub struct RpcClient {
     wbuf: BytesMut,
     decoder: Decoder,
     next_id: u32,
+    /// `--index N`: the database every call names in its `DB` option.
+    db: Option<u32>,
 }
 
 impl RpcClient {
@@ -116,7 +119,33 @@ impl RpcClient {
             wbuf: BytesMut::with_capacity(4096),
             decoder: Decoder::new(Limits::default()),
             next_id: 1,
+            db: None,
         })
+    }
+
+    /// Makes every later call address database `index` of the server (its
+    /// `DB` option; 0, the first database, needs none).
+    pub fn set_db(&mut self, index: u32) {
+        self.db = (index != 0).then_some(index);
+    }
+
+    /// `params` with the `DB` option added: into the options map when the
+    /// call ends with one, else as a map of its own (always for `set_bulk`,
+    /// whose map is the records). `echo` and `ping` address no database.
+    fn with_db<'a>(&self, method: &str, params: &'a [Value]) -> Cow<'a, [Value]> {
+        let Some(index) = self.db else {
+            return Cow::Borrowed(params);
+        };
+        if matches!(method, "echo" | "ping" | "auth") {
+            return Cow::Borrowed(params);
+        }
+        let entry = (Value::from("DB"), Value::from(index));
+        let mut p = params.to_vec();
+        match p.last_mut() {
+            Some(Value::Map(m)) if method != "set_bulk" => m.push(entry),
+            _ => p.push(Value::Map(vec![entry])),
+        }
+        Cow::Owned(p)
     }
 
     /// `auth [user, password]` from `USER:PASSWORD`.
@@ -136,7 +165,8 @@ impl RpcClient {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         self.wbuf.clear();
-        rpc::encode_request(id, method, params, &mut self.wbuf);
+        let params = self.with_db(method, params);
+        rpc::encode_request(id, method, &params, &mut self.wbuf);
         self.stream
             .write_all(&self.wbuf)
             .with_context(|| format!("sending {method}"))?;
@@ -167,6 +197,7 @@ impl RpcClient {
         let mut waiting = 0usize;
         let mut ids = Vec::with_capacity(calls.len());
         for (method, params, reply) in calls {
+            let params = &*self.with_db(method, params);
             if *reply {
                 let id = self.next_id;
                 self.next_id = self.next_id.wrapping_add(1);

@@ -82,3 +82,53 @@ fn seed_002_remote_perf_command_line() {
 
     assert!(fails(d, a, &seq("--iter 0")).contains("--iter"));
 }
+
+/// `--index N` addresses the server's N-th database (`memstored -s A B`):
+/// the Tkrzw tools' flag, sent as each call's `DB` option.
+#[test]
+fn index_selects_the_database() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let srv = Server::start(d, "first.tkh", &["second.kct"]);
+    let a = &srv.address();
+    ok(d, a, &["remote", "set", "k", "one"]);
+    ok(d, a, &["remote", "--index", "1", "set", "k", "two"]);
+    assert_eq!(ok(d, a, &["remote", "get", "k"]), "one\n");
+    assert_eq!(ok(d, a, &["remote", "get", "k", "--index", "1"]), "two\n");
+    ok(
+        d,
+        a,
+        &[
+            "remote", "--index", "1", "set", "--multi", "a", "1", "b", "2",
+        ],
+    );
+    assert_eq!(
+        ok(
+            d,
+            a,
+            &["remote", "--index", "1", "get", "--multi", "a", "b", "k"]
+        ),
+        "a\t1\nb\t2\nk\ttwo\n"
+    );
+    let out = ok(
+        d,
+        a,
+        &[
+            "remote",
+            "--index",
+            "1",
+            "perf",
+            "sequence",
+            "--set_only",
+            "--iter",
+            "50",
+            "--threads",
+            "2",
+            "--multi",
+            "10",
+        ],
+    );
+    assert_eq!(records_after(&out, "Setting"), 103, "{out}");
+    assert_eq!(ok(d, a, &["remote", "inspect", "count"]), "1\n");
+    assert!(fails(d, a, &["remote", "--index", "2", "get", "k"]).contains("no such database"));
+}

@@ -14,6 +14,7 @@ pub mod cachedump;
 pub mod cli;
 pub mod command;
 pub mod connection;
+pub mod databases;
 pub mod listener;
 pub mod marks;
 pub mod meta;

@@ -44,6 +44,9 @@ pub struct Server {
     pub marks: Marks,
     /// Turns true when the server is shutting down.
     pub shutdown: watch::Receiver<bool>,
+    /// The databases after the first (`-s` given more than once), each in
+    /// a `Server` of its own; MessagePack-RPC picks one by `DB` (databases.rs).
+    pub others: Vec<Arc<Server>>,
     /// The sending side of `shutdown` for a standalone server (which has no
     /// signal handler), kept so that `shutdown` never reports a closed channel.
     standalone_stop: Option<watch::Sender<bool>>,
@@ -102,8 +105,15 @@ impl Server {
             flush_generation: AtomicU64::new(0),
             marks: Marks::default(),
             shutdown,
+            others: Vec::new(),
             standalone_stop: None,
         }
+    }
+
+    /// This server with further databases (`databases.rs`).
+    pub fn with_others(mut self, others: Vec<Arc<Server>>) -> Server {
+        self.others = others;
+        self
     }
 
     /// Removes every item now (`delay` 0) or after `delay` seconds. A later

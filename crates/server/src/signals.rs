@@ -24,15 +24,17 @@ impl StopSignals {
         })
     }
 
-    /// Waits for SIGINT or SIGTERM, synchronizing the store on every SIGHUP.
-    pub async fn wait(mut self, db: Arc<Db>) -> &'static str {
+    /// Waits for SIGINT or SIGTERM, synchronizing the stores on every SIGHUP.
+    pub async fn wait(mut self, dbs: Vec<Arc<Db>>) -> &'static str {
         loop {
             tokio::select! {
                 _ = self.term.recv() => return "SIGTERM",
                 _ = self.int.recv() => return "SIGINT",
                 _ = self.hup.recv() => {
                     tracing::info!("SIGHUP: synchronizing the store");
-                    sync(&db, false).await;
+                    for db in &dbs {
+                        sync(db, false).await;
+                    }
                 }
             }
         }
@@ -60,7 +62,11 @@ pub fn spawn_periodic_sync(srv: Arc<Server>, secs: u64) {
         let mut shutdown = srv.shutdown.clone();
         loop {
             tokio::select! {
-                _ = tick.tick() => sync(&srv.db, true).await,
+                _ = tick.tick() => {
+                    for db in crate::databases::all(&srv) {
+                        sync(&db, true).await;
+                    }
+                }
                 _ = shutdown.changed() => return,
             }
         }

@@ -47,21 +47,17 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     // Bound before the store is opened: a busy port must not leave new store files behind.
     let listener = std::net::TcpListener::bind(args.listen)
         .map_err(|e| io(format!("listening on {}", args.listen), e))?;
-    let stores = args.stores();
-    let store = stores[0].clone();
-    if stores.len() > 1 {
-        return Err(StartError::Open {
-            store: stores[1].clone(),
-            source: memstored_engine::Error::NotImplemented(
-                "serving several databases in one server".into(),
-            ),
-        });
+    // Every database is opened before any is served; a failure closes the
+    // ones already open (dropped) and names the one that failed.
+    let mut dbs = Vec::new();
+    for store in args.stores() {
+        let db = Db::open(&store, !args.read_only).map_err(|e| StartError::Open {
+            store: store.clone(),
+            source: e,
+        })?;
+        dbs.push((store, Arc::new(db)));
     }
-    let db = Db::open(&store, !args.read_only).map_err(|e| StartError::Open {
-        store: store.clone(),
-        source: e,
-    })?;
-    let db = Arc::new(db);
+    let (store, db) = dbs.remove(0);
     if let Some(p) = &args.pid_file {
         std::fs::write(p, format!("{}\n", std::process::id()))
             .map_err(|e| io(format!("writing pid file {}", p.display()), e))?;
@@ -92,7 +88,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         port_file: args.port_file.clone(),
         sync_interval: args.sync_interval,
     };
-    let result = runtime.block_on(serve(db.clone(), cfg, credentials, started));
+    let result = runtime.block_on(serve(db.clone(), dbs, cfg, credentials, started));
     runtime.shutdown_timeout(Duration::from_millis(500));
     for p in [&args.pid_file, &args.port_file].into_iter().flatten() {
         let _ = std::fs::remove_file(p);
@@ -133,6 +129,7 @@ fn announce(
 
 async fn serve(
     db: Arc<Db>,
+    others: Vec<(String, Arc<Db>)>,
     mut cfg: Config,
     credentials: Option<sasl::Credentials>,
     started: Started,
@@ -150,7 +147,18 @@ async fn serve(
         cfg.threads
     );
     let (stop_tx, stop_rx) = watch::channel(false);
-    let srv = Arc::new(Server::new(db.clone(), cfg, credentials, stop_rx));
+    let others: Vec<Arc<Server>> = others
+        .into_iter()
+        .map(|(store, db)| {
+            tracing::info!("also serving {store:?} ({} engine)", db.name().kind.label());
+            let cfg = Config {
+                store,
+                ..cfg.clone()
+            };
+            Arc::new(Server::new(db, cfg, None, stop_rx.clone()))
+        })
+        .collect();
+    let srv = Arc::new(Server::new(db.clone(), cfg, credentials, stop_rx).with_others(others));
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
     let accept = tokio::spawn(listener::run(listener, srv.clone()));
@@ -158,7 +166,7 @@ async fn serve(
     if let Some(secs) = started.sync_interval {
         signals::spawn_periodic_sync(srv.clone(), secs);
     }
-    let why = stop.wait(db.clone()).await;
+    let why = stop.wait(crate::databases::all(&srv)).await;
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
     let _ = accept.await;
@@ -167,14 +175,15 @@ async fn serve(
     while srv.counters.curr_connections.load(Relaxed) > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let closing = db.clone();
-    tokio::task::spawn_blocking(move || {
-        closing.synchronize(true)?;
-        closing.close()
-    })
-    .await
-    .map_err(|e| StartError::Close(e.to_string()))?
-    .map_err(|e| StartError::Close(e.to_string()))?;
+    for closing in crate::databases::all(&srv) {
+        tokio::task::spawn_blocking(move || {
+            closing.synchronize(true)?;
+            closing.close()
+        })
+        .await
+        .map_err(|e| StartError::Close(e.to_string()))?
+        .map_err(|e| StartError::Close(e.to_string()))?;
+    }
     tracing::info!("store synchronized and closed; bye");
     Ok(())
 }

@@ -177,7 +177,9 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("file_size", st.file_size.to_string()),
     ];
     v.push(("store", srv.cfg.store.clone()));
-    v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    let mut out: Vec<(String, String)> = v.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    out.extend(crate::databases::stats(srv));
+    out
 }
 
 fn settings(srv: &Server) -> Vec<(String, String)> {

@@ -161,3 +161,46 @@ fn help_says_async_is_always_on() {
     assert!(help.contains("always asynchronous"), "{help}");
     assert!(help.contains("--threads"), "{help}");
 }
+
+/// `ktserver a.kch b.kct` style: several names (`-s` and positional) open
+/// together; the memcached protocols use the first; `stats` lists each.
+#[test]
+fn several_databases_open_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    cmd.args([
+        "-s",
+        "a.tkh",
+        "b.kct#bnum=1k",
+        "+",
+        "-l",
+        "127.0.0.1:0",
+        "-R",
+        "2",
+    ])
+    .current_dir(dir.path());
+    let server = Spawned::launch(&mut cmd, "memstored", Announce::Stdout);
+    let mut t = Text::new(server.connect());
+    assert_eq!(t.cmd("set k 0 0 1\r\nv\r\n"), "STORED");
+    let s = stats(&mut t);
+    let stat = |k: &str| s.get(k).map(String::as_str);
+    assert_eq!(stat("db_0_store"), Some("a.tkh"));
+    assert_eq!(stat("db_0_count"), Some("1"));
+    assert_eq!(stat("db_1_store"), Some("b.kct#bnum=1k"));
+    assert_eq!(stat("db_1_engine"), Some("tree"));
+    assert_eq!(stat("db_1_count"), Some("0"));
+    assert_eq!(stat("db_2_store"), Some("+"));
+    drop(t);
+    assert!(server.terminate().success());
+    for f in ["a.tkh", "b.kct"] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    // One bad name: nothing is served, and the message names it.
+    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+        .args(["-s", "a.tkh", "notes.kcx", "-l", "127.0.0.1:0"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("notes.kcx"));
+}

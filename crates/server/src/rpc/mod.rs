@@ -161,9 +161,24 @@ pub fn call(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
     call_reply(srv, method, params).map(Reply::into_value)
 }
 
-/// Calls procedure `method`; record values in the result are referenced,
-/// not copied.
+/// Calls procedure `method` on the database its `DB` option picks
+/// (`crate::databases`); record values in the result are referenced, not
+/// copied.
 pub fn call_reply(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<Reply, RpcError> {
+    let target = crate::databases::select(srv, params)?;
+    if Arc::ptr_eq(target, srv) {
+        return reply_on(srv, method, params);
+    }
+    let result = reply_on(target, method, params);
+    // The connection hands the first database's writes to the OS after each
+    // batch; another database's are handed over here, after each call.
+    if let Err(e) = target.db.flush_dirty() {
+        tracing::warn!("flushing {:?}: {e}", target.cfg.store);
+    }
+    result
+}
+
+fn reply_on(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<Reply, RpcError> {
     match method {
         "get" => record::get(srv, params),
         "check" => record::check(srv, params),
