@@ -386,3 +386,23 @@ fn a_server_requiring_sasl_refuses_the_protocol() {
         .unwrap();
     assert!(is_closed(&mut s));
 }
+
+/// One store under every protocol: what set_bulk stores, memcached's text
+/// protocol reads, and a memcached expiry comes back as the xt that names
+/// the record's last live second.
+#[test]
+fn records_are_shared_with_the_memcached_protocols() {
+    let srv = Server::start(&[]);
+    let mut s = srv.connect();
+    s.write_all(&set_bulk(0, &[(0, b"shared", b"from-kt", i64::MAX)]))
+        .unwrap();
+    assert_eq!(read_hits(&mut s, SET_BULK), Some(1));
+    let mut t = Text::new(srv.connect());
+    assert_eq!(t.cmd("get shared\r\n"), "VALUE shared 0 7");
+    assert_eq!(t.line(), "from-kt");
+    assert_eq!(t.line(), "END");
+    let at = now() + 10_000;
+    assert_eq!(t.cmd(&format!("set mc 5 {at} 2\r\nhi\r\n")), "STORED");
+    let got = get(&mut s, &[b"mc"]).unwrap();
+    assert_eq!((&got[0].value[..], got[0].xt), (&b"hi"[..], at - 1));
+}
