@@ -152,6 +152,32 @@ write_seeds("rpc_frame", {
     "small_limits": b"\x84\xc2" + req(4, "set_bulk", [b"\x82" + mp_str("a") + b"\x01" + mp_str("b") + b"\x02"]),
 })
 
+# ---------------------------------------------------------------- Kyoto Tycoon binary
+def kt_set(flags, recs):
+    out = struct.pack(">BII", 0xB8, flags, len(recs))
+    for db, k, v, xt in recs:
+        out += struct.pack(">HIIq", db, len(k), len(v), xt) + k + v
+    return out
+
+
+def kt_keys(magic, flags, keys):
+    return struct.pack(">BII", magic, flags, len(keys)) + b"".join(
+        struct.pack(">HI", db, len(k)) + k for db, k in keys)
+
+
+write_dict("kt_frame",
+           "Kyoto Tycoon binary protocol: magic bytes, flags, counts and sizes",
+           [b"\xB8", b"\xB9", b"\xBA", b"\xB4", b"\xB1", b"\xBF", b"\x00\x00\x00\x01",
+            b"\x00\x00\x00\x00", b"\xff\xff\xff\xff", b"\x7f\xff\xff\xff\xff\xff\xff\xff"])
+# byte 0 picks the limits (bit 7: small ones), byte 1 the piece size
+write_seeds("kt_frame", {
+    "set_get_remove": b"\x00\x07" + kt_set(0, [(0, b"k", b"v", 2**63 - 1), (1, b"a", b"bc", -5)])
+    + kt_keys(0xBA, 0, [(0, b"k"), (0, b"x")]) + kt_keys(0xB9, 1, [(0, b"k")]),
+    "script_replication": b"\x00\x03" + struct.pack(">BIII", 0xB4, 0, 4, 1) + b"echo"
+    + struct.pack(">II", 1, 1) + b"kv" + struct.pack(">BIQH", 0xB1, 0, 0, 1),
+    "small_limits": b"\x84\x01" + kt_set(1, [(0, b"key", b"value", 0)]),
+})
+
 # ---------------------------------------------------------------- names
 NAME_PARAMS = ["dbm", "num_shards", "num_buckets", "bnum", "cap_rec_num", "capnum",
                "cap_mem_size", "capsiz", "compression", "record_comp_mode", "opts",

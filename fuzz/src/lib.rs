@@ -2,5 +2,6 @@
 //! proptests of the protocol and engine crates.
 
 pub mod engine_checks;
+pub mod kt_checks;
 pub mod protocol_checks;
 pub mod session_checks;

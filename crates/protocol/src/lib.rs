@@ -19,6 +19,7 @@ mod base64;
 pub mod binary;
 pub mod expiry;
 mod frame;
+pub mod kt;
 mod parse;
 pub mod rpc;
 pub mod text;

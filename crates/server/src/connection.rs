@@ -4,6 +4,7 @@
 
 use crate::binary::BinarySession;
 use crate::budget::Charge;
+use crate::kt_conn::KtSession;
 use crate::out::Out;
 use crate::rpc_conn::RpcSession;
 use crate::server::Server;
@@ -24,6 +25,7 @@ pub(crate) enum AnySession {
     Binary(BinarySession),
     Text(Box<TextSession>),
     Rpc(Box<RpcSession>),
+    Kt(KtSession),
 }
 
 impl AnySession {
@@ -37,6 +39,7 @@ impl AnySession {
             AnySession::Binary(s) => session::process(s, cx, cs, rbuf),
             AnySession::Text(s) => session::process(s.as_mut(), cx, cs, rbuf),
             AnySession::Rpc(s) => session::process(s.as_mut(), cx, cs, rbuf),
+            AnySession::Kt(s) => session::process(s, cx, cs, rbuf),
         }
     }
 
@@ -346,12 +349,19 @@ fn refuse_for_memory(
 }
 
 /// Picks the protocol from the first byte: 0x80 is the binary protocol's
-/// request magic, a msgpack fixarray (0x90–0x9f) is MessagePack-RPC, anything
-/// else the text and meta protocols.
+/// request magic, a msgpack fixarray (0x90–0x9f) is MessagePack-RPC,
+/// 0xb0–0xbf Kyoto Tycoon's binary protocol, anything else the text and
+/// meta protocols. Protocols without authentication (text, Kyoto Tycoon's)
+/// are refused when the server requires SASL.
 pub(crate) fn sniff(srv: &Server, rbuf: &[u8]) -> Option<AnySession> {
     match rbuf.first().copied() {
         Some(0x80) => Some(AnySession::Binary(BinarySession::new(srv))),
         Some(0x90..=0x9f) => Some(AnySession::Rpc(Box::new(RpcSession::new(srv)))),
+        Some(0xb0..=0xbf) if srv.credentials.is_some() => {
+            tracing::info!("Kyoto Tycoon binary connection refused: SASL is required");
+            None
+        }
+        Some(0xb0..=0xbf) => Some(AnySession::Kt(KtSession::new(srv))),
         Some(_) if srv.credentials.is_some() => {
             tracing::info!("text protocol connection refused: SASL is required");
             None

@@ -1,10 +1,10 @@
 //! memstored's server as a library: the memcached protocols (binary, text,
-//! meta) and MessagePack-RPC over one [`server::Server`], so handlers can be
+//! meta), MessagePack-RPC and Kyoto Tycoon's binary protocol over one [`server::Server`], so handlers can be
 //! tested and fuzzed in-process. `main.rs` only parses flags and starts it.
 //!
 //! The request path (docs/design.md, "Server"):
 //! socket → `connection` (one loop per client) → protocol session
-//! (`binary`, `text` + `meta`, `rpc_conn`) → `command` (one file per verb,
+//! (`binary`, `text` + `meta`, `rpc_conn`, `kt_conn`) → `command` (one file per verb,
 //! protocol-neutral, counts stats) → engine → `command::Outcome` → the
 //! protocol's reply table.
 
@@ -15,6 +15,7 @@ pub mod cli;
 pub mod command;
 pub mod connection;
 pub mod databases;
+pub mod kt_conn;
 pub mod listener;
 pub mod marks;
 pub mod meta;

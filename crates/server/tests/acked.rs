@@ -32,21 +32,6 @@ fn acknowledged_writes_survive_sigkill() {
     }
 }
 
-fn stat(t: &mut Text, name: &str) -> u64 {
-    t.send(b"stats\r\n");
-    let mut found = None;
-    loop {
-        let l = t.line();
-        if l == "END" {
-            break;
-        }
-        if let Some(v) = l.strip_prefix(&format!("STAT {name} ")) {
-            found = v.parse().ok();
-        }
-    }
-    found.unwrap_or_else(|| panic!("no stat {name}"))
-}
-
 #[test]
 fn expired_gets_are_counted_and_touch_keeps_cas() {
     let server = Server::start(&[]);
@@ -54,8 +39,8 @@ fn expired_gets_are_counted_and_touch_keeps_cas() {
     assert_eq!(t.cmd("set gone 0 -1 1\r\nx\r\n"), "STORED");
     assert_eq!(t.cmd("get gone\r\n"), "END");
     assert_eq!(t.cmd("get never\r\n"), "END");
-    assert_eq!(stat(&mut t, "get_expired"), 1);
-    assert_eq!(stat(&mut t, "get_misses"), 2);
+    assert_eq!(t.stat("get_expired"), 1);
+    assert_eq!(t.stat("get_misses"), 2);
 
     assert_eq!(t.cmd("set t 0 0 1\r\nv\r\n"), "STORED");
     let before = t.cmd("gets t\r\n");

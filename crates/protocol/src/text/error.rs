@@ -51,6 +51,10 @@ pub enum TextErrorKind {
     InvalidArithMode,
     /// Meta `b` flag on a key that is not valid base64.
     KeyDecode,
+    /// An unknown command whose last word starts with `HTTP/`: an HTTP
+    /// request line. memcached hangs up without a word, so do we (and a
+    /// client that took this port for Kyoto Tycoon's HTTP learns it at once).
+    HttpRequest,
 }
 
 impl TextErrorKind {
@@ -81,6 +85,8 @@ impl TextErrorKind {
             InvalidSetMode => b"CLIENT_ERROR invalid mode for ms M token\r\n",
             InvalidArithMode => b"CLIENT_ERROR invalid mode for ma M token\r\n",
             KeyDecode => b"CLIENT_ERROR error decoding key\r\n",
+            // Never sent (`should_reply` is false); named for logs.
+            HttpRequest => b"ERROR\r\n",
         }
     }
 }
@@ -130,11 +136,14 @@ impl TextError {
 
     /// False when memcached would stay silent because of `noreply`.
     pub fn should_reply(&self) -> bool {
-        !self.noreply
+        !self.noreply && self.kind != TextErrorKind::HttpRequest
     }
 
     /// True if the connection must be closed after replying.
     pub fn must_close(&self) -> bool {
-        self.kind == TextErrorKind::LineTooLong
+        matches!(
+            self.kind,
+            TextErrorKind::LineTooLong | TextErrorKind::HttpRequest
+        )
     }
 }

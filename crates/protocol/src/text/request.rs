@@ -437,6 +437,11 @@ fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
         b"stats" => Ok(Command::Stats {
             args: t.get(1..).unwrap_or_default().to_vec(),
         }),
+        // memcached's process_command_ascii: an unknown command whose last
+        // token starts with "HTTP/" closes the connection.
+        _ if n > 1 && t.last().is_some_and(|w| w.starts_with(b"HTTP/")) => {
+            Err(err(TextErrorKind::HttpRequest))
+        }
         _ => Err(err(TextErrorKind::UnknownCommand)),
     }
 }

@@ -221,4 +221,20 @@ impl Text {
         self.send(c.as_bytes());
         self.line()
     }
+
+    /// One numeric counter of `stats`.
+    pub fn stat(&mut self, name: &str) -> u64 {
+        self.send(b"stats\r\n");
+        let mut found = None;
+        loop {
+            let l = self.line();
+            if l == "END" {
+                break;
+            }
+            if let Some(v) = l.strip_prefix(&format!("STAT {name} ")) {
+                found = v.parse().ok();
+            }
+        }
+        found.unwrap_or_else(|| panic!("no stat {name}"))
+    }
 }

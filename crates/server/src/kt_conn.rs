@@ -1,0 +1,184 @@
+//! Kyoto Tycoon's binary protocol on the main port (first byte 0xB0–0xBF):
+//! set_bulk, remove_bulk and get_bulk as `ktserver`'s `do_bin_*` serve them,
+//! through the command layer so counters, `-I` and read-only hold.
+//!
+//! Where we follow `ktserver` and where not:
+//! - A record whose `dbidx` names no database is skipped (not a hit, not an
+//!   error), as `ktserver` does; memstored has one database, index 0.
+//! - The first record that fails ends the request: no further records are
+//!   applied and the reply is the error byte 0xBF. `ktserver` then hangs up
+//!   because it has not read the rest; we have, so the connection goes on.
+//! - A size over `-I` (or the frame limit) is answered 0xBF and the
+//!   connection closed, as `ktserver` does for sizes over its own limit.
+//! - play_script answers 0xBF (no scripting here, as a `ktserver` without
+//!   `-scr`); replication answers 0xBF and hangs up (no update log), as a
+//!   `ktserver` without `-ulog`.
+//! - The protocol has no authentication, so a server with `--sasl-file`
+//!   refuses these connections outright (`connection::sniff`).
+
+use crate::command::{Delete, Get, Outcome, Store, StoreKind};
+use crate::out::Out;
+use crate::server::Server;
+use crate::session::{Cx, Flow, Session};
+use bytes::Bytes;
+use memstored_engine::Record;
+use memstored_protocol::kt::{
+    self, KeyRecord, KtFramer, Limits, Refusal, Request, SetRecord, MAGIC_REMOVE_BULK,
+    MAGIC_SET_BULK,
+};
+
+/// The only database index memstored serves.
+const DBIDX: u16 = 0;
+
+/// Per-connection state.
+pub struct KtSession {
+    framer: KtFramer,
+}
+
+impl KtSession {
+    /// Values are held to `-I`, keys too (Kyoto Tycoon has no key limit below
+    /// its 256 MiB data limit); a whole request to the RPC's frame limit,
+    /// `-I` + 1 MiB and at least 64 MiB.
+    pub fn new(srv: &Server) -> KtSession {
+        let max_value = srv.cfg.max_item_size;
+        let limits = Limits {
+            max_key: max_value,
+            max_value,
+            max_frame: max_value.saturating_add(1 << 20).max(64 << 20),
+        };
+        KtSession {
+            framer: KtFramer::new(limits),
+        }
+    }
+}
+
+impl Session for KtSession {
+    type Framer = KtFramer;
+
+    fn framer(&mut self) -> &mut KtFramer {
+        &mut self.framer
+    }
+
+    fn serve(&mut self, cx: &mut Cx<'_>, req: Request) -> Flow {
+        let out = &mut *cx.out;
+        match req {
+            Request::SetBulk { no_reply, records } => {
+                let r = set_bulk(cx.srv, &records);
+                answer_hits(MAGIC_SET_BULK, r, no_reply, out);
+            }
+            Request::RemoveBulk { no_reply, keys } => {
+                let r = remove_bulk(cx.srv, &keys);
+                answer_hits(MAGIC_REMOVE_BULK, r, no_reply, out);
+            }
+            Request::GetBulk { keys } => match get_bulk(cx.srv, &keys) {
+                Ok(found) => encode_found(&found, out),
+                Err(o) => fail(&o, out),
+            },
+            Request::PlayScript { no_reply, name, .. } => {
+                tracing::debug!(
+                    "play_script {:?}: no scripting",
+                    String::from_utf8_lossy(&name)
+                );
+                if !no_reply {
+                    kt::encode_error(out.buf());
+                }
+            }
+            Request::Replication { .. } => {
+                tracing::info!("replication asked for: not supported");
+                kt::encode_error(out.buf());
+                return Flow::Close;
+            }
+        }
+        Flow::Continue
+    }
+
+    fn refuse(&mut self, cx: &mut Cx<'_>, r: Refusal, _closing: bool) -> Flow {
+        tracing::debug!("closing Kyoto Tycoon connection: {}", r.error);
+        if !r.no_reply {
+            kt::encode_error(cx.out.buf());
+        }
+        Flow::Close
+    }
+}
+
+/// A bulk reply: the count, or the error byte; nothing with no-reply.
+fn answer_hits(magic: u8, r: Result<u32, Outcome>, no_reply: bool, out: &mut Out) {
+    match r {
+        _ if no_reply => {}
+        Ok(hits) => kt::encode_hits(magic, hits, out.buf()),
+        Err(o) => fail(&o, out),
+    }
+}
+
+fn fail(o: &Outcome, out: &mut Out) {
+    tracing::debug!("Kyoto Tycoon bulk request failed: {o:?}");
+    kt::encode_error(out.buf());
+}
+
+/// Stores each record of database 0 until one fails; how many were stored.
+fn set_bulk(srv: &Server, records: &[SetRecord]) -> Result<u32, Outcome> {
+    let now = memstored_engine::now_secs();
+    let mut hits = 0u32;
+    for r in records.iter().filter(|r| r.dbidx == DBIDX) {
+        let cmd = Store {
+            // Copied: the request's slices share the read buffer's memory.
+            key: Bytes::copy_from_slice(&r.key),
+            value: Bytes::copy_from_slice(&r.value),
+            kind: StoreKind::Set,
+            flags: 0,
+            expires_at: kt::expires_at(r.xt, now),
+            cas: None,
+        };
+        match cmd.apply(srv) {
+            Outcome::Stored { .. } => hits = hits.saturating_add(1),
+            o => return Err(o),
+        }
+    }
+    Ok(hits)
+}
+
+/// Removes each key of database 0; absent keys are not hits, any other
+/// failure ends the request.
+fn remove_bulk(srv: &Server, keys: &[KeyRecord]) -> Result<u32, Outcome> {
+    let mut hits = 0u32;
+    for k in keys.iter().filter(|k| k.dbidx == DBIDX) {
+        let cmd = Delete {
+            key: Bytes::copy_from_slice(&k.key),
+            cas: None,
+        };
+        match cmd.apply(srv) {
+            Outcome::Deleted => hits = hits.saturating_add(1),
+            Outcome::NotFound => {}
+            o => return Err(o),
+        }
+    }
+    Ok(hits)
+}
+
+/// The live records of the keys of database 0, in request order.
+fn get_bulk<'k>(
+    srv: &Server,
+    keys: &'k [KeyRecord],
+) -> Result<Vec<(&'k KeyRecord, Record)>, Outcome> {
+    let mut found = Vec::new();
+    for k in keys.iter().filter(|k| k.dbidx == DBIDX) {
+        match Get::new(k.key.clone()).apply(srv) {
+            Outcome::Found(r) => found.push((k, r)),
+            Outcome::NotFound => {}
+            o => return Err(o),
+        }
+    }
+    Ok(found)
+}
+
+/// get_bulk's reply; values go out without a copy.
+fn encode_found(found: &[(&KeyRecord, Record)], out: &mut Out) {
+    let hits = u32::try_from(found.len()).unwrap_or(u32::MAX);
+    kt::encode_get_head(hits, out.buf());
+    for (k, r) in found {
+        let xt = kt::xt_of(r.meta.expires_at);
+        kt::encode_record_head(k.dbidx, k.key.len(), r.value.len(), xt, out.buf());
+        out.put(&k.key);
+        out.value(r.value.clone());
+    }
+}
