@@ -217,8 +217,8 @@ public class Iterator {
         status.set(Status.SUCCESS, "");
       }
       return new byte[][] {
-          Native.take(MemorySegment.ofAddress(ptrs[0]), sizes[0]),
-          Native.take(MemorySegment.ofAddress(ptrs[1]), sizes[1])};
+          Native.take(p.get(Native.UNBOUNDED, 0), sizes[0]),
+          Native.take(p.get(Native.UNBOUNDED, 8), sizes[1])};
     } catch (Throwable t) {
       throw Native.fail(t);
     }
