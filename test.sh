@@ -32,6 +32,12 @@ go_lib_dir="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
 java_home="$(bindings/java/find-jdk.sh)"
 JAVA_HOME="$java_home" MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" \
   mvn -q -B -f bindings/java/pom.xml test -Dmemstored.library="$go_lib_dir/libmemstored.so"
+# The README's Java example, run from the classes just built (hash order: sorted).
+java_out="$(mktemp -d)"
+"$java_home/bin/java" --enable-native-access=ALL-UNNAMED -Dmemstored.library="$go_lib_dir/libmemstored.so" \
+  -cp bindings/java/target/classes bindings/java/examples/HopStepJump.java "$java_out" | LC_ALL=C sort >"$java_out/got"
+printf '%s\n' "first hop" hop jump "second step" step "third jump" | diff - "$java_out/got"
+rm -rf "$java_out"
 MEMSTORED_BIN="${CARGO_TARGET_DIR:-target}/debug/memstored" python3 -m pytest -q tests/python
 # The Python binding, reinstalled first so that the tests never run a stale
 # build (a no-op rebuild when nothing changed; .ci/run installs maturin).
