@@ -30,7 +30,7 @@ impls=(memstored-c memstored-go)
 java_home="$(bindings/java/find-jdk.sh)"
 java=("$java_home/bin/java" --enable-native-access=ALL-UNNAMED)
 JAVA_HOME="$java_home" MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" \
-  mvn -q -B -f bindings/java/pom.xml -DskipTests package
+  mvn -q -B -f bindings/java/pom.xml -DskipTests package >&2 # keep stdout the TSV
 ms_jar="bindings/java/target/memstored-0.1.0.jar"
 mkdir -p "$work/memstored-java"
 "$java_home/bin/javac" -d "$work/memstored-java" -cp "$ms_jar" bindings/java/perf/Perf.java
