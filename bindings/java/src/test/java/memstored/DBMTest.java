@@ -99,6 +99,14 @@ class DBMTest {
     // Non-ASCII text is UTF-8.
     expect(Status.SUCCESS, dbm.set("鍵", "値"));
     assertArrayEquals("値".getBytes(UTF_8), dbm.get("鍵".getBytes(UTF_8)));
+    // A large value goes in and comes back whole.
+    byte[] large = new byte[3 << 20];
+    for (int i = 0; i < large.length; i++) {
+      large[i] = (byte) (i * 31);
+    }
+    expect(Status.SUCCESS, dbm.set("large".getBytes(UTF_8), large));
+    assertArrayEquals(large, dbm.get("large".getBytes(UTF_8)));
+    expect(Status.SUCCESS, dbm.remove("large"));
     expect(Status.SUCCESS, dbm.remove("first"));
     expect(Status.NOT_FOUND_ERROR, dbm.remove("first".getBytes(UTF_8)));
     assertEquals(4 - 1, dbm.count());
@@ -199,14 +207,17 @@ class DBMTest {
   @Test
   void maintenanceAndInspect() {
     openHash();
+    // 4 KiB values: files under 64 KiB are never worth rebuilding.
+    String big = "v".repeat(4096);
     for (int i = 0; i < 20; i++) {
-      dbm.set("k" + i, "v" + i);
+      dbm.set("k" + i, big + i);
     }
     for (int i = 0; i < 15; i++) {
       dbm.remove("k" + i);
     }
     expect(Status.SUCCESS, dbm.synchronize(true));
     expect(Status.SUCCESS, dbm.synchronize(false, Map.of()));
+    assertTrue(dbm.shouldBeRebuilt(), "15 of 20 records are dead");
     expect(Status.SUCCESS, dbm.rebuild());
     assertFalse(dbm.shouldBeRebuilt(), "a freshly rebuilt file needs no rebuild");
     expect(Status.SUCCESS, dbm.rebuild(Map.of("num_buckets", "10")));
