@@ -180,6 +180,14 @@ public class DBM {
     if (h.address() == 0) {
       return NOT_OPENED.clone();
     }
+    if (key.length + value.length >= Native.LARGE) {
+      try (Arena arena = Arena.ofConfined()) {
+        return done((boolean) Native.SET_LARGE.invokeExact(h, Native.copyIn(arena, key), key.length,
+            Native.copyIn(arena, value), value.length, overwrite));
+      } catch (Throwable t) {
+        throw Native.fail(t);
+      }
+    }
     try {
       return done((boolean) Native.SET.invokeExact(
           h, heap(key), key.length, heap(value), value.length, overwrite));

@@ -25,8 +25,9 @@ import java.nio.file.Path;
  * thread-state transition and passes Java arrays to the library in place, so a get costs two
  * short downcalls (the call and {@code memstored_free}) and no native allocation by Java. The
  * price is that a garbage collection waits for such a call to return, which is why the calls that
- * can take long (open, close, sync, rebuild, clear, search, multi-record calls) are linked
- * normally and copy their arguments into a confined arena instead.
+ * can take long (open, close, sync, rebuild, clear, search, multi-record calls, sets of 1 MiB
+ * or more) are linked normally and copy their arguments into a confined arena instead. Gets of
+ * large values stay critical: their size is known only after the call.
  *
  * <p>The library is found by the system property {@code memstored.library} (a path to
  * libmemstored.so), else the environment variable {@code MEMSTORED_LIBRARY}, else as
@@ -60,6 +61,11 @@ final class Native {
       call("memstored_dbm_get_multi", UNBOUNDED, ADDRESS, ADDRESS, JAVA_INT, ADDRESS);
   static final MethodHandle SET =
       fast("memstored_dbm_set", JAVA_BOOLEAN, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_BOOLEAN);
+  /** SET linked normally, for large records: a GC need not wait while they are copied. */
+  static final MethodHandle SET_LARGE =
+      call("memstored_dbm_set", JAVA_BOOLEAN, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_BOOLEAN);
+  /** Records from this size on are set through SET_LARGE (a copy costs less than the call then). */
+  static final int LARGE = 1 << 20;
   static final MethodHandle SET_AND_GET = fast("memstored_dbm_set_and_get", UNBOUNDED,
       ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_BOOLEAN, ADDRESS);
   static final MethodHandle SET_MULTI =
