@@ -2,10 +2,13 @@
 # Seed 004's table on this machine, for the columns this script runs today:
 # N records (default 10M) with keys and values "%08d", a hash file with
 # num_buckets = 2N, set then get, 1 and 4 threads, median of RUNS (3) runs,
-# max RSS beside each. Columns: memstored's C API and Go package, and
-# Tkrzw's own C++ (tkrzw_dbm_perf sequence) and C API (the same perf.c built
-# on libtkrzw-dev), when Debian's tkrzw-utils and libtkrzw-dev are installed.
-# Python, Java and Ruby are not measured here.
+# max RSS beside each. Columns: memstored's C API, Go package and Java
+# binding, and Tkrzw's own C++ (tkrzw_dbm_perf sequence) and C API (the same
+# perf.c built on libtkrzw-dev), when Debian's tkrzw-utils and libtkrzw-dev are
+# installed, and Java when TKRZW_JAVA_DIR names a built tkrzw-java (its
+# tkrzw.jar and libjtkrzw.so; docs/bench/bindings.md says how). The Java
+# columns run one program, bindings/java/perf/Perf.java, compiled against
+# each library with only its import changed. Python and Ruby are not measured.
 #
 # Usage: scripts/bench-bindings.sh [N]   (RUNS=3 THREADS="1 4" by default)
 # Prints a TSV: impl threads set_qps get_qps rss_mib (medians; RSS of the median-set run).
@@ -24,11 +27,28 @@ cc -O2 -I bindings/c/include scripts/bench-bindings/perf.c "$lib/libmemstored.a"
   -lpthread -lm -ldl -o "$work/memstored-c"
 (cd bindings/go && CGO_LDFLAGS="-L$(cd "../../$lib" && pwd)" go build -o "$work/memstored-go" ./perf)
 impls=(memstored-c memstored-go)
+java_home="$(bindings/java/find-jdk.sh)"
+java=("$java_home/bin/java" --enable-native-access=ALL-UNNAMED)
+JAVA_HOME="$java_home" MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" \
+  mvn -q -B -f bindings/java/pom.xml -DskipTests package >&2 # keep stdout the TSV
+ms_jar="bindings/java/target/memstored-0.1.0.jar"
+mkdir -p "$work/memstored-java"
+"$java_home/bin/javac" -d "$work/memstored-java" -cp "$ms_jar" bindings/java/perf/Perf.java
+impls+=(memstored-java)
+if [ -n "${TKRZW_JAVA_DIR:-}" ] && [ -f "$TKRZW_JAVA_DIR/tkrzw.jar" ]; then
+  mkdir -p "$work/tkrzw-java"
+  sed 's/^import memstored\./import tkrzw./' bindings/java/perf/Perf.java >"$work/tkrzw-java/Perf.java"
+  "$java_home/bin/javac" -d "$work/tkrzw-java" -cp "$TKRZW_JAVA_DIR/tkrzw.jar" "$work/tkrzw-java/Perf.java"
+  impls+=(tkrzw-java)
+fi
 if [ -f /usr/include/tkrzw_langc.h ]; then
   cc -O2 -DUSE_TKRZW scripts/bench-bindings/perf.c -ltkrzw -lpthread -o "$work/tkrzw-c"
   impls+=(tkrzw-c)
 fi
 command -v tkrzw_dbm_perf >/dev/null && impls+=(tkrzw-cpp)
+
+# The perf programs' "set N / get N / rss_kib N" lines as "set get rss".
+perf_line() { awk '{v[$1] = $2} END {print v["set"], v["get"], v["rss_kib"]}'; }
 
 # One run: prints "set_qps get_qps rss_kib".
 run_once() {
@@ -42,9 +62,19 @@ run_once() {
              /^Getting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) g = substr($i, 5)}
              /^rss / {r = $2} END {print s, g, r}'
       ;;
+    memstored-java)
+      "${java[@]}" -Dmemstored.library="$lib/libmemstored.so" -cp "$ms_jar:$work/memstored-java" \
+        Perf "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
+        perf_line
+      ;;
+    tkrzw-java)
+      "${java[@]}" -Djava.library.path="$TKRZW_JAVA_DIR" -cp "$TKRZW_JAVA_DIR/tkrzw.jar:$work/tkrzw-java" \
+        Perf "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
+        perf_line
+      ;;
     *)
       "$work/$impl" "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
-        awk '{v[$1] = $2} END {print v["set"], v["get"], v["rss_kib"]}'
+        perf_line
       ;;
   esac
 }
