@@ -27,6 +27,9 @@ class TestDBM < Minitest::Test
 
   def test_open_failures_are_statuses
     assert_equal Status::INVALID_ARGUMENT_ERROR, DBM.new.open(File.join(@dir, "x.tkh"), true, no_such_param: 1).code
+    # A separator inside a value would smuggle in another parameter.
+    smuggled = DBM.new.open(File.join(@dir, "x.tkh"), true, num_buckets: "10,truncate=true")
+    assert_equal Status::INVALID_ARGUMENT_ERROR, smuggled.code
     missing = DBM.new.open(File.join(@dir, "no", "such", "dir.tkh"), true)
     refute missing.ok?
     refute_empty missing.message
