@@ -2,8 +2,9 @@
 # Runs the whole test suite: formatting, lints, every crate's tests (the C
 # binding's among them: header check and a C program), the Go binding's tests
 # (with the race detector, and seed 004's two programs), the Java binding's
-# JUnit tests (Maven, on a JDK 23+), the Python client
-# tests against the real server binary, and the Python binding's tests.
+# JUnit tests (Maven, on a JDK 23+), the Python client tests against the real
+# server binary, the Python binding's tests, and the Ruby binding's tests
+# (minitest).
 # Tests that drive external programs (memcached, memccapable, Python clients)
 # expect them installed; .ci/run installs them on a fresh machine.
 set -euo pipefail
@@ -11,8 +12,9 @@ cd "$(dirname "$0")"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 # Built before the tests: the C binding's test links target/debug/libmemstored.a,
-# which `cargo test` alone does not produce on a clean tree.
-cargo build -p memstored-server -p memstored-c
+# which `cargo test` alone does not produce on a clean tree; the Ruby tests
+# load target/debug/libmemstored_ruby.so.
+cargo build -p memstored-server -p memstored-c -p memstored-ruby
 cargo test --workspace "$@"
 # The Go binding links the static C library just built (bindings/go/native.go
 # looks in target/release; -L puts the debug build first). -count=1: go's
@@ -45,3 +47,7 @@ python3 -m pip install -q --no-build-isolation ./bindings/python
 python3 -m pytest -q bindings/python/tests
 # The type stubs must match the installed module.
 python3 -m mypy.stubtest memstored --allowlist bindings/python/tests/stubtest-allowlist.txt
+# The Ruby binding (bindings/ruby): the extension just built, by its path,
+# so that a newer release build lying beside it is not what gets tested.
+MEMSTORED_RUBY_EXT="${CARGO_TARGET_DIR:-target}/debug/libmemstored_ruby.so" \
+  ruby -w -I bindings/ruby/lib -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb

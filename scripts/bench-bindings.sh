@@ -2,6 +2,7 @@
 # Seed 004's table on this machine, for the columns this script runs today:
 # N records (default 10M) with keys and values "%08d", a hash file with
 # num_buckets = 2N, set then get, 1 and 4 threads, median of RUNS (3) runs,
+<<<<<<< HEAD
 # max RSS beside each. Columns: memstored's C API, Go package and Java
 # binding, and Tkrzw's own C++ (tkrzw_dbm_perf sequence) and C API (the same
 # perf.c built on libtkrzw-dev), when Debian's tkrzw-utils and libtkrzw-dev are
@@ -9,6 +10,15 @@
 # tkrzw.jar and libjtkrzw.so; docs/bench/bindings.md says how). The Java
 # columns run one program, bindings/java/perf/Perf.java, compiled against
 # each library with only its import changed. Python and Ruby are not measured.
+=======
+# max RSS beside each. Columns: memstored's C API, Go package and Ruby
+# binding, and Tkrzw's own C++ (tkrzw_dbm_perf sequence) and C API (the same
+# perf.c built on libtkrzw-dev), when Debian's tkrzw-utils and libtkrzw-dev
+# are installed, and tkrzw-ruby when TKRZW_RUBY_DIR names a directory holding
+# its built tkrzw.so (docs/bench/bindings.md says how; never fetched here).
+# Both Ruby columns run the same bindings/ruby/bench/perf.rb. Python and
+# Java are not measured here.
+>>>>>>> bind-ruby
 #
 # Usage: scripts/bench-bindings.sh [N]   (RUNS=3 THREADS="1 4" by default)
 # Prints a TSV: impl threads set_qps get_qps rss_mib (medians; RSS of the median-set run).
@@ -21,11 +31,13 @@ buckets=$((2 * n))
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-cargo build --release -q -p memstored-c
+cargo build --release -q -p memstored-c -p memstored-ruby
 lib="${CARGO_TARGET_DIR:-target}/release"
+export MEMSTORED_RUBY_EXT="$(cd "$lib" && pwd)/libmemstored_ruby.so"
 cc -O2 -I bindings/c/include scripts/bench-bindings/perf.c "$lib/libmemstored.a" \
   -lpthread -lm -ldl -o "$work/memstored-c"
 (cd bindings/go && CGO_LDFLAGS="-L$(cd "../../$lib" && pwd)" go build -o "$work/memstored-go" ./perf)
+<<<<<<< HEAD
 impls=(memstored-c memstored-go)
 java_home="$(bindings/java/find-jdk.sh)"
 java=("$java_home/bin/java" --enable-native-access=ALL-UNNAMED)
@@ -41,6 +53,10 @@ if [ -n "${TKRZW_JAVA_DIR:-}" ] && [ -f "$TKRZW_JAVA_DIR/tkrzw.jar" ]; then
   "$java_home/bin/javac" -d "$work/tkrzw-java" -cp "$TKRZW_JAVA_DIR/tkrzw.jar" "$work/tkrzw-java/Perf.java"
   impls+=(tkrzw-java)
 fi
+=======
+impls=(memstored-c memstored-go memstored-ruby)
+[ -n "${TKRZW_RUBY_DIR:-}" ] && [ -f "$TKRZW_RUBY_DIR/tkrzw.so" ] && impls+=(tkrzw-ruby)
+>>>>>>> bind-ruby
 if [ -f /usr/include/tkrzw_langc.h ]; then
   cc -O2 -DUSE_TKRZW scripts/bench-bindings/perf.c -ltkrzw -lpthread -o "$work/tkrzw-c"
   impls+=(tkrzw-c)
@@ -62,6 +78,7 @@ run_once() {
              /^Getting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) g = substr($i, 5)}
              /^rss / {r = $2} END {print s, g, r}'
       ;;
+<<<<<<< HEAD
     memstored-java)
       "${java[@]}" -Dmemstored.library="$lib/libmemstored.so" -cp "$ms_jar:$work/memstored-java" \
         Perf "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
@@ -71,6 +88,14 @@ run_once() {
       "${java[@]}" -Djava.library.path="$TKRZW_JAVA_DIR" -cp "$TKRZW_JAVA_DIR/tkrzw.jar:$work/tkrzw-java" \
         Perf "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
         perf_line
+=======
+    memstored-ruby | tkrzw-ruby)
+      local flag=()
+      [ "$impl" = tkrzw-ruby ] && flag=(--tkrzw)
+      RUBYLIB="${TKRZW_RUBY_DIR:-}" ruby -I bindings/ruby/lib bindings/ruby/bench/perf.rb "${flag[@]}" \
+        "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
+        awk '{v[$1] = $2} END {print v["set"], v["get"], v["rss_kib"]}'
+>>>>>>> bind-ruby
       ;;
     *)
       "$work/$impl" "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |

@@ -31,7 +31,7 @@ pub(crate) unsafe fn db<'a>(dbm: *const MemstoredDBM) -> Outcome<&'a Arc<Db>> {
 }
 
 /// memstored's database name for Tkrzw's path and `"k=v,k=v"` parameters.
-fn db_name(path: &str, params: &str) -> String {
+pub fn db_name(path: &str, params: &str) -> String {
     if params.trim().is_empty() {
         path.to_string()
     } else {
@@ -170,19 +170,8 @@ pub unsafe extern "C" fn memstored_dbm_set_and_get(
     let mut kept = false;
     let out = guard(null_mut(), || unsafe {
         let value = Bytes::copy_from_slice(bytes(value_ptr, value_size)?);
-        let (old, _) = db(dbm)?.process(bytes(key_ptr, key_size)?, |cur| {
-            let old = cur.map(|r| r.value.clone());
-            let action = match cur {
-                Some(_) if !overwrite => Action::Keep,
-                _ => Action::Put {
-                    value,
-                    flags: cur.map_or(0, |r| r.meta.flags),
-                    expires_at: 0,
-                },
-            };
-            Ok((action, old))
-        })?;
-        kept = old.is_some() && !overwrite;
+        let old;
+        (old, kept) = set_and_get(db(dbm)?, bytes(key_ptr, key_size)?, value, overwrite)?;
         match old {
             Some(v) => give_bytes(&v, old_value_size),
             None => Ok(null_mut()),
@@ -192,6 +181,31 @@ pub unsafe extern "C" fn memstored_dbm_set_and_get(
         crate::status::set_failure(MEMSTORED_STATUS_DUPLICATION_ERROR, "the record exists");
     }
     out
+}
+
+/// Tkrzw's SetAndGet: stores the record unless `overwrite` is false and one
+/// exists; returns the old value and whether the existing record was kept
+/// (which Tkrzw reports as DUPLICATION_ERROR). Shared with the Ruby binding.
+pub fn set_and_get(
+    db: &Db,
+    key: &[u8],
+    value: Bytes,
+    overwrite: bool,
+) -> Outcome<(Option<Bytes>, bool)> {
+    let (old, _) = db.process(key, |cur| {
+        let old = cur.map(|r| r.value.clone());
+        let action = match cur {
+            Some(_) if !overwrite => Action::Keep,
+            _ => Action::Put {
+                value,
+                flags: cur.map_or(0, |r| r.meta.flags),
+                expires_at: 0,
+            },
+        };
+        Ok((action, old))
+    })?;
+    let kept = old.is_some() && !overwrite;
+    Ok((old, kept))
 }
 
 /// Stores every record; with `overwrite` false, existing ones are kept and
@@ -335,24 +349,30 @@ pub unsafe extern "C" fn memstored_dbm_increment(
     initial: i64,
 ) -> i64 {
     guard(i64::MIN, || unsafe {
-        let (db, key) = (db(dbm)?, bytes(key_ptr, key_size)?);
-        if increment != i64::MIN {
-            return Ok(db.increment(key, increment, initial)?);
-        }
-        match db.get(key) {
-            Ok(v) => std::str::from_utf8(&v)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .ok_or_else(|| {
-                    Failure::new(
-                        crate::status::MEMSTORED_STATUS_INFEASIBLE_ERROR,
-                        "the value is not a decimal number",
-                    )
-                }),
-            Err(e) if e.is_not_found() => Ok(initial),
-            Err(e) => Err(e.into()),
-        }
+        increment_or_read(db(dbm)?, bytes(key_ptr, key_size)?, increment, initial)
     })
+}
+
+/// Tkrzw's Increment on decimal text: adds `increment` (an absent record
+/// counts as `initial`); with `increment` i64::MIN only reads the number.
+/// Shared with the Ruby binding.
+pub fn increment_or_read(db: &Db, key: &[u8], increment: i64, initial: i64) -> Outcome<i64> {
+    if increment != i64::MIN {
+        return Ok(db.increment(key, increment, initial)?);
+    }
+    match db.get(key) {
+        Ok(v) => std::str::from_utf8(&v)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(|| {
+                Failure::new(
+                    crate::status::MEMSTORED_STATUS_INFEASIBLE_ERROR,
+                    "the value is not a decimal number",
+                )
+            }),
+        Err(e) if e.is_not_found() => Ok(initial),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// A key with its value or "no record", as compare-exchange-multi takes them.
@@ -495,7 +515,8 @@ pub unsafe extern "C" fn memstored_dbm_is_ordered(dbm: *mut MemstoredDBM) -> boo
 
 /// Tkrzw's mode words: its "upper"/"lower" include the pattern and
 /// "upperex"/"lowerex" exclude it; other words as memstored's search.
-fn search_mode(mode: &str) -> Outcome<SearchMode> {
+/// Shared with the Ruby binding.
+pub fn search_mode(mode: &str) -> Outcome<SearchMode> {
     Ok(match mode {
         "upper" => SearchMode::Upper { inclusive: true },
         "upperex" => SearchMode::Upper { inclusive: false },

@@ -63,7 +63,7 @@ pub struct MemstoredStatus {
 
 /// A failed call: the code and message that become the last status.
 #[derive(Debug)]
-pub(crate) struct Failure {
+pub struct Failure {
     pub code: i32,
     pub message: String,
 }
@@ -94,7 +94,7 @@ impl From<memstored_engine::Error> for Failure {
     }
 }
 
-pub(crate) type Outcome<T> = Result<T, Failure>;
+pub type Outcome<T> = Result<T, Failure>;
 
 /// The last status of this thread. The message is kept NUL-terminated so
 /// that `memstored_get_last_status_message` can hand out its pointer; a

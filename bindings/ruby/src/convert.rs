@@ -1,0 +1,136 @@
+//! Between Ruby objects and the engine: key and value bytes, result strings
+//! in the database's encoding, and Status objects (a Ruby class, see
+//! lib/memstored/status.rb) for results and failures.
+
+use magnus::encoding::{EncodingCapable, Index};
+use magnus::value::{Lazy, Opaque};
+use magnus::{prelude::*, Error, ExceptionClass, RClass, RModule, RString, Ruby, Value};
+use memstored_c::status::{Failure, Outcome, MEMSTORED_STATUS_PRECONDITION_ERROR};
+use std::sync::OnceLock;
+
+static STATUS: OnceLock<Opaque<RClass>> = OnceLock::new();
+static STATUS_EXCEPTION: OnceLock<Opaque<ExceptionClass>> = OnceLock::new();
+
+/// Finds the Ruby-defined Status and StatusException classes once, at load.
+pub fn init(ruby: &Ruby, module: RModule) -> Result<(), Error> {
+    let status: RClass = module.const_get("Status")?;
+    let exception: ExceptionClass = module.const_get("StatusException")?;
+    let _ = STATUS.set(Opaque::from(status));
+    let _ = STATUS_EXCEPTION.set(Opaque::from(exception));
+    let _ = ruby;
+    Ok(())
+}
+
+fn class<T: magnus::value::ReprValue + Copy>(
+    ruby: &Ruby,
+    cell: &OnceLock<Opaque<T>>,
+) -> Result<T, Error> {
+    cell.get().map(|c| ruby.get_inner(*c)).ok_or_else(|| {
+        Error::new(
+            ruby.exception_load_error(),
+            "memstored: load lib/memstored.rb, not the extension alone",
+        )
+    })
+}
+
+static EMPTY: Lazy<RString> = Lazy::new(|ruby| {
+    let s = ruby.str_new("");
+    s.freeze();
+    s
+});
+
+/// A new Status: SUCCESS for Ok, the failure's code and message otherwise.
+pub fn status(ruby: &Ruby, outcome: Outcome<()>) -> Result<Value, Error> {
+    let class = class(ruby, &STATUS)?;
+    match outcome {
+        Ok(()) => class.new_instance((0, ruby.get_inner(&EMPTY))),
+        Err(f) => class.new_instance((f.code, f.message)),
+    }
+}
+
+/// Writes an outcome into a caller's Status object (tkrzw's `status=nil`
+/// out-parameter); nil is left alone.
+pub fn report(
+    ruby: &Ruby,
+    target: Option<Value>,
+    outcome: Result<(), &Failure>,
+) -> Result<(), Error> {
+    let Some(target) = target.filter(|v| !v.is_nil()) else {
+        return Ok(());
+    };
+    match outcome {
+        Ok(()) => target.funcall::<_, _, Value>("set", (0, ruby.get_inner(&EMPTY)))?,
+        Err(f) => target.funcall::<_, _, Value>("set", (f.code, f.message.as_str()))?,
+    };
+    Ok(())
+}
+
+/// A StatusException carrying the failure, to raise.
+pub fn exception(ruby: &Ruby, failure: Failure) -> Error {
+    let made = status(ruby, Err(failure))
+        .and_then(|s| class(ruby, &STATUS_EXCEPTION)?.new_instance::<_>((s,)));
+    match made {
+        Ok(e) => Error::from(e),
+        Err(e) => e,
+    }
+}
+
+/// The failure of a call on a database that is not open (or an iterator destructed).
+pub fn not_open(ruby: &Ruby, what: &str) -> Error {
+    exception(
+        ruby,
+        Failure::new(MEMSTORED_STATUS_PRECONDITION_ERROR, what),
+    )
+}
+
+/// A key or value as a Ruby string: strings as they are, other objects as
+/// tkrzw-ruby converts them (`to_str`, else `to_s`: 12 → "12", true → "true").
+pub fn rstring(v: Value) -> Result<RString, Error> {
+    if let Some(s) = RString::from_value(v) {
+        return Ok(s);
+    }
+    if v.respond_to("to_str", false)? {
+        return v.funcall("to_str", ());
+    }
+    v.funcall("to_s", ())
+}
+
+/// A copy of a key or value's bytes (for calls that release the GVL, and
+/// for arrays of them).
+pub fn owned(v: Value) -> Result<Vec<u8>, Error> {
+    let s = rstring(v)?;
+    // SAFETY: copied at once, before Ruby can run.
+    Ok(unsafe { s.as_slice() }.to_vec())
+}
+
+/// Runs `f` on the bytes of a Ruby string, borrowed. `f` must not call
+/// into Ruby (nothing may move or change the string meanwhile).
+pub fn with_bytes<R>(s: RString, f: impl FnOnce(&[u8]) -> R) -> R {
+    // SAFETY: `f` runs engine code only; the string is on the stack (kept
+    // alive by the caller's argument) and no Ruby code runs while it is borrowed.
+    f(unsafe { s.as_slice() })
+}
+
+/// A result string: binary, or tagged with the database's encoding.
+pub fn out(ruby: &Ruby, bytes: &[u8], enc: Option<Index>) -> Result<RString, Error> {
+    let s = ruby.str_from_slice(bytes);
+    if let Some(enc) = enc {
+        s.enc_associate(enc)?;
+    }
+    Ok(s)
+}
+
+/// The encoding to give results: None for binary (ASCII-8BIT).
+pub fn encoding(ruby: &Ruby, name: Option<String>) -> Result<Option<Index>, Error> {
+    let Some(name) = name else { return Ok(None) };
+    let index = ruby.find_encindex(&name)?;
+    Ok((index != ruby.ascii8bit_encindex()).then_some(index))
+}
+
+/// An ArgumentError for a call with the wrong number of arguments.
+pub fn arity(ruby: &Ruby, given: usize, min: usize, max: usize) -> Error {
+    Error::new(
+        ruby.exception_arg_error(),
+        format!("wrong number of arguments (given {given}, expected {min}..{max})"),
+    )
+}

@@ -1,0 +1,81 @@
+//! memstored for Ruby: the engine behind tkrzw-ruby's API (`Memstored::DBM`,
+//! `Iterator`, `Status`, `StatusException`), so programs written for
+//! tkrzw-ruby switch by requiring "memstored" and naming `Memstored`.
+//!
+//! The classes are defined here with their fast paths; lib/memstored.rb
+//! loads this extension and adds what is plain Ruby (Status, the open
+//! parameters, `each`, operators). Tiny calls keep the GVL (taking it back
+//! costs more than the call); long ones release it (`gvl::without`).
+
+mod convert;
+mod dbm;
+mod gvl;
+mod iter;
+
+use magnus::{method, prelude::*, Error, Ruby};
+
+/// Named after the file cargo builds (libmemstored_ruby.so), so that Ruby
+/// loads it where it lies, without a copy or rename.
+#[magnus::init(name = "libmemstored_ruby")]
+fn init(ruby: &Ruby) -> Result<(), Error> {
+    let module = ruby.define_module("Memstored")?;
+    convert::init(ruby, module)?;
+
+    let dbm = module.define_class("DBM", ruby.class_object())?;
+    dbm.define_alloc_func::<dbm::Dbm>();
+    dbm.define_method("open_native", method!(dbm::Dbm::open_native, 4))?;
+    dbm.define_method("close", method!(dbm::Dbm::close, 0))?;
+    dbm.define_method("open?", method!(dbm::Dbm::is_open, 0))?;
+    dbm.define_method("get", method!(dbm::Dbm::get, -1))?;
+    dbm.define_method("get_multi_native", method!(dbm::Dbm::get_multi_native, 1))?;
+    dbm.define_method("set", method!(dbm::Dbm::set, -1))?;
+    dbm.define_method("set_multi_native", method!(dbm::Dbm::set_multi_native, 2))?;
+    dbm.define_method("set_and_get", method!(dbm::Dbm::set_and_get, -1))?;
+    dbm.define_method("remove", method!(dbm::Dbm::remove, 1))?;
+    dbm.define_method(
+        "remove_multi_native",
+        method!(dbm::Dbm::remove_multi_native, 1),
+    )?;
+    dbm.define_method("remove_and_get", method!(dbm::Dbm::remove_and_get, 1))?;
+    dbm.define_method("append", method!(dbm::Dbm::append, -1))?;
+    dbm.define_method("compare_exchange", method!(dbm::Dbm::compare_exchange, 3))?;
+    dbm.define_method("increment", method!(dbm::Dbm::increment, -1))?;
+    dbm.define_method(
+        "compare_exchange_multi_native",
+        method!(dbm::Dbm::compare_exchange_multi_native, 2),
+    )?;
+    dbm.define_method("count", method!(dbm::Dbm::count, 0))?;
+    dbm.define_method("clear", method!(dbm::Dbm::clear, 0))?;
+    dbm.define_method("rebuild_native", method!(dbm::Dbm::rebuild_native, 0))?;
+    dbm.define_method(
+        "should_be_rebuilt?",
+        method!(dbm::Dbm::should_be_rebuilt, 0),
+    )?;
+    dbm.define_method(
+        "synchronize_native",
+        method!(dbm::Dbm::synchronize_native, 1),
+    )?;
+    dbm.define_method("inspect_details", method!(dbm::Dbm::inspect_details, 0))?;
+    dbm.define_method("writable?", method!(dbm::Dbm::is_writable, 0))?;
+    dbm.define_method("ordered?", method!(dbm::Dbm::is_ordered, 0))?;
+    dbm.define_method("search", method!(dbm::Dbm::search, -1))?;
+
+    let iter = module.define_class("Iterator", ruby.class_object())?;
+    iter.define_alloc_func::<iter::Iter>();
+    iter.define_method("initialize", method!(iter::Iter::initialize, 1))?;
+    iter.define_method("destruct", method!(iter::Iter::destruct, 0))?;
+    iter.define_method("first", method!(iter::Iter::first, 0))?;
+    iter.define_method("last", method!(iter::Iter::last, 0))?;
+    iter.define_method("jump", method!(iter::Iter::jump, 1))?;
+    iter.define_method("jump_lower", method!(iter::Iter::jump_lower, -1))?;
+    iter.define_method("jump_upper", method!(iter::Iter::jump_upper, -1))?;
+    iter.define_method("next", method!(iter::Iter::next, 0))?;
+    iter.define_method("previous", method!(iter::Iter::previous, 0))?;
+    iter.define_method("get", method!(iter::Iter::get, -1))?;
+    iter.define_method("get_key", method!(iter::Iter::get_key, -1))?;
+    iter.define_method("get_value", method!(iter::Iter::get_value, -1))?;
+    iter.define_method("set", method!(iter::Iter::set, 1))?;
+    iter.define_method("remove", method!(iter::Iter::remove, 0))?;
+    iter.define_method("step", method!(iter::Iter::step, -1))?;
+    Ok(())
+}
