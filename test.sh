@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: formatting, lints, every crate's tests (the C
-# binding's among them: header check and a C program), the Go binding's tests
-# (with the race detector, and seed 004's two programs), the Java binding's
-# JUnit tests (Maven, on a JDK 23+), the Python client tests against the real
-# server binary, the Python binding's tests, and the Ruby binding's tests
+# Runs the whole test suite: formatting, lints, the Java binding's JUnit tests
+# (Maven, on a JDK 23+), every crate's tests (the C binding's among them:
+# header check and a C program), the Go binding's tests (with the race
+# detector, and seed 004's two programs), the Python client tests against the
+# real server binary, the Python binding's tests, and the Ruby binding's tests
 # (minitest).
 # Tests that drive external programs (memcached, memccapable, Python clients)
 # expect them installed; .ci/run installs them on a fresh machine.
@@ -15,31 +15,33 @@ cargo clippy --workspace --all-targets -- -D warnings
 # which `cargo test` alone does not produce on a clean tree; the Ruby tests
 # load target/debug/libmemstored_ruby.so.
 cargo build -p memstored-server -p memstored-c -p memstored-ruby
-cargo test --workspace "$@"
-# The Go binding links the static C library just built (bindings/go/native.go
-# looks in target/release; -L puts the debug build first). -count=1: go's
-# test cache does not see the library change.
-go_lib_dir="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
-(
-  cd bindings/go
-  test -z "$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting" >&2; exit 1; }
-  export CGO_LDFLAGS="-L$go_lib_dir"
-  go vet -composites=false ./...
-  go test -race -count=1 ./...
-)
-# The Java binding loads the debug libmemstored.so just built (same directory
-# as the Go step's). Maven runs on the binding's JDK; the Unsafe flag quiets
+c_lib_dir="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
+# The Java binding loads the debug libmemstored.so just built. It runs before
+# `cargo test --workspace`, which also builds the Python binding's cdylib, whose
+# file name is the same (cargo warns of the collision) and may replace it.
+# Maven runs on the binding's JDK; the Unsafe flag quiets
 # Maven 3.8's own libraries on JDK 24+. Dependencies come from ~/.m2 when
 # cached, else from Maven Central (JUnit, compiler and surefire plugins only).
 java_home="$(bindings/java/find-jdk.sh)"
 JAVA_HOME="$java_home" MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" \
-  mvn -q -B -f bindings/java/pom.xml test -Dmemstored.library="$go_lib_dir/libmemstored.so"
+  mvn -q -B -f bindings/java/pom.xml test -Dmemstored.library="$c_lib_dir/libmemstored.so"
 # The README's Java example, run from the classes just built (hash order: sorted).
 java_out="$(mktemp -d)"
-"$java_home/bin/java" --enable-native-access=ALL-UNNAMED -Dmemstored.library="$go_lib_dir/libmemstored.so" \
+"$java_home/bin/java" --enable-native-access=ALL-UNNAMED -Dmemstored.library="$c_lib_dir/libmemstored.so" \
   -cp bindings/java/target/classes bindings/java/examples/HopStepJump.java "$java_out" | LC_ALL=C sort >"$java_out/got"
 printf '%s\n' "first hop" hop jump "second step" step "third jump" | diff - "$java_out/got"
 rm -rf "$java_out"
+cargo test --workspace "$@"
+# The Go binding links the static C library just built (bindings/go/native.go
+# looks in target/release; -L puts the debug build first). -count=1: go's
+# test cache does not see the library change.
+(
+  cd bindings/go
+  test -z "$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting" >&2; exit 1; }
+  export CGO_LDFLAGS="-L$c_lib_dir"
+  go vet -composites=false ./...
+  go test -race -count=1 ./...
+)
 MEMSTORED_BIN="${CARGO_TARGET_DIR:-target}/debug/memstored" python3 -m pytest -q tests/python
 # The Python binding, reinstalled first so that the tests never run a stale
 # build (a no-op rebuild when nothing changed; .ci/run installs maturin).
