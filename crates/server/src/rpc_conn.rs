@@ -18,6 +18,8 @@ pub struct RpcSession {
     auth: crate::sasl::AuthState,
     /// Slow procedures started and not yet answered.
     in_flight: usize,
+    /// Slow procedures queued or running, notifications included (bounded).
+    slow: crate::slow::ConnSlots,
 }
 
 impl RpcSession {
@@ -30,6 +32,7 @@ impl RpcSession {
             framer: RpcFramer::new(Limits::with_max_frame(max_frame)),
             auth: crate::sasl::AuthState::new(srv),
             in_flight: 0,
+            slow: crate::slow::ConnSlots::default(),
         }
     }
 
@@ -64,21 +67,22 @@ impl RpcSession {
         msgid: Option<u32>,
         method: String,
         params: Vec<Value>,
+        ticket: crate::slow::Ticket,
     ) {
         self.in_flight += usize::from(msgid.is_some());
         let srv = srv.clone();
         let tx = late.clone();
-        // The blocking pool has `-W` threads (main.rs), which bounds how many
-        // slow procedures run at once; the rest queue there.
+        // The blocking pool has `-W` threads (startup.rs), which bounds how
+        // many slow procedures run at once; the rest queue there, at most
+        // `slow::SERVER_WIDE` of them (the ticket).
         tokio::spawn(async move {
-            let result = tokio::task::spawn_blocking(move || call(&srv, &method, &params))
-                .await
-                .unwrap_or_else(|e| {
-                    Err(RpcError::new(
-                        code::UNEXPECTED,
-                        format!("procedure failed: {e}"),
-                    ))
-                });
+            let run = move || ticket.run(|| call(&srv, &method, &params));
+            let result = tokio::task::spawn_blocking(run).await.unwrap_or_else(|e| {
+                Err(RpcError::new(
+                    code::UNEXPECTED,
+                    format!("procedure failed: {e}"),
+                ))
+            });
             if let Some(id) = msgid {
                 let mut buf = BytesMut::new();
                 encode(id, result, &mut buf);
@@ -119,7 +123,14 @@ impl Session for RpcSession {
             return Flow::Continue;
         }
         if is_slow(&method, &params) {
-            self.spawn_slow(cx.srv, cx.late, msgid, method, params);
+            match self.slow.admit(cx.srv) {
+                Ok(ticket) => self.spawn_slow(cx.srv, cx.late, msgid, method, params, ticket),
+                Err(busy) => {
+                    if let Some(id) = msgid {
+                        encode(id, Err(busy), cx.out.buf());
+                    }
+                }
+            }
             return Flow::Continue;
         }
         let result = call(cx.srv, &method, &params);

@@ -6,7 +6,7 @@ use crate::stats::Counters;
 use memstored_engine::Db;
 use memstored_protocol::Expiry;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -24,6 +24,8 @@ pub struct Config {
     pub verbose: u8,
     pub sasl: bool,
     pub read_only: bool,
+    /// `--search-timeout`: how long one RPC key search may run.
+    pub search_timeout: Duration,
 }
 
 /// Everything a connection needs, shared through an `Arc`.
@@ -37,6 +39,8 @@ pub struct Server {
     flush_generation: AtomicU64,
     /// Stale and recache-token bits of the meta protocol (`marks.rs`).
     pub marks: Marks,
+    /// RPC slow calls queued or running, bounded by `slow::SERVER_WIDE`.
+    pub slow_calls: AtomicUsize,
     /// Turns true when the server is shutting down.
     pub shutdown: watch::Receiver<bool>,
     /// The sending side of `shutdown` for a standalone server (which has no
@@ -58,6 +62,7 @@ impl Config {
             verbose: 0,
             sasl: false,
             read_only: false,
+            search_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -93,6 +98,7 @@ impl Server {
             credentials,
             flush_generation: AtomicU64::new(0),
             marks: Marks::default(),
+            slow_calls: AtomicUsize::new(0),
             shutdown,
             standalone_stop: None,
         }

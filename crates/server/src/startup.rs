@@ -68,6 +68,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         verbose: args.verbose,
         sasl: credentials.is_some(),
         read_only: args.read_only,
+        search_timeout: args.search_timeout,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
