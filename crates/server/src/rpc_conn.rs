@@ -72,17 +72,10 @@ impl RpcSession {
         self.in_flight += usize::from(msgid.is_some());
         let srv = srv.clone();
         let tx = late.clone();
-        // The blocking pool has `-W` threads (startup.rs), which bounds how
-        // many slow procedures run at once; the rest queue there, at most
-        // `slow::SERVER_WIDE` of them (the ticket).
+        // `-W` of them run at once on the blocking pool; the rest wait in
+        // `Ticket::run`, at most `slow::SERVER_WIDE` in all.
         tokio::spawn(async move {
-            let run = move || ticket.run(|| call(&srv, &method, &params));
-            let result = tokio::task::spawn_blocking(run).await.unwrap_or_else(|e| {
-                Err(RpcError::new(
-                    code::UNEXPECTED,
-                    format!("procedure failed: {e}"),
-                ))
-            });
+            let result = ticket.run(move || call(&srv, &method, &params)).await;
             if let Some(id) = msgid {
                 let mut buf = BytesMut::new();
                 encode(id, result, &mut buf);

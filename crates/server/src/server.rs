@@ -2,11 +2,12 @@
 
 use crate::marks::Marks;
 use crate::sasl::Credentials;
+use crate::slow::SlowCalls;
 use crate::stats::Counters;
 use memstored_engine::Db;
 use memstored_protocol::Expiry;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -24,6 +25,9 @@ pub struct Config {
     pub verbose: u8,
     pub sasl: bool,
     pub read_only: bool,
+    /// `-W`: how many RPC slow calls run at once (the blocking pool has one
+    /// thread more, for the server's own syncs and the final close).
+    pub write_threads: usize,
     /// `--search-timeout`: how long one RPC key search may run.
     pub search_timeout: Duration,
 }
@@ -39,8 +43,8 @@ pub struct Server {
     flush_generation: AtomicU64,
     /// Stale and recache-token bits of the meta protocol (`marks.rs`).
     pub marks: Marks,
-    /// RPC slow calls queued or running, bounded by `slow::SERVER_WIDE`.
-    pub slow_calls: AtomicUsize,
+    /// RPC slow calls queued and running (`slow.rs`).
+    pub slow: SlowCalls,
     /// Turns true when the server is shutting down.
     pub shutdown: watch::Receiver<bool>,
     /// The sending side of `shutdown` for a standalone server (which has no
@@ -62,6 +66,7 @@ impl Config {
             verbose: 0,
             sasl: false,
             read_only: false,
+            write_threads: 2,
             search_timeout: Duration::from_secs(5),
         }
     }
@@ -90,6 +95,7 @@ impl Server {
         credentials: Option<Credentials>,
         shutdown: watch::Receiver<bool>,
     ) -> Server {
+        let slow = SlowCalls::new(cfg.write_threads);
         Server {
             db,
             cfg,
@@ -98,7 +104,7 @@ impl Server {
             credentials,
             flush_generation: AtomicU64::new(0),
             marks: Marks::default(),
-            slow_calls: AtomicUsize::new(0),
+            slow,
             shutdown,
             standalone_stop: None,
         }

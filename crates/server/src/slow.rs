@@ -10,6 +10,8 @@
 //! - a search pattern is at most [`MAX_PATTERN`] bytes, a compiled regex at
 //!   most [`REGEX_SIZE_LIMIT`], and a search stops with an error once it has
 //!   run `--search-timeout` seconds (`slow_calls_timed_out`);
+//! - `-W` of them run at once; the blocking pool has one thread more, which
+//!   they never take, for the server's own syncs and its final close;
 //! - once the server is stopping, a queued call is dropped without running
 //!   and a running search stops at its next poll (about a millisecond).
 //!
@@ -22,6 +24,7 @@ use memstored_engine::search::{SearchLimits, INTERRUPTED};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
+use tokio::sync::Semaphore;
 
 /// Slow calls one connection may have queued or running.
 pub const PER_CONNECTION: usize = 16;
@@ -34,6 +37,24 @@ pub const MAX_PATTERN: usize = 4096;
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// The largest lazy-DFA cache of one regex (the regex crate's default is 2 MiB).
 pub const REGEX_DFA_SIZE_LIMIT: usize = 1 << 20;
+
+/// The server's slow calls: how many are admitted, and the `-W` permits to run.
+#[derive(Debug)]
+pub struct SlowCalls {
+    /// Queued or running, at most [`SERVER_WIDE`].
+    admitted: AtomicUsize,
+    /// One permit per blocking thread slow calls may use.
+    threads: Semaphore,
+}
+
+impl SlowCalls {
+    pub fn new(threads: usize) -> SlowCalls {
+        SlowCalls {
+            admitted: AtomicUsize::new(0),
+            threads: Semaphore::new(threads.max(1)),
+        }
+    }
+}
 
 /// The slow calls of one connection, counted with the tasks that run them.
 #[derive(Debug, Default)]
@@ -53,7 +74,8 @@ impl ConnSlots {
             ));
         }
         let admitted = srv
-            .slow_calls
+            .slow
+            .admitted
             .fetch_update(Relaxed, Relaxed, |n| (n < SERVER_WIDE).then_some(n + 1));
         if admitted.is_err() {
             return busy(format!(
@@ -78,17 +100,27 @@ pub struct Ticket {
 }
 
 impl Ticket {
-    /// Runs `work` on this (blocking) thread, unless the server started
-    /// stopping while the call was queued.
-    pub fn run(mut self, work: impl FnOnce() -> RpcResult) -> RpcResult {
-        if stopping(&self.srv) {
-            return Err(shutting_down());
-        }
-        let c = &self.srv.counters;
+    /// Waits for one of the `-W` permits, then runs `work` on a blocking
+    /// thread. A call still waiting when the server starts stopping is
+    /// dropped without running.
+    pub async fn run(mut self, work: impl FnOnce() -> RpcResult + Send + 'static) -> RpcResult {
+        let srv = self.srv.clone();
+        let mut stop = srv.shutdown.clone();
+        let _permit = tokio::select! {
+            biased;
+            Ok(_) = stop.wait_for(|stopping| *stopping) => return Err(shutting_down()),
+            p = srv.slow.threads.acquire() => p.map_err(|_| shutting_down())?,
+        };
+        let c = &srv.counters;
         stats::bump(&c.slow_calls_running);
         c.slow_calls_queued.fetch_sub(1, Relaxed);
         self.running = true;
-        work()
+        tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+            Err(RpcError::new(
+                code::UNEXPECTED,
+                format!("procedure failed: {e}"),
+            ))
+        })
     }
 }
 
@@ -101,7 +133,7 @@ impl Drop for Ticket {
             &c.slow_calls_queued
         };
         gauge.fetch_sub(1, Relaxed);
-        self.srv.slow_calls.fetch_sub(1, Relaxed);
+        self.srv.slow.admitted.fetch_sub(1, Relaxed);
         self.conn.fetch_sub(1, Relaxed);
     }
 }

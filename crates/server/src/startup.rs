@@ -68,11 +68,15 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         verbose: args.verbose,
         sasl: credentials.is_some(),
         read_only: args.read_only,
+        write_threads: args.write_threads.max(1),
         search_timeout: args.search_timeout,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
-        .max_blocking_threads(args.write_threads.max(1))
+        // `-W` for RPC slow calls (slow.rs) plus one that they can never
+        // take: periodic and SIGHUP syncs, delayed flushes and the final
+        // close do not wait behind a queue of searches.
+        .max_blocking_threads(cfg.write_threads + 1)
         .thread_name("memstored-worker")
         .enable_all()
         .build()
