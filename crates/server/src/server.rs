@@ -25,8 +25,7 @@ pub struct Config {
     pub verbose: u8,
     pub sasl: bool,
     pub read_only: bool,
-    /// `-W`: how many RPC slow calls run at once (the blocking pool has one
-    /// thread more, for the server's own syncs and the final close).
+    /// `-W`: how many RPC slow calls run at once.
     pub write_threads: usize,
     /// `--search-timeout`: how long one RPC key search may run.
     pub search_timeout: Duration,

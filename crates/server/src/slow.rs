@@ -10,8 +10,10 @@
 //! - a search pattern is at most [`MAX_PATTERN`] bytes, a compiled regex at
 //!   most [`REGEX_SIZE_LIMIT`], and a search stops with an error once it has
 //!   run `--search-timeout` seconds (`slow_calls_timed_out`);
-//! - `-W` of them run at once; the blocking pool has one thread more, which
-//!   they never take, for the server's own syncs and its final close;
+//! - `-W` of them run at once, each on a thread of its own at a lower CPU
+//!   priority (nice +10), so that under CPU contention the worker threads
+//!   answering quick requests come first, and tokio's blocking pool stays
+//!   free for the server's own syncs, delayed flushes and its final close;
 //! - once the server is stopping, a queued call is dropped without running
 //!   and a running search stops at its next poll (about a millisecond).
 //!
@@ -43,7 +45,7 @@ pub const REGEX_DFA_SIZE_LIMIT: usize = 1 << 20;
 pub struct SlowCalls {
     /// Queued or running, at most [`SERVER_WIDE`].
     admitted: AtomicUsize,
-    /// One permit per blocking thread slow calls may use.
+    /// One permit per slow call allowed to run at once.
     threads: Semaphore,
 }
 
@@ -100,8 +102,8 @@ pub struct Ticket {
 }
 
 impl Ticket {
-    /// Waits for one of the `-W` permits, then runs `work` on a blocking
-    /// thread. A call still waiting when the server starts stopping is
+    /// Waits for one of the `-W` permits, then runs `work` on a thread of
+    /// its own. A call still waiting when the server starts stopping is
     /// dropped without running.
     pub async fn run(mut self, work: impl FnOnce() -> RpcResult + Send + 'static) -> RpcResult {
         let srv = self.srv.clone();
@@ -115,12 +117,20 @@ impl Ticket {
         stats::bump(&c.slow_calls_running);
         c.slow_calls_queued.fetch_sub(1, Relaxed);
         self.running = true;
-        tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
-            Err(RpcError::new(
-                code::UNEXPECTED,
-                format!("procedure failed: {e}"),
-            ))
-        })
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("memstored-slow".into())
+            .spawn(move || {
+                background_priority();
+                let _ = tx.send(work());
+            });
+        if let Err(e) = spawned {
+            let why = format!("cannot start a thread for the call: {e}");
+            return Err(RpcError::new(code::UNEXPECTED, why));
+        }
+        // The sender is dropped without a send only if `work` panicked.
+        rx.await
+            .unwrap_or_else(|_| Err(RpcError::new(code::UNEXPECTED, "the procedure failed")))
     }
 }
 
@@ -135,6 +145,17 @@ impl Drop for Ticket {
         gauge.fetch_sub(1, Relaxed);
         self.srv.slow.admitted.fetch_sub(1, Relaxed);
         self.conn.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Lowers the calling thread's CPU priority to nice +10. On Linux a
+/// thread's nice value is its own (`setpriority` on its thread id); failing
+/// leaves it at the default, which costs nothing but the preference.
+fn background_priority() {
+    // SAFETY: gettid and setpriority take and return plain integers.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
     }
 }
 

@@ -73,10 +73,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
-        // `-W` for RPC slow calls (slow.rs) plus one that they can never
-        // take: periodic and SIGHUP syncs, delayed flushes and the final
-        // close do not wait behind a queue of searches.
-        .max_blocking_threads(cfg.write_threads + 1)
+        .max_blocking_threads(cfg.write_threads)
         .thread_name("memstored-worker")
         .enable_all()
         .build()
@@ -156,9 +153,14 @@ async fn serve(
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
     let _ = accept.await;
-    // Let connections finish the batch they are working on.
+    // Let connections finish the batch they are working on, and running RPC
+    // slow calls finish (searches stop at once; queued ones never start).
     let deadline = Instant::now() + GRACE;
-    while srv.counters.curr_connections.load(Relaxed) > 0 && Instant::now() < deadline {
+    let busy = || {
+        let c = &srv.counters;
+        c.curr_connections.load(Relaxed) > 0 || c.slow_calls_running.load(Relaxed) > 0
+    };
+    while busy() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let closing = db.clone();

@@ -8,6 +8,7 @@ use common::*;
 use rmpv::Value;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::net::TcpStream;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// What other clients may wait for a `get` while heavy calls run.
@@ -20,6 +21,13 @@ const MAX_PATTERN: usize = 4096;
 /// Keys of 16 KiB stored for the heavy searches: an edit-distance search with
 /// a 4 KiB origin over them is 13 G cells, longer than any time budget here.
 const SEED_KEYS: usize = 200;
+
+/// Every test here keeps the CPU busy with heavy searches: run one at a
+/// time, so that the latency one measures is the server's, not its siblings'.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static CPU: Mutex<()> = Mutex::new(());
+    CPU.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn frame(msgid: u32, method: &str, params: Vec<Value>) -> Vec<u8> {
     let req = Value::Array(vec![
@@ -151,6 +159,7 @@ fn heavy_calls() -> Vec<(&'static str, Vec<Value>)> {
 
 #[test]
 fn heavy_searches_do_not_stall_other_clients_and_answer_within_their_budget() {
+    let _cpu = one_at_a_time();
     let server = Server::start(&[]);
     seed(&server, SEED_KEYS);
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -215,6 +224,7 @@ fn heavy_searches_do_not_stall_other_clients_and_answer_within_their_budget() {
 
 #[test]
 fn a_search_over_its_time_budget_is_answered_with_an_error_saying_so() {
+    let _cpu = one_at_a_time();
     let server = Server::start(&["--search-timeout", "1"]);
     seed(&server, SEED_KEYS);
     let mut c = server.connect();
@@ -277,6 +287,7 @@ fn hard_sync(id: u32) -> Vec<u8> {
 
 #[test]
 fn three_hundred_thousand_pipelined_hard_synchronizes_keep_memory_bounded() {
+    let _cpu = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = format!("{}/sync.tkh", dir.path().display());
     let server = Server::start(&["-s", &store]);
@@ -319,6 +330,7 @@ fn await_stat(server: &Server, name: &str, want: u64) -> Option<u64> {
 
 #[test]
 fn slow_calls_are_bounded_per_connection_and_server_wide() {
+    let _cpu = one_at_a_time();
     // Searches that run to their 5 s deadline hold both blocking threads, so
     // every call sent meanwhile is queued or refused, whatever the machine's speed.
     let server = Server::start(&["--search-timeout", "5"]);
@@ -365,6 +377,7 @@ fn slow_calls_are_bounded_per_connection_and_server_wide() {
 
 #[test]
 fn sigterm_with_slow_calls_queued_exits_within_the_bound() {
+    let _cpu = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = format!("{}/term.tkh", dir.path().display());
     let server = Server::start(&["-s", &store]);
