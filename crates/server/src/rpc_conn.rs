@@ -1,6 +1,7 @@
 //! A MessagePack-RPC session. Requests are answered in the order they
 //! complete: quick procedures inline, in the batch being read; slow ones
-//! (hard synchronize, backup, rebuild, vacuum) on blocking threads, their
+//! (hard synchronize, backup, rebuild, vacuum, key searches) on threads of
+//! their own within `crate::slow`'s bounds, their
 //! responses sent by msgid when done (through the connection's late-answer
 //! channel) while later quick calls on the same connection keep being answered.
 
@@ -72,7 +73,7 @@ impl RpcSession {
         self.in_flight += usize::from(msgid.is_some());
         let srv = srv.clone();
         let tx = late.clone();
-        // `-W` of them run at once on the blocking pool; the rest wait in
+        // `-W` of them run at once, each on a thread of its own; the rest wait in
         // `Ticket::run`, at most `slow::SERVER_WIDE` in all.
         tokio::spawn(async move {
             let result = ticket.run(move || call(&srv, &method, &params)).await;

@@ -1,5 +1,5 @@
 //! Slow RPC calls (hard synchronize, backup, rebuild, vacuum and the key
-//! searches) run on the blocking pool, never on the worker threads, and
+//! searches) run on threads of their own, never on the worker threads, and
 //! within bounds, so that no client can stall the others or queue work
 //! without limit (issue 12, item 10; docs/reliability.md "Slow calls"):
 //!

@@ -10,7 +10,7 @@
 //! `encode_error(msgid, e.code, &e.message)`. A notification is called the
 //! same way and its result dropped. Procedures for which [`is_slow`] is true
 //! (synchronize hard / make_backup, rebuild, vacuum, the key searches) run
-//! on a blocking thread within `crate::slow`'s bounds and are answered by
+//! off the worker threads within `crate::slow`'s bounds and are answered by
 //! msgid when done, while the connection keeps answering quick calls.
 //!
 //! Parameters are positional; an optional map after the required ones

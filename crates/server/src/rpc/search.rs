@@ -1,6 +1,6 @@
 //! Key search: match_prefix match_regex match_similar (Kyoto Tycoon) and
 //! search (Tkrzw-RPC's modes). Every one returns an array of keys (bin).
-//! They are slow calls (`is_slow`): each runs on a blocking thread within
+//! They are slow calls (`is_slow`): each runs off the worker threads within
 //! the limits of `crate::slow` (pattern length, regex size, time budget).
 
 use super::{as_i64, bin, Args, RpcError, RpcResult, Value};
