@@ -52,33 +52,138 @@ impl SearchMode {
     }
 }
 
-/// Levenshtein distance between two sequences.
-pub fn edit_distance<T: PartialEq>(a: &[T], b: &[T]) -> usize {
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, x) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, y) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(x != y);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
+/// How much work a search does between two polls of
+/// [`SearchLimits::interrupt`]: one unit per key visited, byte scanned or
+/// edit-distance cell computed (about a millisecond of work).
+pub const POLL_EVERY: u64 = 1 << 18;
+
+/// The start of the message of the [`Error::Infeasible`] a search returns
+/// when [`SearchLimits::interrupt`] stopped it.
+pub const INTERRUPTED: &str = "search interrupted";
+
+/// Bounds on one search's work, for callers that search with patterns they
+/// do not trust (a server): edit distance is quadratic in the key and
+/// pattern lengths and a regex can compile to a large program, so such a
+/// caller caps the regex and polls a clock.
+#[derive(Clone, Copy)]
+pub struct SearchLimits<'a> {
+    /// Largest compiled regex, in bytes (the regex crate's `size_limit`);
+    /// a larger one is refused with `InvalidArgument`.
+    pub regex_size_limit: usize,
+    /// Largest lazy-DFA cache of a regex (the regex crate's `dfa_size_limit`).
+    pub regex_dfa_size_limit: usize,
+    /// Asked every [`POLL_EVERY`] units of work; `true` stops the search with
+    /// `Error::Infeasible` (message starting with [`INTERRUPTED`]). The work
+    /// on one key between polls is linear in its length, except a regex
+    /// match, which the regex crate bounds by the program size times the key length.
+    pub interrupt: Option<&'a dyn Fn() -> bool>,
 }
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
+impl SearchLimits<'static> {
+    /// No interruption and the regex crate's default limits: what
+    /// [`Db::search`] uses.
+    pub const NONE: SearchLimits<'static> = SearchLimits {
+        regex_size_limit: 10 << 20,
+        regex_dfa_size_limit: 2 << 20,
+        interrupt: None,
+    };
+}
+
+/// Counts work and polls the interrupt every [`POLL_EVERY`] units.
+struct Meter<'a> {
+    limits: &'a SearchLimits<'a>,
+    work: u64,
+}
+
+impl Meter<'_> {
+    fn tick(&mut self, units: u64) -> Result<()> {
+        self.work += units;
+        if self.work < POLL_EVERY {
+            return Ok(());
+        }
+        self.work = 0;
+        match self.limits.interrupt {
+            Some(stop) if stop() => Err(Error::Infeasible(INTERRUPTED.to_string())),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Levenshtein distance between two sequences.
+pub fn edit_distance<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    let unbounded = usize::MAX;
+    edit_distance_within(a, b, unbounded, &mut |_| Ok(()))
+        .ok()
+        .flatten()
+        .unwrap_or(unbounded)
+}
+
+/// Levenshtein distance between `a` and `b` if it is at most `bound`, else
+/// `None`. Only the diagonal band of width `2 * bound + 1` is computed and
+/// the computation stops at the first row whose every cell exceeds `bound`,
+/// so a small bound costs `O(bound * len)` instead of `O(len²)`. `poll` is
+/// told the cells of each row and may stop the computation with an error.
+pub fn edit_distance_within<T: PartialEq>(
+    a: &[T],
+    b: &[T],
+    bound: usize,
+    poll: &mut dyn FnMut(u64) -> Result<()>,
+) -> Result<Option<usize>> {
+    let n = b.len();
+    if a.len().abs_diff(n) > bound {
+        return Ok(None);
+    }
+    // No distance exceeds the longer length: a smaller bound keeps `cap`
+    // (the value of every cell beyond the bound) from overflowing.
+    let bound = bound.min(a.len().max(n));
+    let cap = bound + 1;
+    let mut prev: Vec<usize> = (0..=n).map(|j| j.min(cap)).collect();
+    let mut cur = vec![cap; n + 1];
+    for (i, x) in a.iter().enumerate() {
+        let row = i + 1;
+        // Cells outside [lo, hi] are beyond the bound; the cells next to the
+        // band are set to `cap` so that the next row reads no stale value.
+        let lo = row.saturating_sub(bound);
+        let hi = (row + bound).min(n);
+        let mut row_min = cap;
+        if lo == 0 {
+            cur[0] = row.min(cap);
+            row_min = cur[0];
+        } else {
+            cur[lo - 1] = cap;
+        }
+        for j in lo.max(1)..=hi {
+            let substitute = prev[j - 1] + usize::from(*x != b[j - 1]);
+            let v = substitute.min(prev[j] + 1).min(cur[j - 1] + 1).min(cap);
+            cur[j] = v;
+            row_min = row_min.min(v);
+        }
+        if hi < n {
+            cur[hi + 1] = cap;
+        }
+        if row_min > bound {
+            return Ok(None);
+        }
+        poll((hi + 1 - lo) as u64)?;
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let d = prev[n];
+    Ok((d <= bound).then_some(d))
+}
+
+fn chars(b: &[u8]) -> Vec<char> {
+    String::from_utf8_lossy(b).chars().collect()
 }
 
 impl Db {
     /// Every live key, shard by shard (in key order within an ordered shard).
-    fn all_live_keys(&self) -> Result<Vec<Vec<u8>>> {
+    fn all_live_keys(&self, meter: &mut Meter<'_>) -> Result<Vec<Vec<u8>>> {
         let now = now_secs();
         let mut out = Vec::new();
         for s in &self.shards {
             let st = s.state.read();
             for k in st.store.keys() {
+                meter.tick(1)?;
                 if st.live_meta(&k, now)?.is_some() {
                     out.push(k.to_vec());
                 }
@@ -96,7 +201,19 @@ impl Db {
         pattern: &[u8],
         capacity: usize,
     ) -> Result<Vec<Vec<u8>>> {
+        self.search_within(mode, pattern, capacity, &SearchLimits::NONE)
+    }
+
+    /// [`Db::search`] within `limits`.
+    pub fn search_within(
+        &self,
+        mode: SearchMode,
+        pattern: &[u8],
+        capacity: usize,
+        limits: &SearchLimits<'_>,
+    ) -> Result<Vec<Vec<u8>>> {
         let cap = if capacity == 0 { usize::MAX } else { capacity };
+        let mut meter = Meter { limits, work: 0 };
         match mode {
             SearchMode::Upper { inclusive } | SearchMode::Lower { inclusive } => {
                 if !self.is_ordered() {
@@ -114,6 +231,7 @@ impl Db {
                 let mut out = Vec::new();
                 while out.len() < cap {
                     let Ok(k) = c.key() else { break };
+                    meter.tick(1)?;
                     out.push(k);
                     if upper {
                         c.next()?
@@ -132,59 +250,170 @@ impl Db {
                         Ok(k) if k.starts_with(pattern) => out.push(k),
                         _ => break,
                     }
+                    meter.tick(1)?;
                     c.next()?;
                 }
                 return Ok(out);
             }
             _ => {}
         }
-        let mut keys = self.all_live_keys()?;
+        let mut keys = self.all_live_keys(&mut meter)?;
         keys.sort();
         if matches!(mode, SearchMode::Edit | SearchMode::EditBin) {
-            let mut scored: Vec<(usize, Vec<u8>)> = keys
-                .into_iter()
-                .map(|k| {
-                    let d = if mode == SearchMode::Edit {
-                        let a: Vec<char> = String::from_utf8_lossy(&k).chars().collect();
-                        let b: Vec<char> = String::from_utf8_lossy(pattern).chars().collect();
-                        edit_distance(&a, &b)
-                    } else {
-                        edit_distance(&k, pattern)
-                    };
-                    (d, k)
-                })
-                .collect();
-            scored.sort();
-            return Ok(scored.into_iter().take(cap).map(|(_, k)| k).collect());
+            let utf = mode == SearchMode::Edit;
+            let scored = nearest(keys, pattern, usize::MAX, utf, &mut meter)?;
+            return Ok(scored.into_iter().take(cap).collect());
         }
         let regex = match mode {
             SearchMode::Regex => Some(
-                regex::bytes::Regex::new(&String::from_utf8_lossy(pattern))
+                regex::bytes::RegexBuilder::new(&String::from_utf8_lossy(pattern))
+                    .size_limit(limits.regex_size_limit)
+                    .dfa_size_limit(limits.regex_dfa_size_limit)
+                    .build()
                     .map_err(|e| Error::InvalidArgument(format!("bad regular expression: {e}")))?,
             ),
             _ => None,
         };
         let lower_pat = pattern.to_ascii_lowercase();
+        let finder = memchr::memmem::Finder::new(match mode {
+            SearchMode::ContainCase => &lower_pat[..],
+            _ => pattern,
+        });
         let hit = |k: &[u8]| match mode {
             SearchMode::Begin => k.starts_with(pattern),
             SearchMode::End => k.ends_with(pattern),
-            SearchMode::Contain => contains(k, pattern),
-            SearchMode::ContainCase => contains(&k.to_ascii_lowercase(), &lower_pat),
+            SearchMode::Contain => finder.find(k).is_some(),
+            SearchMode::ContainCase => finder.find(&k.to_ascii_lowercase()).is_some(),
             SearchMode::Regex => regex.as_ref().is_some_and(|r| r.is_match(k)),
             _ => false,
         };
-        Ok(keys.into_iter().filter(|k| hit(k)).take(cap).collect())
+        let mut out = Vec::new();
+        for k in keys {
+            if out.len() == cap {
+                break;
+            }
+            meter.tick(k.len() as u64 + 1)?;
+            if hit(&k) {
+                out.push(k);
+            }
+        }
+        Ok(out)
     }
+
+    /// Live keys within `range` edits of `origin` (over UTF-8 characters
+    /// when `utf`, else bytes), nearest first, ties in key order: Kyoto
+    /// Tycoon's `match_similar`.
+    pub fn search_similar(
+        &self,
+        origin: &[u8],
+        range: usize,
+        utf: bool,
+        limits: &SearchLimits<'_>,
+    ) -> Result<Vec<Vec<u8>>> {
+        let mut meter = Meter { limits, work: 0 };
+        let mut keys = self.all_live_keys(&mut meter)?;
+        keys.sort();
+        nearest(keys, origin, range, utf, &mut meter)
+    }
+}
+
+/// `keys` (sorted) within `bound` edits of `pattern`, nearest first.
+fn nearest(
+    keys: Vec<Vec<u8>>,
+    pattern: &[u8],
+    bound: usize,
+    utf: bool,
+    meter: &mut Meter<'_>,
+) -> Result<Vec<Vec<u8>>> {
+    let pattern_chars = chars(pattern);
+    let mut poll = |cells| meter.tick(cells);
+    let mut scored = Vec::new();
+    for k in keys {
+        let d = if utf {
+            edit_distance_within(&chars(&k), &pattern_chars, bound, &mut poll)?
+        } else {
+            edit_distance_within(&k, pattern, bound, &mut poll)?
+        };
+        poll(1)?;
+        if let Some(d) = d {
+            scored.push((d, k));
+        }
+    }
+    // Stable: equal distances keep the keys' order.
+    scored.sort_by_key(|(d, _)| *d);
+    Ok(scored.into_iter().map(|(_, k)| k).collect())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::edit_distance;
+    use super::{edit_distance, edit_distance_within};
 
     #[test]
     fn levenshtein() {
         assert_eq!(edit_distance(b"kitten", b"sitting"), 3);
         assert_eq!(edit_distance(b"", b"abc"), 3);
         assert_eq!(edit_distance(b"same", b"same"), 0);
+    }
+
+    /// The textbook full-matrix distance, to check the banded one against.
+    fn reference(a: &[u8], b: &[u8]) -> usize {
+        let mut d = vec![vec![0; b.len() + 1]; a.len() + 1];
+        for (i, row) in d.iter_mut().enumerate() {
+            row[0] = i;
+        }
+        d[0] = (0..=b.len()).collect();
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                let sub = d[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]);
+                d[i][j] = sub.min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
+            }
+        }
+        d[a.len()][b.len()]
+    }
+
+    #[test]
+    fn the_banded_distance_agrees_with_the_full_matrix_for_every_bound() {
+        // A small deterministic generator: strings over a 3-letter alphabet
+        // (so that near and far pairs both occur), lengths 0 to 11.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..3000 {
+            let mut word = || {
+                let len = (next() % 12) as usize;
+                (0..len)
+                    .map(|_| b'a' + (next() % 3) as u8)
+                    .collect::<Vec<u8>>()
+            };
+            let (a, b) = (word(), word());
+            let want = reference(&a, &b);
+            for bound in 0..14 {
+                let got = edit_distance_within(&a, &b, bound, &mut |_| Ok(())).unwrap();
+                let expected = (want <= bound).then_some(want);
+                assert_eq!(got, expected, "{a:?} {b:?} bound {bound}");
+            }
+            assert_eq!(edit_distance(&a, &b), want);
+        }
+    }
+
+    #[test]
+    fn a_poll_can_stop_the_distance() {
+        let a = vec![b'x'; 300];
+        let b = vec![b'y'; 300];
+        let mut rows = 0;
+        let r = edit_distance_within(&a, &b, usize::MAX, &mut |_| {
+            rows += 1;
+            if rows == 10 {
+                Err(crate::Error::Infeasible("stop".into()))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(r.is_err());
+        assert_eq!(rows, 10);
     }
 }

@@ -4,6 +4,7 @@
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// memstored: a memcached-protocol key-value server over a pluggable store.
 #[derive(Debug, Clone, Parser)]
@@ -61,6 +62,10 @@ pub struct Args {
     /// Synchronize the store to disk every SECS seconds.
     #[arg(long = "sync-interval", value_name = "SECS")]
     pub sync_interval: Option<u64>,
+    /// How long one RPC key search (match_regex, match_similar, search...)
+    /// may run before it is stopped and answered with an error, in seconds.
+    #[arg(long = "search-timeout", value_name = "SECS", default_value = "5", value_parser = parse_secs)]
+    pub search_timeout: Duration,
     /// Write the port listened on to this file (replaced whole, once the
     /// store is open and connections are accepted; removed at exit).
     #[arg(long = "port-file")]
@@ -138,6 +143,16 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 fn parse_size_usize(s: &str) -> Result<usize, String> {
     let n = parse_size(s)?;
     usize::try_from(n).map_err(|_| format!("size {s:?} too large"))
+}
+
+/// Seconds, fractions allowed; more than zero.
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs <= 1e9 => Ok(Duration::from_secs_f64(secs)),
+        _ => Err(format!(
+            "bad number of seconds {s:?}: expected a positive number"
+        )),
+    }
 }
 
 /// `-I`: at most 4g-1 (the binary protocol's body length is a u32).

@@ -27,6 +27,7 @@ pub mod sasl;
 pub mod server;
 pub mod session;
 pub mod signals;
+pub mod slow;
 pub mod startup;
 pub mod stats;
 pub mod text;

@@ -1,6 +1,7 @@
 //! A MessagePack-RPC session. Requests are answered in the order they
 //! complete: quick procedures inline, in the batch being read; slow ones
-//! (hard synchronize, backup, rebuild, vacuum) on blocking threads, their
+//! (hard synchronize, backup, rebuild, vacuum, key searches) on threads of
+//! their own within `crate::slow`'s bounds, their
 //! responses sent by msgid when done (through the connection's late-answer
 //! channel) while later quick calls on the same connection keep being answered.
 
@@ -19,6 +20,8 @@ pub struct RpcSession {
     auth: crate::sasl::AuthState,
     /// Slow procedures started and not yet answered.
     in_flight: usize,
+    /// Slow procedures queued or running, notifications included (bounded).
+    slow: crate::slow::ConnSlots,
 }
 
 impl RpcSession {
@@ -28,6 +31,7 @@ impl RpcSession {
             framer: RpcFramer::new(Limits::with_max_frame(max_frame)),
             auth: crate::sasl::AuthState::new(srv),
             in_flight: 0,
+            slow: crate::slow::ConnSlots::default(),
         }
     }
 
@@ -62,21 +66,15 @@ impl RpcSession {
         msgid: Option<u32>,
         method: String,
         params: Vec<Value>,
+        ticket: crate::slow::Ticket,
     ) {
         self.in_flight += usize::from(msgid.is_some());
         let srv = srv.clone();
         let tx = late.clone();
-        // The blocking pool has `-W` threads (main.rs), which bounds how many
-        // slow procedures run at once; the rest queue there.
+        // `-W` of them run at once, each on a thread of its own; the rest wait in
+        // `Ticket::run`, at most `slow::SERVER_WIDE` in all.
         tokio::spawn(async move {
-            let result = tokio::task::spawn_blocking(move || call_reply(&srv, &method, &params))
-                .await
-                .unwrap_or_else(|e| {
-                    Err(RpcError::new(
-                        code::UNEXPECTED,
-                        format!("procedure failed: {e}"),
-                    ))
-                });
+            let result = ticket.run(move || call_reply(&srv, &method, &params)).await;
             if let Some(id) = msgid {
                 let mut buf = BytesMut::new();
                 match result {
@@ -123,7 +121,14 @@ impl Session for RpcSession {
             return Flow::Continue;
         }
         if is_slow(&method, &params) {
-            self.spawn_slow(cx.srv, cx.late, msgid, method, params);
+            match self.slow.admit(cx.srv) {
+                Ok(ticket) => self.spawn_slow(cx.srv, cx.late, msgid, method, params, ticket),
+                Err(busy) => {
+                    if let Some(id) = msgid {
+                        encode(id, Err(busy), cx.out);
+                    }
+                }
+            }
             return Flow::Continue;
         }
         let result = call_reply(cx.srv, &method, &params);

@@ -3,6 +3,7 @@
 use crate::budget::Budget;
 use crate::marks::Marks;
 use crate::sasl::Credentials;
+use crate::slow::SlowCalls;
 use crate::stats::Counters;
 use memstored_engine::Db;
 use memstored_protocol::Expiry;
@@ -27,6 +28,10 @@ pub struct Config {
     pub read_only: bool,
     /// Server-wide bytes for connection buffers (`--conn-memory`, `budget.rs`).
     pub conn_memory: usize,
+    /// `-W`: how many RPC slow calls run at once.
+    pub write_threads: usize,
+    /// `--search-timeout`: how long one RPC key search may run.
+    pub search_timeout: Duration,
 }
 
 /// Everything a connection needs, shared through an `Arc`.
@@ -42,6 +47,8 @@ pub struct Server {
     flush_generation: AtomicU64,
     /// Stale and recache-token bits of the meta protocol (`marks.rs`).
     pub marks: Marks,
+    /// RPC slow calls queued and running (`slow.rs`).
+    pub slow: SlowCalls,
     /// Turns true when the server is shutting down.
     pub shutdown: watch::Receiver<bool>,
     /// The databases after the first (`-s` given more than once), each in
@@ -67,6 +74,8 @@ impl Config {
             sasl: false,
             read_only: false,
             conn_memory: crate::budget::DEFAULT_LIMIT,
+            write_threads: 2,
+            search_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -95,6 +104,7 @@ impl Server {
         shutdown: watch::Receiver<bool>,
     ) -> Server {
         let budget = Budget::new(cfg.conn_memory, crate::budget::DEFAULT_WAIT);
+        let slow = SlowCalls::new(cfg.write_threads);
         Server {
             db,
             budget,
@@ -104,6 +114,7 @@ impl Server {
             credentials,
             flush_generation: AtomicU64::new(0),
             marks: Marks::default(),
+            slow,
             shutdown,
             others: Vec::new(),
             standalone_stop: None,

@@ -75,10 +75,12 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         sasl: credentials.is_some(),
         read_only: args.read_only,
         conn_memory: args.conn_memory,
+        write_threads: args.write_threads.max(1),
+        search_timeout: args.search_timeout,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
-        .max_blocking_threads(args.write_threads.max(1))
+        .max_blocking_threads(cfg.write_threads)
         .thread_name("memstored-worker")
         .enable_all()
         .build()
@@ -170,9 +172,14 @@ async fn serve(
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
     let _ = accept.await;
-    // Let connections finish the batch they are working on.
+    // Let connections finish the batch they are working on, and running RPC
+    // slow calls finish (searches stop at once; queued ones never start).
     let deadline = Instant::now() + GRACE;
-    while srv.counters.curr_connections.load(Relaxed) > 0 && Instant::now() < deadline {
+    let busy = || {
+        let c = &srv.counters;
+        c.curr_connections.load(Relaxed) > 0 || c.slow_calls_running.load(Relaxed) > 0
+    };
+    while busy() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     for closing in crate::databases::all(&srv) {

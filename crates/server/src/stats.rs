@@ -33,6 +33,14 @@ pub struct Counters {
     pub auth_errors: AtomicU64,
     pub bytes_read: AtomicU64,
     pub bytes_written: AtomicU64,
+    /// RPC slow calls waiting for a blocking thread (a gauge; `slow.rs`).
+    pub slow_calls_queued: AtomicU64,
+    /// RPC slow calls running on a blocking thread (a gauge).
+    pub slow_calls_running: AtomicU64,
+    /// Slow calls refused as busy (per-connection or server-wide bound).
+    pub slow_calls_rejected: AtomicU64,
+    /// Searches stopped by `--search-timeout`.
+    pub slow_calls_timed_out: AtomicU64,
 }
 
 /// Adds one to a counter.
@@ -110,6 +118,8 @@ pub fn reset(srv: &Server) {
         &c.auth_errors,
         &c.bytes_read,
         &c.bytes_written,
+        &c.slow_calls_rejected,
+        &c.slow_calls_timed_out,
     ] {
         a.store(0, Relaxed);
     }
@@ -166,6 +176,10 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("conn_buffer_bytes", srv.budget.used().to_string()),
         ("conn_buffer_limit", srv.budget.limit().to_string()),
         ("conn_buffer_refused", get(&srv.budget.refused)),
+        ("slow_calls_queued", get(&c.slow_calls_queued)),
+        ("slow_calls_running", get(&c.slow_calls_running)),
+        ("slow_calls_rejected", get(&c.slow_calls_rejected)),
+        ("slow_calls_timed_out", get(&c.slow_calls_timed_out)),
         ("limit_maxbytes", name.cap_mem_size.to_string()),
         ("threads", srv.cfg.threads.to_string()),
         ("curr_items", srv.db.count().to_string()),

@@ -9,9 +9,9 @@
 //! `memstored_protocol::rpc::encode_response(msgid, Ok(&v))` /
 //! `encode_error(msgid, e.code, &e.message)`. A notification is called the
 //! same way and its result dropped. Procedures for which [`is_slow`] is true
-//! (synchronize hard / make_backup, rebuild, vacuum) should run on a blocking
-//! thread and be answered by msgid when done, while the connection keeps
-//! answering quick calls.
+//! (synchronize hard / make_backup, rebuild, vacuum, the key searches) run
+//! off the worker threads within `crate::slow`'s bounds and are answered by
+//! msgid when done, while the connection keeps answering quick calls.
 //!
 //! Parameters are positional; an optional map after the required ones
 //! carries options (`xt`, `atomic`, `max`, ...). Keys and values are
@@ -209,10 +209,10 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
         "set_bulk" => bulk::set_bulk(srv, params),
         "remove_bulk" => bulk::remove_bulk(srv, params),
 
-        "match_prefix" => search::match_prefix(db, params),
-        "match_regex" => search::match_regex(db, params),
-        "match_similar" => search::match_similar(db, params),
-        "search" => search::search(db, params),
+        "match_prefix" => search::match_prefix(srv, params),
+        "match_regex" => search::match_regex(srv, params),
+        "match_similar" => search::match_similar(srv, params),
+        "search" => search::search(srv, params),
 
         "clear" => maint::clear(srv),
         "vacuum" => maint::vacuum(db, params),
@@ -230,11 +230,13 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
     }
 }
 
-/// True for calls that may take long (fsync, backup, compaction): run them
-/// off the worker threads and answer by msgid when done.
+/// True for calls that may take long (fsync, backup, compaction, a scan of
+/// every key): run them off the worker threads, within `crate::slow`'s
+/// bounds, and answer by msgid when done.
 pub fn is_slow(method: &str, params: &[Value]) -> bool {
     match method {
         "rebuild" | "vacuum" => true,
+        "match_prefix" | "match_regex" | "match_similar" | "search" => true,
         "synchronize" => {
             let a = Args::new(params, 0);
             a.opt_bool("hard").unwrap_or(false) || a.opt("make_backup").is_some()

@@ -1,36 +1,43 @@
 //! Key search: match_prefix match_regex match_similar (Kyoto Tycoon) and
 //! search (Tkrzw-RPC's modes). Every one returns an array of keys (bin).
+//! They are slow calls (`is_slow`): each runs off the worker threads within
+//! the limits of `crate::slow` (pattern length, regex size, time budget).
 
 use super::{as_i64, bin, Args, RpcError, RpcResult, Value};
-use memstored_engine::search::edit_distance;
-use memstored_engine::{Db, SearchMode};
+use crate::server::Server;
+use crate::slow::{self, check_pattern};
+use memstored_engine::SearchMode;
 use memstored_protocol::rpc::value_str;
 
 fn keys_value(keys: Vec<Vec<u8>>) -> Value {
     Value::Array(keys.iter().map(|k| bin(k)).collect())
 }
 
-fn run(db: &Db, mode: SearchMode, pattern: &[u8], max: usize) -> RpcResult {
-    let keys = db.search(mode, pattern, max).map_err(RpcError::from)?;
+fn run(srv: &Server, mode: SearchMode, pattern: &[u8], max: usize) -> RpcResult {
+    let pattern = check_pattern(pattern)?;
+    let keys = slow::search(srv, |limits| {
+        srv.db.search_within(mode, pattern, max, limits)
+    })?;
     Ok(keys_value(keys))
 }
 
 /// `match_prefix(prefix, [opts{max}])` → keys starting with `prefix`, sorted.
-pub fn match_prefix(db: &Db, params: &[Value]) -> RpcResult {
+pub fn match_prefix(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 1);
     run(
-        db,
+        srv,
         SearchMode::Begin,
         a.bytes(0, "prefix")?,
         a.opt_count("max", 0)?,
     )
 }
 
-/// `match_regex(regex, [opts{max}])` → keys matching, sorted; 36 for a bad regex.
-pub fn match_regex(db: &Db, params: &[Value]) -> RpcResult {
+/// `match_regex(regex, [opts{max}])` → keys matching, sorted; 36 for a bad
+/// regex or one that compiles beyond `slow::REGEX_SIZE_LIMIT`.
+pub fn match_regex(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 1);
     run(
-        db,
+        srv,
         SearchMode::Regex,
         a.bytes(0, "regex")?,
         a.opt_count("max", 0)?,
@@ -40,41 +47,26 @@ pub fn match_regex(db: &Db, params: &[Value]) -> RpcResult {
 /// `match_similar(origin, [opts{range, utf, max}])` → keys within Levenshtein
 /// distance `range` (default 1) of `origin`, nearest first (ties by key);
 /// `utf`: measure in UTF-8 characters rather than bytes.
-pub fn match_similar(db: &Db, params: &[Value]) -> RpcResult {
+pub fn match_similar(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 1);
-    let origin = a.bytes(0, "origin")?;
+    let origin = check_pattern(a.bytes(0, "origin")?)?;
     let range = a.opt_count("range", 1)?;
     let utf = a.opt_bool("utf").unwrap_or(false);
     let max = match a.opt_count("max", 0)? {
         0 => usize::MAX,
         n => n,
     };
-    let all = db
-        .search(SearchMode::Begin, b"", 0)
-        .map_err(RpcError::from)?;
-    let chars = |b: &[u8]| String::from_utf8_lossy(b).chars().collect::<Vec<char>>();
-    let origin_chars = chars(origin);
-    let mut hits: Vec<(usize, Vec<u8>)> = all
-        .into_iter()
-        .filter_map(|k| {
-            let d = if utf {
-                edit_distance(&chars(&k), &origin_chars)
-            } else {
-                edit_distance(&k, origin)
-            };
-            (d <= range).then_some((d, k))
-        })
-        .collect();
-    hits.sort();
-    Ok(keys_value(
-        hits.into_iter().take(max).map(|(_, k)| k).collect(),
-    ))
+    let mut keys = slow::search(srv, |limits| {
+        srv.db.search_similar(origin, range, utf, limits)
+    })?;
+    keys.truncate(max);
+    Ok(keys_value(keys))
 }
 
 /// `search(mode, pattern, [capacity])` (or `opts{capacity}`) with Tkrzw's
 /// modes: begin contain containcase end regex edit editbin upper upperinc
 /// lower lowerinc. 36 for an unknown mode, 42 for upper/lower on a hash database.
-pub fn search(db: &Db, params: &[Value]) -> RpcResult {
+pub fn search(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 2);
     let mode =
         value_str(a.at(0, "mode")?).ok_or_else(|| RpcError::invalid("mode must be a string"))?;
@@ -86,5 +78,5 @@ pub fn search(db: &Db, params: &[Value]) -> RpcResult {
             .ok_or_else(|| RpcError::invalid("capacity must be a number"))?
             .max(0) as usize,
     };
-    run(db, mode, pattern, capacity)
+    run(srv, mode, pattern, capacity)
 }

@@ -479,6 +479,38 @@ fn searches() {
 }
 
 #[test]
+fn search_patterns_are_bounded_in_length_and_compiled_size() {
+    let db = mem();
+    db.set(b"k", b"v", true).unwrap();
+    let long = "x".repeat(crate::slow::MAX_PATTERN + 1);
+    for (method, params) in [
+        ("match_prefix", vec![s(&long)]),
+        ("match_regex", vec![s(&long)]),
+        ("match_similar", vec![s(&long)]),
+        ("search", vec![s("edit"), s(&long)]),
+    ] {
+        assert_eq!(
+            err(&db, method, params),
+            code::INVALID_PARAMETERS,
+            "{method}"
+        );
+    }
+    let at_limit = "x".repeat(crate::slow::MAX_PATTERN);
+    assert_eq!(
+        ok(&db, "match_prefix", vec![s(&at_limit)]),
+        Value::Array(vec![])
+    );
+    // 40 bytes of pattern, but a program far over 1 MiB: refused, not compiled.
+    match c(&db, "match_regex", vec![s(r"\w{50}\w{50}\w{50}\w{50}")]) {
+        Err(e) => assert!(
+            e.code == code::INVALID_PARAMETERS && e.message.contains("size limit"),
+            "{e}"
+        ),
+        Ok(v) => panic!("compiled: {v:?}"),
+    }
+}
+
+#[test]
 fn clear_count_vacuum_on_memory() {
     let db = mem();
     ok(&db, "set_bulk", vec![records(5)]);
@@ -638,6 +670,9 @@ fn list_sharded_tree_sync_backup_rebuild() {
     ));
     assert!(is_slow("rebuild", &[]));
     assert!(is_slow("vacuum", &[]));
+    for search in ["match_prefix", "match_regex", "match_similar", "search"] {
+        assert!(is_slow(search, &[s("k")]), "{search} scans every key");
+    }
     assert!(!is_slow("get", &[s("k")]));
     ok(&db, "synchronize", hard);
 
