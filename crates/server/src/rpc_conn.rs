@@ -84,7 +84,7 @@ impl RpcSession {
                         rpc::encode_response_head(id, &mut buf);
                         r.encode_copied(&mut buf);
                     }
-                    Err(e) => rpc::encode_error(id, e.code, &e.message, &mut buf),
+                    Err(e) => e.encode(id, &mut buf),
                 }
                 let _ = tx.send(buf);
             }
@@ -136,8 +136,7 @@ impl Session for RpcSession {
     fn refuse(&mut self, cx: &mut Cx<'_>, e: FrameError, closing: bool) -> Flow {
         match (closing, e.msgid()) {
             (false, Some(id)) => {
-                let msg = e.to_string();
-                rpc::encode_error(id, code::INVALID_PARAMETERS, &msg, cx.out.buf());
+                RpcError::argument(e.to_string()).encode(id, cx.out.buf());
                 Flow::Continue
             }
             _ => {
@@ -163,6 +162,6 @@ fn encode(msgid: u32, result: Result<Reply, RpcError>, out: &mut Out) {
             rpc::encode_response_head(msgid, out.buf());
             r.encode(out);
         }
-        Err(e) => rpc::encode_error(msgid, e.code, &e.message, out.buf()),
+        Err(e) => e.encode(msgid, out.buf()),
     }
 }

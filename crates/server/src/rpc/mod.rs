@@ -13,11 +13,17 @@
 //! thread and be answered by msgid when done, while the connection keeps
 //! answering quick calls.
 //!
-//! Parameters are positional; an optional map after the required ones
-//! carries options (`xt`, `atomic`, `max`, ...). Keys and values are
-//! accepted as bin or str and returned as bin. Expiry `xt` is seconds from
-//! now (0 or absent = never, negative = already expired); an `xt` returned
-//! by `get`/`check`/`seize` is the absolute Unix time.
+//! The shapes are kt-msgpack's (its IDL types everything `string` and
+//! `map<string, string>`): positional parameters, then an optional map of
+//! options (`DB`, `xt`, `atomic`, `max`, ...); bulk calls carry their record
+//! keys in that same map with a leading `_`; results are maps of strings
+//! (`num` as decimal text, `xt` as absolute epoch seconds). `xt` given is
+//! KT's: positive = seconds from now, negative = its absolute value is the
+//! epoch time, absent = never. Errors go out as kt-msgpack sends them: the
+//! bare integer code (msgpack-rpc's 1 no such method and 2 bad arguments,
+//! KT's 32-42). Record data (keys, values) comes back as msgpack str when the
+//! request carried no bin (kt-msgpack's era knew only raw), as bin otherwise
+//! ([`kt::wants_bin`]).
 //!
 //! | group | file |
 //! |---|---|
@@ -30,24 +36,35 @@
 
 mod basic;
 mod bulk;
+mod kt;
+#[cfg(test)]
+mod kt_tests;
 mod maint;
 mod record;
 mod reply;
 mod search;
+mod sysinfo;
 #[cfg(test)]
 mod tests;
 mod tkrzw;
 
 use crate::command::{Absence, Outcome};
 use crate::server::Server;
-use memstored_engine::{now_secs, Error};
+pub(crate) use kt::select_db;
+pub use kt::xt_to_expiry;
+use memstored_engine::{Db, Error};
 pub use memstored_protocol::rpc::Value;
 use memstored_protocol::rpc::{map_get, value_bytes, value_str};
 pub use reply::Reply;
 use std::sync::Arc;
 
-/// kt-msgpack error codes (the `code` of an `[code, message]` error).
+/// kt-msgpack error codes (the error object of a response is the bare code).
 pub mod code {
+    /// No such procedure (msgpack-rpc's NO_METHOD_ERROR).
+    pub const NO_METHOD: i64 = 1;
+    /// A parameter is missing or of the wrong msgpack type (msgpack-rpc's
+    /// ARGUMENT_ERROR, which kt-msgpack's generated dispatcher answers).
+    pub const ARGUMENT: i64 = 2;
     /// Unexpected error (I/O, broken data).
     pub const UNEXPECTED: i64 = 32;
     /// `add` met an existing record.
@@ -62,14 +79,18 @@ pub mod code {
     pub const CAS_FAILED: i64 = 37;
     /// The stored value is not a number (`increment`).
     pub const NOT_COMPATIBLE: i64 = 38;
+    /// `synchronize`'s postprocessing `command` failed.
+    pub const POSTPROCESSING: i64 = 40;
     /// Logical error (read-only database, overflow).
     pub const LOGICAL: i64 = 41;
-    /// Unknown procedure, or an operation the engine does not support.
+    /// A procedure of kt-msgpack's IDL that memstored does not implement, or
+    /// an operation the engine does not support.
     pub const NOT_IMPLEMENTED: i64 = 42;
 }
 
-/// A procedure's failure: a kt-msgpack code and a message. Encode it as
-/// `[code, message]`.
+/// A procedure's failure: a kt-msgpack code and a message. The wire carries
+/// the code alone, as kt-msgpack does (its clients compare the error object
+/// with the code); the message is for logs and the in-process API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RpcError {
     pub code: i64,
@@ -88,9 +109,20 @@ impl RpcError {
         RpcError::new(code::INVALID_PARAMETERS, message)
     }
 
-    /// The wire form, `[code, message]`.
+    /// A missing parameter or one of the wrong type: msgpack-rpc's 2.
+    pub(crate) fn argument(message: impl Into<String>) -> Self {
+        RpcError::new(code::ARGUMENT, message)
+    }
+
+    /// The wire form: the bare code.
     pub fn to_value(&self) -> Value {
-        memstored_protocol::rpc::error_value(self.code, &self.message)
+        Value::from(self.code)
+    }
+
+    /// `[1, msgid, code, nil]`; the message goes to the debug log.
+    pub fn encode(&self, msgid: u32, out: &mut bytes::BytesMut) {
+        tracing::debug!("RPC call {msgid} failed: {self}");
+        memstored_protocol::rpc::encode_response(msgid, Err(&self.to_value()), out);
     }
 
     /// The one table from command outcomes to kt-msgpack codes.
@@ -164,13 +196,18 @@ pub fn call(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
 /// Calls procedure `method`; record values in the result are referenced,
 /// not copied.
 pub fn call_reply(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<Reply, RpcError> {
-    match method {
+    let reply = match method {
         "get" => record::get(srv, params),
         "check" => record::check(srv, params),
         "seize" => record::seize(srv, params),
         "get_bulk" => bulk::get_bulk(srv, params),
         _ => call_value(srv, method, params).map(Reply::Value),
-    }
+    }?;
+    Ok(if kt::wants_bin(params) {
+        reply
+    } else {
+        reply.into_text()
+    })
 }
 
 /// The procedures whose results hold no record values.
@@ -179,7 +216,7 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
     match method {
         "ping" | "void" => Ok(Value::Nil),
         "echo" => basic::echo(params),
-        "status" => basic::status(db, params),
+        "status" => basic::status(srv, params),
         "report" => basic::report(srv),
 
         "set" => record::set(srv, params),
@@ -194,25 +231,34 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
         "set_bulk" => bulk::set_bulk(srv, params),
         "remove_bulk" => bulk::remove_bulk(srv, params),
 
-        "match_prefix" => search::match_prefix(db, params),
-        "match_regex" => search::match_regex(db, params),
-        "match_similar" => search::match_similar(db, params),
+        "match_prefix" => search::match_prefix(db_of(srv, params, 1)?, params),
+        "match_regex" => search::match_regex(db_of(srv, params, 1)?, params),
+        "match_similar" => search::match_similar(db_of(srv, params, 1)?, params),
         "search" => search::search(db, params),
 
-        "clear" => maint::clear(srv),
-        "vacuum" => maint::vacuum(db, params),
-        "synchronize" => maint::synchronize(db, params),
+        "clear" => maint::clear(srv, params),
+        "vacuum" => maint::vacuum(srv, params),
+        "synchronize" => maint::synchronize(srv, params),
         "rebuild" => maint::rebuild(db),
         "count" => maint::count(db),
 
         "compare_exchange_multi" => tkrzw::compare_exchange_multi(db, params),
         "list" => tkrzw::list(db, params),
 
-        _ => Err(RpcError::new(
+        m if kt::UNIMPLEMENTED.contains(&m) => Err(RpcError::new(
             code::NOT_IMPLEMENTED,
+            format!("{method} is not implemented"),
+        )),
+        _ => Err(RpcError::new(
+            code::NO_METHOD,
             format!("no such procedure: {method}"),
         )),
     }
+}
+
+/// The database of a call with `required` positional parameters.
+fn db_of<'s>(srv: &'s Server, params: &[Value], required: usize) -> Result<&'s Db, RpcError> {
+    select_db(srv, &Args::new(params, required)).map(|db| &**db)
 }
 
 /// True for calls that may take long (fsync, backup, compaction): run them
@@ -252,17 +298,22 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// Positional parameter `i`, which must be present.
+    /// Positional parameter `i`, which must be present (else 2, as kt-msgpack).
     pub fn at(&self, i: usize, what: &str) -> Result<&'a Value, RpcError> {
         self.pos
             .get(i)
-            .ok_or_else(|| RpcError::invalid(format!("missing parameter {what}")))
+            .ok_or_else(|| RpcError::argument(format!("missing parameter {what}")))
     }
 
-    /// Positional parameter `i` as bytes (bin or str).
+    /// Positional parameter `i` as bytes (bin or str; else 2).
     pub fn bytes(&self, i: usize, what: &str) -> Result<&'a [u8], RpcError> {
         let v = self.at(i, what)?;
-        value_bytes(v).ok_or_else(|| RpcError::invalid(format!("{what} must be bin or str")))
+        value_bytes(v).ok_or_else(|| RpcError::argument(format!("{what} must be bin or str")))
+    }
+
+    /// The options map's entries (empty when there is none).
+    pub fn options(&self) -> &'a [(Value, Value)] {
+        self.opts
     }
 
     /// Positional parameter `i` (optional) or, failing that, option `name`.
@@ -293,7 +344,7 @@ impl<'a> Args<'a> {
             .transpose()
     }
 
-    /// A non-negative count option; absent = `default`.
+    /// A non-negative count option; absent or negative = `default`.
     pub fn opt_count(&self, name: &str, default: usize) -> Result<usize, RpcError> {
         match self.opt_i64(name)? {
             None => Ok(default),
@@ -302,9 +353,15 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// The `xt` option as an absolute expiry (0 = never).
+    /// The `xt` option as the engine's absolute expiry (`None`: absent).
     pub fn expiry(&self) -> Result<Option<u64>, RpcError> {
         Ok(self.opt_i64("xt")?.map(xt_to_expiry))
+    }
+
+    /// KT's rule for writes: the record gets the given `xt`, or none at all
+    /// when it is absent (`Some(0)`, never expires).
+    pub fn expiry_or_never(&self) -> Result<Option<u64>, RpcError> {
+        Ok(Some(self.expiry()?.unwrap_or(0)))
     }
 }
 
@@ -332,20 +389,11 @@ pub(crate) fn as_f64(v: &Value) -> Option<f64> {
     }
 }
 
-/// `xt` seconds from now to an absolute expiry: 0 = never, negative =
-/// already expired (stored with an expiry in the past).
-pub(crate) fn xt_to_expiry(xt: i64) -> u64 {
-    match xt {
-        0 => 0,
-        n if n < 0 => 1,
-        n => now_secs().saturating_add(n as u64),
-    }
-}
-
 pub(crate) fn bin(b: &[u8]) -> Value {
     Value::Binary(b.to_vec())
 }
 
+#[cfg(test)]
 pub(crate) fn map(entries: Vec<(&str, Value)>) -> Value {
     Value::Map(
         entries

@@ -1,5 +1,5 @@
-//! Key search: match_prefix match_regex match_similar (Kyoto Tycoon) and
-//! search (Tkrzw-RPC's modes). Every one returns an array of keys (bin).
+//! Key search: match_prefix match_regex match_similar (Kyoto Tycoon: a map
+//! `{num: "N", _key: ...}`) and search (Tkrzw-RPC's modes: an array of keys).
 
 use super::{as_i64, bin, Args, RpcError, RpcResult, Value};
 use memstored_engine::search::edit_distance;
@@ -15,29 +15,49 @@ fn run(db: &Db, mode: SearchMode, pattern: &[u8], max: usize) -> RpcResult {
     Ok(keys_value(keys))
 }
 
-/// `match_prefix(prefix, [opts{max}])` → keys starting with `prefix`, sorted.
+/// KT's `max`: absent or negative = no limit (`None`), else that many.
+fn kt_max(a: &Args) -> Result<Option<usize>, RpcError> {
+    Ok(a.opt_i64("max")?.and_then(|n| usize::try_from(n).ok()))
+}
+
+/// Keys as kt-msgpack lists them: `{num: "N", _key: value_of(i, key)}`.
+fn kt_keys(keys: Vec<Vec<u8>>, value_of: impl Fn(usize, &[u8]) -> Value) -> Value {
+    let mut m = vec![(Value::from("num"), Value::from(keys.len().to_string()))];
+    for (i, k) in keys.iter().enumerate() {
+        let mut u = Vec::with_capacity(k.len() + 1);
+        u.push(b'_');
+        u.extend_from_slice(k);
+        m.push((Value::Binary(u), value_of(i, k)));
+    }
+    Value::Map(m)
+}
+
+/// kt-msgpack's match_prefix/match_regex: up to `max` keys, `_key` → the key.
+fn kt_match(db: &Db, mode: SearchMode, a: &Args, what: &str) -> RpcResult {
+    let pattern = a.bytes(0, what)?;
+    let keys = match kt_max(a)? {
+        Some(0) => Vec::new(),
+        max => db
+            .search(mode, pattern, max.unwrap_or(0))
+            .map_err(RpcError::from)?,
+    };
+    Ok(kt_keys(keys, |_, k| bin(k)))
+}
+
+/// `match_prefix(prefix, [inmap{max, DB}])` → `{num, _key: key}`: keys
+/// starting with `prefix`, sorted.
 pub fn match_prefix(db: &Db, params: &[Value]) -> RpcResult {
-    let a = Args::new(params, 1);
-    run(
-        db,
-        SearchMode::Begin,
-        a.bytes(0, "prefix")?,
-        a.opt_count("max", 0)?,
-    )
+    kt_match(db, SearchMode::Begin, &Args::new(params, 1), "prefix")
 }
 
-/// `match_regex(regex, [opts{max}])` → keys matching, sorted; 36 for a bad regex.
+/// `match_regex(regex, [inmap{max, DB}])` → `{num, _key: key}`: keys
+/// matching, sorted; 36 for a bad regex.
 pub fn match_regex(db: &Db, params: &[Value]) -> RpcResult {
-    let a = Args::new(params, 1);
-    run(
-        db,
-        SearchMode::Regex,
-        a.bytes(0, "regex")?,
-        a.opt_count("max", 0)?,
-    )
+    kt_match(db, SearchMode::Regex, &Args::new(params, 1), "regex")
 }
 
-/// `match_similar(origin, [opts{range, utf, max}])` → keys within Levenshtein
+/// `match_similar(origin, [inmap{range, utf, max, DB}])` → `{num, _key:
+/// rank}` (KT HTTP's shape: the rank, "0" nearest): keys within Levenshtein
 /// distance `range` (default 1) of `origin`, nearest first (ties by key);
 /// `utf`: measure in UTF-8 characters rather than bytes.
 pub fn match_similar(db: &Db, params: &[Value]) -> RpcResult {
@@ -45,10 +65,7 @@ pub fn match_similar(db: &Db, params: &[Value]) -> RpcResult {
     let origin = a.bytes(0, "origin")?;
     let range = a.opt_count("range", 1)?;
     let utf = a.opt_bool("utf").unwrap_or(false);
-    let max = match a.opt_count("max", 0)? {
-        0 => usize::MAX,
-        n => n,
-    };
+    let max = kt_max(&a)?.unwrap_or(usize::MAX);
     let all = db
         .search(SearchMode::Begin, b"", 0)
         .map_err(RpcError::from)?;
@@ -66,9 +83,8 @@ pub fn match_similar(db: &Db, params: &[Value]) -> RpcResult {
         })
         .collect();
     hits.sort();
-    Ok(keys_value(
-        hits.into_iter().take(max).map(|(_, k)| k).collect(),
-    ))
+    let keys = hits.into_iter().take(max).map(|(_, k)| k).collect();
+    Ok(kt_keys(keys, |i, _| Value::from(i.to_string())))
 }
 
 /// `search(mode, pattern, [capacity])` (or `opts{capacity}`) with Tkrzw's

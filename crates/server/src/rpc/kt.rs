@@ -1,0 +1,146 @@
+//! kt-msgpack's conventions, shared by the procedures: which database `DB`
+//! names, what `xt` means, the `_` prefix of record keys in bulk maps, and
+//! whether the client speaks str (kt-msgpack's era) or bin.
+
+use super::{Args, Reply, RpcError, Value};
+use crate::server::Server;
+use bytes::Bytes;
+use memstored_engine::{now_secs, Db};
+use memstored_protocol::rpc::{value_bytes, value_str};
+use std::sync::Arc;
+
+/// Procedures of kt-msgpack's IDL that memstored does not implement: 42.
+pub const UNIMPLEMENTED: &[&str] = &[
+    "play_script",
+    "tune_replication",
+    "cur_jump",
+    "cur_jump_back",
+    "cur_step",
+    "cur_step_back",
+    "cur_set_value",
+    "cur_remove",
+    "cur_get_key",
+    "cur_get_value",
+    "cur_get",
+    "cur_seize",
+    "cur_delete",
+];
+
+/// KT's largest expiration time (40 bits): at or past it, a record never expires.
+const XT_MAX: i64 = (1 << 40) - 1;
+
+/// The database the `DB` option names, as Kyoto Tycoon resolves it: absent
+/// or empty = the first; starting with a digit = an index; otherwise a name,
+/// the file name of the database's path (the whole path and the store name
+/// as given on the command line are accepted too). Anything else is 34.
+/// memstored serves one database today, index 0.
+pub fn select_db<'s>(srv: &'s Server, a: &Args) -> Result<&'s Arc<Db>, RpcError> {
+    let Some(v) = a.opt("DB") else {
+        return Ok(&srv.db);
+    };
+    let name = value_str(v).map(str::to_string).or_else(|| match v {
+        Value::Integer(i) => Some(i.to_string()),
+        _ => None,
+    });
+    let Some(name) = name else {
+        return Err(RpcError::argument("DB must be a string"));
+    };
+    if names_db(srv, &name) {
+        Ok(&srv.db)
+    } else {
+        Err(RpcError::new(
+            super::code::NO_DATABASE,
+            format!("no such database: {name}"),
+        ))
+    }
+}
+
+fn names_db(srv: &Server, name: &str) -> bool {
+    if name.is_empty() {
+        return true;
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        return name.parse::<u64>() == Ok(0);
+    }
+    let path = srv.db.name().path.as_str();
+    let file = path.rsplit('/').next().unwrap_or(path);
+    name == file || name == path || name == srv.cfg.store
+}
+
+/// KT's `xt` to the engine's absolute expiry (0 = never): positive = seconds
+/// from now, negative = its absolute value is the epoch time, at or past
+/// 2^40 - 1 = never. A KT record is alive while the clock is at or before
+/// its `xt`, an engine record while the clock is before its expiry: one
+/// second apart.
+pub fn xt_to_expiry(xt: i64) -> u64 {
+    let at = if xt < 0 {
+        xt.saturating_neg()
+    } else {
+        i64::try_from(now_secs())
+            .unwrap_or(i64::MAX)
+            .saturating_add(xt)
+    };
+    if at >= XT_MAX {
+        0
+    } else {
+        // `at` is non-negative here: a negative xt was negated, a positive one added to now.
+        u64::try_from(at).unwrap_or(0).saturating_add(1)
+    }
+}
+
+/// The `xt` KT reports for an engine expiry (`None`: never expires).
+pub fn expiry_to_xt(expires_at: u64) -> Option<String> {
+    (expires_at != 0).then(|| expires_at.saturating_sub(1).to_string())
+}
+
+/// True when any string-like parameter came as bin: the client speaks the
+/// msgpack of today, and record data goes back as bin. Otherwise (str only,
+/// or no string at all) replies carry str, which old raw-only decoders read.
+pub fn wants_bin(params: &[Value]) -> bool {
+    params.iter().any(has_bin)
+}
+
+fn has_bin(v: &Value) -> bool {
+    match v {
+        Value::Binary(_) => true,
+        Value::Array(a) => a.iter().any(has_bin),
+        Value::Map(m) => m.iter().any(|(k, v)| has_bin(k) || has_bin(v)),
+        _ => false,
+    }
+}
+
+/// The records of a bulk map: entries whose key starts with `_`, the prefix
+/// cut off (options such as `DB`, `xt`, `atomic` are the other entries).
+/// A record's value must be bin or str (else 2).
+pub fn records<'a>(a: &Args<'a>) -> Result<Vec<(&'a [u8], &'a [u8])>, RpcError> {
+    let mut out = Vec::new();
+    for (k, v) in a.options() {
+        let Some(key) = value_bytes(k).and_then(|k| k.strip_prefix(b"_")) else {
+            continue;
+        };
+        let value =
+            value_bytes(v).ok_or_else(|| RpcError::argument("record values must be bin or str"))?;
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+/// A number as KT returns it: decimal text.
+pub fn text(n: impl ToString) -> Reply {
+    Reply::Value(Value::from(n.to_string()))
+}
+
+/// `_key` for a record key in a result map.
+pub fn underscored(key: &[u8]) -> Reply {
+    let mut k = Vec::with_capacity(key.len() + 1);
+    k.push(b'_');
+    k.extend_from_slice(key);
+    Reply::Bin(Bytes::from(k))
+}
+
+/// `{num: "N", _key: value, ...}`: how kt-msgpack lists keys and records.
+pub fn listing(num: usize, entries: impl IntoIterator<Item = (Reply, Reply)>) -> Reply {
+    let mut m = vec![(Reply::from("num"), text(num))];
+    m.extend(entries);
+    Reply::Map(m)
+}
