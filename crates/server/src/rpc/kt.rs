@@ -93,19 +93,27 @@ pub fn expiry_to_xt(expires_at: u64) -> Option<String> {
     (expires_at != 0).then(|| expires_at.saturating_sub(1).to_string())
 }
 
-/// True when any string-like parameter came as bin: the client speaks the
-/// msgpack of today, and record data goes back as bin. Otherwise (str only,
-/// or no string at all) replies carry str, which old raw-only decoders read.
+/// False when the request's strings all came as str (raw): the client may
+/// be of kt-msgpack's era, whose decoders know no bin, so record data goes
+/// back as str. Any bin, or no string at all (`list()`), means bin.
 pub fn wants_bin(params: &[Value]) -> bool {
-    params.iter().any(has_bin)
+    let (mut str_seen, mut bin_seen) = (false, false);
+    for p in params {
+        scan(p, &mut str_seen, &mut bin_seen);
+    }
+    bin_seen || !str_seen
 }
 
-fn has_bin(v: &Value) -> bool {
+fn scan(v: &Value, str_seen: &mut bool, bin_seen: &mut bool) {
     match v {
-        Value::Binary(_) => true,
-        Value::Array(a) => a.iter().any(has_bin),
-        Value::Map(m) => m.iter().any(|(k, v)| has_bin(k) || has_bin(v)),
-        _ => false,
+        Value::Binary(_) => *bin_seen = true,
+        Value::String(_) => *str_seen = true,
+        Value::Array(a) => a.iter().for_each(|x| scan(x, str_seen, bin_seen)),
+        Value::Map(m) => m.iter().for_each(|(k, x)| {
+            scan(k, str_seen, bin_seen);
+            scan(x, str_seen, bin_seen);
+        }),
+        _ => {}
     }
 }
 

@@ -267,6 +267,14 @@ fn replies_answer_in_the_type_the_request_used() {
         wire.ends_with(&[0xa2, b'v', 0xff]),
         "str head, raw bytes: {wire:?}"
     );
+    // No string at all (Tkrzw's `list()`): bin; str and bin mixed: bin.
+    assert!(kt::wants_bin(&[]));
+    assert!(kt::wants_bin(&[opts(vec![("items", Value::from(3))])]));
+    assert!(kt::wants_bin(&[s("k"), opts(vec![("oval", b(b"x"))])]));
+    assert!(!kt::wants_bin(&[
+        s("k"),
+        opts(vec![("xt", Value::from(3))])
+    ]));
     // Errors are the bare code, as kt-msgpack sends them.
     assert_eq!(RpcError::new(35, "x").to_value(), Value::from(35));
 }

@@ -23,7 +23,7 @@
 //! bare integer code (msgpack-rpc's 1 no such method and 2 bad arguments,
 //! KT's 32-42). Record data (keys, values) comes back as msgpack str when the
 //! request carried no bin (kt-msgpack's era knew only raw), as bin otherwise
-//! ([`kt::wants_bin`]).
+//! ([`kt::wants_bin`]; a request with no string at all gets bin).
 //!
 //! | group | file |
 //! |---|---|
