@@ -146,6 +146,17 @@ fn bulk_records(v: &Value) -> std::collections::HashMap<&[u8], &Value> {
         .collect()
 }
 
+/// Field `name` of a map reply.
+fn bulk_field<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
+    match v {
+        Value::Map(m) => m
+            .iter()
+            .find(|(k, _)| value_str(k) == Some(name))
+            .map(|(_, v)| v),
+        _ => None,
+    }
+}
+
 fn opts(entries: Vec<(&str, Value)>) -> Value {
     Value::Map(
         entries
@@ -204,8 +215,10 @@ pub fn run(a: RemoteArgs) -> Result<()> {
             let msg = words.join(" ");
             let mut out = stdout();
             for _ in 0..times.max(1) {
-                let v = r.call("echo", &[Value::from(msg.as_str())])?;
-                match value_bytes(&v) {
+                // kt-msgpack's echo takes and returns a map of strings.
+                let v = r.call("echo", &[opts(vec![("message", bin(&msg))])])?;
+                let echoed = bulk_field(&v, "message");
+                match echoed.and_then(value_bytes) {
                     Some(b) => out.write_all(b)?,
                     None => write!(out, "{v}")?,
                 }

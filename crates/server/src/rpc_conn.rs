@@ -108,7 +108,10 @@ impl Session for RpcSession {
         if method == "auth" {
             let (result, flow) = self.auth(cx.srv, &params);
             if let Some(id) = msgid {
-                encode(id, result.map(Reply::Value), cx.out);
+                let result = result
+                    .map(Reply::Value)
+                    .map_err(|e| e.in_dialect_of(&params));
+                encode(id, result, cx.out);
             }
             return flow;
         }
@@ -117,7 +120,8 @@ impl Session for RpcSession {
                 let e = RpcError::new(
                     code::LOGICAL,
                     "authentication required: call auth [user, password]",
-                );
+                )
+                .in_dialect_of(&params);
                 encode(id, Err(e), cx.out);
             }
             return Flow::Continue;

@@ -97,11 +97,24 @@ pub fn expiry_to_xt(expires_at: u64) -> Option<String> {
 /// be of kt-msgpack's era, whose decoders know no bin, so record data goes
 /// back as str. Any bin, or no string at all (`list()`), means bin.
 pub fn wants_bin(params: &[Value]) -> bool {
+    let (str_seen, bin_seen) = strings_in(params);
+    bin_seen || !str_seen
+}
+
+/// True when the request carried any bin: a client of today, answered with
+/// `[code, message]` errors. Without bin (including no string at all, as in
+/// `tune_replication()`) it may be of kt-msgpack's era: the bare code.
+pub fn speaks_bin(params: &[Value]) -> bool {
+    strings_in(params).1
+}
+
+/// Whether `params` hold any str, any bin.
+fn strings_in(params: &[Value]) -> (bool, bool) {
     let (mut str_seen, mut bin_seen) = (false, false);
     for p in params {
         scan(p, &mut str_seen, &mut bin_seen);
     }
-    bin_seen || !str_seen
+    (str_seen, bin_seen)
 }
 
 fn scan(v: &Value, str_seen: &mut bool, bin_seen: &mut bool) {

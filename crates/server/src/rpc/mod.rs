@@ -19,9 +19,10 @@
 //! keys in that same map with a leading `_`; results are maps of strings
 //! (`num` as decimal text, `xt` as absolute epoch seconds). `xt` given is
 //! KT's: positive = seconds from now, negative = its absolute value is the
-//! epoch time, absent = never. Errors go out as kt-msgpack sends them: the
-//! bare integer code (msgpack-rpc's 1 no such method and 2 bad arguments,
-//! KT's 32-42). Record data (keys, values) comes back as msgpack str when the
+//! epoch time, absent = never. Error codes are kt-msgpack's (msgpack-rpc's 1
+//! no such method and 2 bad arguments, KT's 32-42), sent as kt-msgpack sends
+//! them, the bare code, to requests in its dialect (no bin), and as
+//! `[code, message]` to requests carrying bin. Record data (keys, values) comes back as msgpack str when the
 //! request carried no bin (kt-msgpack's era knew only raw), as bin otherwise
 //! ([`kt::wants_bin`]; a request with no string at all gets bin).
 //!
@@ -37,6 +38,8 @@
 mod basic;
 mod bulk;
 mod kt;
+#[cfg(test)]
+mod kt_bulk_tests;
 #[cfg(test)]
 mod kt_tests;
 mod maint;
@@ -88,13 +91,16 @@ pub mod code {
     pub const NOT_IMPLEMENTED: i64 = 42;
 }
 
-/// A procedure's failure: a kt-msgpack code and a message. The wire carries
-/// the code alone, as kt-msgpack does (its clients compare the error object
-/// with the code); the message is for logs and the in-process API.
+/// A procedure's failure: a kt-msgpack code and a message. To a request in
+/// kt-msgpack's dialect (no bin) the wire carries the code alone,
+/// as kt-msgpack does (its clients compare the error object with the code);
+/// to others `[code, message]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RpcError {
     pub code: i64,
     pub message: String,
+    /// Encode as the bare code (set by [`RpcError::in_dialect_of`]).
+    pub bare_code: bool,
 }
 
 impl RpcError {
@@ -102,6 +108,7 @@ impl RpcError {
         RpcError {
             code,
             message: message.into(),
+            bare_code: false,
         }
     }
 
@@ -114,14 +121,27 @@ impl RpcError {
         RpcError::new(code::ARGUMENT, message)
     }
 
-    /// The wire form: the bare code.
-    pub fn to_value(&self) -> Value {
-        Value::from(self.code)
+    /// Answers in the dialect of a request with `params`: the bare code
+    /// unless it carried bin (see [`kt::speaks_bin`]).
+    pub fn in_dialect_of(mut self, params: &[Value]) -> Self {
+        self.bare_code = !kt::speaks_bin(params);
+        self
     }
 
-    /// `[1, msgid, code, nil]`; the message goes to the debug log.
+    /// The wire form: the bare code, or `[code, message]`.
+    pub fn to_value(&self) -> Value {
+        if self.bare_code {
+            Value::from(self.code)
+        } else {
+            memstored_protocol::rpc::error_value(self.code, &self.message)
+        }
+    }
+
+    /// `[1, msgid, error, nil]`; a bare code's message goes to the debug log.
     pub fn encode(&self, msgid: u32, out: &mut bytes::BytesMut) {
-        tracing::debug!("RPC call {msgid} failed: {self}");
+        if self.bare_code {
+            tracing::debug!("RPC call {msgid} failed: {self}");
+        }
         memstored_protocol::rpc::encode_response(msgid, Err(&self.to_value()), out);
     }
 
@@ -202,7 +222,8 @@ pub fn call_reply(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<R
         "seize" => record::seize(srv, params),
         "get_bulk" => bulk::get_bulk(srv, params),
         _ => call_value(srv, method, params).map(Reply::Value),
-    }?;
+    }
+    .map_err(|e| e.in_dialect_of(params))?;
     Ok(if kt::wants_bin(params) {
         reply
     } else {
