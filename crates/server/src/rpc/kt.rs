@@ -130,10 +130,13 @@ fn scan(v: &Value, str_seen: &mut bool, bin_seen: &mut bool) {
     }
 }
 
+/// `(key, value)` pairs borrowed from a request.
+pub type Records<'a> = Vec<(&'a [u8], &'a [u8])>;
+
 /// The records of a bulk map: entries whose key starts with `_`, the prefix
 /// cut off (options such as `DB`, `xt`, `atomic` are the other entries).
 /// A record's value must be bin or str (else 2).
-pub fn records<'a>(a: &Args<'a>) -> Result<Vec<(&'a [u8], &'a [u8])>, RpcError> {
+pub fn records<'a>(a: &Args<'a>) -> Result<Records<'a>, RpcError> {
     let mut out = Vec::new();
     for (k, v) in a.options() {
         let Some(key) = value_bytes(k).and_then(|k| k.strip_prefix(b"_")) else {

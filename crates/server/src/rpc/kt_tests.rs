@@ -3,7 +3,7 @@
 //! the server-wide and single-record ones here, the key listings, bulk and
 //! maintenance ones in `kt_bulk_tests.rs`.
 
-use super::tests::{b, c, err, field, mem, ok, opts, records, s, server, value_of};
+use super::tests::{b, err, field, mem, ok, opts, s, server, value_of};
 use super::*;
 use memstored_engine::{now_secs, Db};
 use std::sync::Arc;

@@ -52,7 +52,7 @@ pub(super) fn value_of(db: &Arc<Db>, key: &str) -> Option<Vec<u8>> {
 }
 
 /// `{_00000000: v0, ...}`: a bulk map of `n` records (keys as str, values as bin).
-pub(super) fn records(n: usize) -> Value {
+fn records(n: usize) -> Value {
     Value::Map(
         (0..n)
             .map(|i| (s(&format!("_{i:08}")), b(format!("v{i}").as_bytes())))
