@@ -5,9 +5,8 @@
 //! Record procedures decode their parameters into a `crate::command` and
 //! map its `Outcome` with [`RpcError::from_outcome`], the one table from
 //! outcomes to kt-msgpack codes. The connection decodes a frame with
-//! `memstored_protocol::rpc`, calls [`call`], and encodes `Ok(result)` / `Err(e)` with
-//! `memstored_protocol::rpc::encode_response(msgid, Ok(&v))` /
-//! `encode_error(msgid, e.code, &e.message)`. A notification is called the
+//! `memstored_protocol::rpc`, calls [`call_reply`], and encodes `Ok(reply)`
+//! with `Reply::encode` and `Err(e)` with [`RpcError::encode`]. A notification is called the
 //! same way and its result dropped. Procedures for which [`is_slow`] is true
 //! (synchronize hard / make_backup, rebuild, vacuum) should run on a blocking
 //! thread and be answered by msgid when done, while the connection keeps
@@ -22,9 +21,10 @@
 //! epoch time, absent = never. Error codes are kt-msgpack's (msgpack-rpc's 1
 //! no such method and 2 bad arguments, KT's 32-42), sent as kt-msgpack sends
 //! them, the bare code, to requests in its dialect (no bin), and as
-//! `[code, message]` to requests carrying bin. Record data (keys, values) comes back as msgpack str when the
-//! request carried no bin (kt-msgpack's era knew only raw), as bin otherwise
-//! ([`kt::wants_bin`]; a request with no string at all gets bin).
+//! `[code, message]` to requests carrying bin. Record data (keys, values)
+//! comes back as msgpack str when the request's strings were all str
+//! (kt-msgpack's era knew only raw), as bin otherwise ([`kt::wants_bin`]; a
+//! request with no string at all gets bin).
 //!
 //! | group | file |
 //! |---|---|
@@ -34,6 +34,8 @@
 //! | match_prefix match_regex match_similar search | `search.rs` |
 //! | clear vacuum synchronize rebuild count | `maint.rs` |
 //! | compare_exchange_multi list | `tkrzw.rs` |
+//! | `DB`, `xt`, `_` records, str or bin ([`select_db`], ...) | `kt.rs` |
+//! | report's `sys_*` fields | `sysinfo.rs` |
 
 mod basic;
 mod bulk;
