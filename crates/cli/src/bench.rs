@@ -15,7 +15,7 @@
 //! | text, multi 1 | `set` | `get k` |
 //! | text, multi N | N-1 × `set ... noreply` + one `set` (its STORED ends the batch) | `get k1 ... kN` |
 //! | rpc, multi 1 | `set(key, value)` | `get(key)` |
-//! | rpc, multi N | `set_bulk({k: v, ...})` | `get_bulk([k, ...])` |
+//! | rpc, multi N | `set_bulk({_k: v, ...})` | `get_bulk({_k: "", ...})` |
 //!
 //! Thread `t` of `T` uses keys `i * T + t` (or random keys below
 //! `iter * T` with `--random_key`), written `%08d` like `tkrzw_dbm_perf`;
@@ -264,6 +264,13 @@ impl Conn {
         let _ = rmp::encode::write_bin(&mut (&mut self.wbuf).writer(), b);
     }
 
+    /// `_KEY`, a record key of a kt-msgpack bulk map.
+    fn rpc_record_key(&mut self, key: &[u8]) {
+        let _ = rmp::encode::write_bin_len(&mut (&mut self.wbuf).writer(), key.len() as u32 + 1);
+        self.wbuf.put_u8(b'_');
+        self.wbuf.put_slice(key);
+    }
+
     /// Sends one batch of sets.
     fn send_set(&mut self, keys: &[u64], vals: &Values) -> Result<()> {
         let mut kb = [0u8; 20];
@@ -307,7 +314,7 @@ impl Conn {
                     let _ = rmp::encode::write_map_len(&mut (&mut self.wbuf).writer(), n as u32);
                     for &k in keys {
                         let key = format_key(k, &mut kb);
-                        self.rpc_bin(key);
+                        self.rpc_record_key(key);
                         self.rpc_bin(vals.of(k));
                     }
                 }
@@ -346,10 +353,11 @@ impl Conn {
                     self.rpc_bin(key);
                 } else {
                     self.rpc_head("get_bulk");
-                    let _ = rmp::encode::write_array_len(&mut (&mut self.wbuf).writer(), n as u32);
+                    let _ = rmp::encode::write_map_len(&mut (&mut self.wbuf).writer(), n as u32);
                     for &k in keys {
                         let key = format_key(k, &mut kb);
-                        self.rpc_bin(key);
+                        self.rpc_record_key(key);
+                        self.rpc_bin(b"");
                     }
                 }
             }
@@ -486,9 +494,10 @@ impl Conn {
         let mut r = Reply::default();
         if rd.first() != Some(&0xc0) {
             let err = rmpv::decode::read_value(&mut rd).map_err(|_| bad("error"))?;
+            // kt-msgpack's bare code (or an older `[code, message]`).
             let code = match &err {
                 rmpv::Value::Array(a) => a.first().and_then(rmpv::Value::as_i64),
-                _ => None,
+                v => v.as_i64(),
             };
             if phase == Phase::Get && n == 1 && code == Some(35) {
                 return Ok(r); // a miss
@@ -499,8 +508,10 @@ impl Conn {
         rd = &rd[1..];
         match (phase, n) {
             (Phase::Get, 1) => r.hits += 1,
+            // `{num, _key: value, ...}`: the entries past `num`.
             (Phase::Get, _) => {
-                r.hits += u64::from(rmp::decode::read_map_len(&mut rd).map_err(|_| bad("result"))?)
+                let len = rmp::decode::read_map_len(&mut rd).map_err(|_| bad("result"))?;
+                r.hits += u64::from(len.saturating_sub(1))
             }
             (Phase::Set, _) => r.hits += n as u64,
         }

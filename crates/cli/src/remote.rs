@@ -132,6 +132,44 @@ fn bin(s: &str) -> Value {
     Value::Binary(s.as_bytes().to_vec())
 }
 
+/// `_KEY`: a record key in a kt-msgpack bulk map (the other keys are options).
+fn underscored(k: &[u8]) -> Value {
+    let mut u = Vec::with_capacity(k.len() + 1);
+    u.push(b'_');
+    u.extend_from_slice(k);
+    Value::Binary(u)
+}
+
+/// A kt-msgpack bulk map naming `keys` (values empty).
+fn bulk_keys<K: AsRef<[u8]>>(keys: &[K]) -> Value {
+    Value::Map(
+        keys.iter()
+            .map(|k| (underscored(k.as_ref()), Value::Binary(Vec::new())))
+            .collect(),
+    )
+}
+
+/// The records of a kt-msgpack `{num, _key: value}` result, prefix removed.
+fn bulk_records(v: &Value) -> std::collections::HashMap<&[u8], &Value> {
+    let Value::Map(m) = v else {
+        return Default::default();
+    };
+    m.iter()
+        .filter_map(|(k, v)| Some((value_bytes(k)?.strip_prefix(b"_")?, v)))
+        .collect()
+}
+
+/// Field `name` of a map reply.
+fn bulk_field<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
+    match v {
+        Value::Map(m) => m
+            .iter()
+            .find(|(k, _)| value_str(k) == Some(name))
+            .map(|(_, v)| v),
+        _ => None,
+    }
+}
+
 fn opts(entries: Vec<(&str, Value)>) -> Value {
     Value::Map(
         entries
@@ -185,8 +223,10 @@ pub fn run(a: RemoteArgs) -> Result<()> {
             let msg = words.join(" ");
             let mut out = stdout();
             for _ in 0..times.max(1) {
-                let v = r.call("echo", &[Value::from(msg.as_str())])?;
-                match value_bytes(&v) {
+                // kt-msgpack's echo takes and returns a map of strings.
+                let v = r.call("echo", &[opts(vec![("message", bin(&msg))])])?;
+                let echoed = bulk_field(&v, "message");
+                match echoed.and_then(value_bytes) {
                     Some(b) => out.write_all(b)?,
                     None => write!(out, "{v}")?,
                 }
@@ -297,20 +337,15 @@ fn get(r: &mut Remote, multi: bool, keys: &[String]) -> Result<()> {
         out.flush()?;
         return Ok(());
     }
-    let v = r.call(
-        "get_bulk",
-        &[Value::Array(keys.iter().map(|k| bin(k)).collect())],
-    )?;
-    let Value::Map(found) = v else {
+    let v = r.call("get_bulk", &[bulk_keys(keys)])?;
+    if !matches!(v, Value::Map(_)) {
         bail!("get_bulk: expected a map, got {v}");
-    };
+    }
+    let found = bulk_records(&v);
     // In the order asked; absent keys print nothing.
     let mut line = Vec::new();
     for k in keys {
-        if let Some((_, v)) = found
-            .iter()
-            .find(|(fk, _)| value_bytes(fk) == Some(k.as_bytes()))
-        {
+        if let Some(v) = found.get(k.as_bytes()) {
             line.clear();
             tsv::format_line(k.as_bytes(), value_bytes(v).unwrap_or(b""), &mut line);
             out.write_all(&line)?;
@@ -389,7 +424,10 @@ fn set(r: &mut Remote, multi: bool, how: crate::local::SetOpts, args: &[String])
             .map_err(failed(format!("set {k:?}")))?;
         return Ok(());
     }
-    let map = pairs.iter().map(|(k, v)| (bin(k), bin(v))).collect();
+    let map = pairs
+        .iter()
+        .map(|(k, v)| (underscored(k.as_bytes()), bin(v)))
+        .collect();
     r.call("set_bulk", &[Value::Map(map)])?;
     Ok(())
 }
@@ -445,10 +483,7 @@ fn remove(r: &mut Remote, multi: bool, keys: &[String]) -> Result<()> {
             .map_err(failed(format!("remove {key:?}")))?;
         return Ok(());
     }
-    r.call(
-        "remove_bulk",
-        &[Value::Array(keys.iter().map(|k| bin(k)).collect())],
-    )?;
+    r.call("remove_bulk", &[bulk_keys(keys)])?;
     Ok(())
 }
 
@@ -517,19 +552,11 @@ fn search(r: &mut Remote, mode: &str, pattern: &str, max: u64, keys_only: bool) 
         }
     } else {
         for chunk in keys.chunks(1000) {
-            let v = r.call(
-                "get_bulk",
-                &[Value::Array(
-                    chunk.iter().map(|k| Value::Binary(k.to_vec())).collect(),
-                )],
-            )?;
-            let Value::Map(m) = v else {
+            let v = r.call("get_bulk", &[bulk_keys(chunk)])?;
+            if !matches!(v, Value::Map(_)) {
                 bail!("get_bulk: expected a map, got {v}");
-            };
-            let m: std::collections::HashMap<&[u8], &Value> = m
-                .iter()
-                .filter_map(|(k, v)| Some((value_bytes(k)?, v)))
-                .collect();
+            }
+            let m = bulk_records(&v);
             for k in chunk {
                 // Removed since the search: skip it.
                 if let Some(v) = m.get(k) {

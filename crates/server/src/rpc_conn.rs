@@ -82,7 +82,7 @@ impl RpcSession {
                         rpc::encode_response_head(id, &mut buf);
                         r.encode_copied(&mut buf);
                     }
-                    Err(e) => rpc::encode_error(id, e.code, &e.message, &mut buf),
+                    Err(e) => e.encode(id, &mut buf),
                 }
                 let _ = tx.send(buf);
             }
@@ -106,7 +106,10 @@ impl Session for RpcSession {
         if method == "auth" {
             let (result, flow) = self.auth(cx.srv, &params);
             if let Some(id) = msgid {
-                encode(id, result.map(Reply::Value), cx.out);
+                let result = result
+                    .map(Reply::Value)
+                    .map_err(|e| e.in_dialect_of(&params));
+                encode(id, result, cx.out);
             }
             return flow;
         }
@@ -115,7 +118,8 @@ impl Session for RpcSession {
                 let e = RpcError::new(
                     code::LOGICAL,
                     "authentication required: call auth [user, password]",
-                );
+                )
+                .in_dialect_of(&params);
                 encode(id, Err(e), cx.out);
             }
             return Flow::Continue;
@@ -141,8 +145,7 @@ impl Session for RpcSession {
     fn refuse(&mut self, cx: &mut Cx<'_>, e: FrameError, closing: bool) -> Flow {
         match (closing, e.msgid()) {
             (false, Some(id)) => {
-                let msg = e.to_string();
-                rpc::encode_error(id, code::INVALID_PARAMETERS, &msg, cx.out.buf());
+                RpcError::argument(e.to_string()).encode(id, cx.out.buf());
                 Flow::Continue
             }
             _ => {
@@ -168,6 +171,6 @@ fn encode(msgid: u32, result: Result<Reply, RpcError>, out: &mut Out) {
             rpc::encode_response_head(msgid, out.buf());
             r.encode(out);
         }
-        Err(e) => rpc::encode_error(msgid, e.code, &e.message, out.buf()),
+        Err(e) => e.encode(msgid, out.buf()),
     }
 }

@@ -67,7 +67,7 @@ fn unix_now_f64() -> (u64, u64) {
 }
 
 /// User and system CPU time of this process, as `secs.micros` strings.
-fn rusage() -> (String, String) {
+pub(crate) fn rusage() -> (String, String) {
     // SAFETY: getrusage only writes into the zeroed struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };

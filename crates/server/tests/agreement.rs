@@ -218,3 +218,40 @@ fn an_append_with_a_cas_to_an_absent_key_is_not_stored() {
     );
     assert_eq!(s.stat("cas_misses"), 2);
 }
+
+#[test]
+fn kt_xt_and_memcached_exptime_name_the_same_moment() {
+    // KT's xt is the last second a record is alive; memcached's exptime the
+    // first second it is gone.
+    let s = InProc::start(Db::open("*", true).unwrap(), |_| {});
+    let now = memstored_engine::now_secs();
+    let at = now + 5000;
+    let mut p = s.connect();
+    let xt = Value::Map(vec![(Value::from("xt"), Value::from(format!("-{at}")))]);
+    assert_eq!(
+        rpc(&mut p, "set", vec![bin(b"k"), bin(b"v"), xt]),
+        Ok(Value::Nil)
+    );
+    let mut t = Text::new(s.connect());
+    let head = t.cmd("mg k t\r\n");
+    let ttl: u64 = head
+        .strip_prefix("HD t")
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{head:?}"));
+    let left = at + 1 - memstored_engine::now_secs();
+    assert!(
+        (left.saturating_sub(1)..=left).contains(&ttl),
+        "{ttl} vs {left}"
+    );
+
+    assert_eq!(t.cmd(&format!("set m 0 {at} 1\r\nx\r\n")), "STORED");
+    let got = rpc(&mut p, "get", vec![bin(b"m")]).unwrap();
+    let Value::Map(m) = got else {
+        panic!("{got:?}")
+    };
+    let xt = m
+        .iter()
+        .find(|(k, _)| k.as_str() == Some("xt"))
+        .map(|(_, v)| v);
+    assert_eq!(xt, Some(&Value::from((at - 1).to_string())), "{m:?}");
+}

@@ -137,9 +137,10 @@ fn rpc_sets_are_bounded_by_the_item_limit() {
         rpc(&mut p, "set", vec![Value::from("k"), big.clone()]),
         Err(41)
     );
-    let records = Value::Map(vec![(Value::from("k"), big)]);
-    let atomic = Value::Map(vec![(Value::from("atomic"), Value::from(""))]);
-    assert_eq!(rpc(&mut p, "set_bulk", vec![records.clone()]), Err(41));
-    assert_eq!(rpc(&mut p, "set_bulk", vec![records, atomic]), Err(41));
+    let record = (Value::from("_k"), big);
+    let records = Value::Map(vec![record.clone()]);
+    let atomic = Value::Map(vec![record, (Value::from("atomic"), Value::from(""))]);
+    assert_eq!(rpc(&mut p, "set_bulk", vec![records]), Err(41));
+    assert_eq!(rpc(&mut p, "set_bulk", vec![atomic]), Err(41));
     assert_eq!(rpc(&mut p, "get", vec![Value::from("k")]), Err(35));
 }

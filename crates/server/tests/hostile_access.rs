@@ -55,8 +55,8 @@ fn rpc_writes() -> Vec<(&'static str, Vec<Value>)> {
         ("cas", vec![s("sentinel"), s("alive"), s("evil")]),
         ("increment", vec![s("n"), Value::from(1)]),
         ("increment_double", vec![s("n"), Value::from(1.5)]),
-        ("set_bulk", vec![map("sentinel", "evil")]),
-        ("remove_bulk", vec![Value::Array(vec![s("sentinel")])]),
+        ("set_bulk", vec![map("_sentinel", "evil")]),
+        ("remove_bulk", vec![map("_sentinel", "")]),
         ("clear", vec![]),
         (
             "compare_exchange_multi",

@@ -3,9 +3,11 @@ a plain socket (no RPC library), the way a kt-msgpack client talks.
 
     MEMSTORED_ADDR=127.0.0.1:11211 python3 -m pytest -q crates/server/tests/rpc_client.py
 
-Every procedure is called and its result checked, including the kt-msgpack
-error codes 33 (record exists), 35 (no record), 37 (cas failed) and 38 (not a
-number); and out-of-order completion: a `synchronize` with `make_backup` on a
+Every procedure is called and its result checked in kt-msgpack's shapes
+(results as maps of strings, `_`-prefixed record keys in bulk maps), including
+the error codes 1 (no such procedure), 2 (bad arguments), 33 (record exists),
+34 (no such database), 35 (no record), 37 (cas failed), 38 (not compatible)
+and 42 (not implemented); and out-of-order completion: a `synchronize` with `make_backup` on a
 large store is still running when a `get` sent after it on the same
 connection is answered. The store should be a file-backed one for that test
 (e.g. `casket.tkt#num_shards=10`); on an in-memory store it is skipped.
@@ -25,7 +27,8 @@ if not ADDR:
     pytest.skip("MEMSTORED_ADDR is not set", allow_module_level=True)
 
 REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
-RECORD_EXISTS, NO_RECORD, INVALID_PARAMETERS = 33, 35, 36
+NO_METHOD, ARGUMENT = 1, 2
+RECORD_EXISTS, NO_DATABASE, NO_RECORD, INVALID_PARAMETERS = 33, 34, 35, 36
 CAS_FAILED, NOT_COMPATIBLE, NOT_IMPLEMENTED = 37, 38, 42
 
 
@@ -107,7 +110,7 @@ def status(c):
 
 def is_ordered(c):
     st = status(c)
-    return bool(st.get("ordered")) or st.get("engine") in ("tree", "mem_tree")
+    return st.get("ordered") == "true"
 
 
 # --- basic -------------------------------------------------------------------
@@ -140,14 +143,24 @@ def test_report(c):
         assert key in rep, rep
 
 
-def test_unknown_procedure_is_42(c):
-    assert code_of(c, "no_such_procedure") == NOT_IMPLEMENTED
+def test_unknown_procedure_is_1_and_unimplemented_ones_42(c):
+    assert code_of(c, "no_such_procedure") == NO_METHOD
+    assert code_of(c, "play_script", "echo") == NOT_IMPLEMENTED
+    assert code_of(c, "cur_jump", "1") == NOT_IMPLEMENTED
 
 
-def test_bad_parameters_are_36(c):
-    assert code_of(c, "get") == INVALID_PARAMETERS
-    assert code_of(c, "set", b"only-a-key") == INVALID_PARAMETERS
-    assert code_of(c, "get", 12) == INVALID_PARAMETERS
+def test_bad_arguments_are_2_and_bad_values_36(c):
+    assert code_of(c, "get") == ARGUMENT
+    assert code_of(c, "set", b"only-a-key") == ARGUMENT
+    assert code_of(c, "get", 12) == ARGUMENT
+    assert code_of(c, "set", b"k", b"v", {"xt": "soon"}) == INVALID_PARAMETERS
+
+
+def test_another_database_is_34(c):
+    assert code_of(c, "get", b"k", {"DB": "xxxx.kct"}) == NO_DATABASE
+    assert code_of(c, "status", {"DB": "1"}) == NO_DATABASE
+    c.call("set", b"k", b"v", {"DB": "0"})
+    assert c.call("get", b"k", {"DB": os.path.basename(status(c)["path"])})["value"] == b"v"
 
 
 # --- records -----------------------------------------------------------------
@@ -160,9 +173,11 @@ def test_set_get_binary_safe(c):
     assert got["value"] == value
     assert isinstance(got["value"], bytes)
     assert "xt" not in got
-    # str is accepted for keys and values too; bin comes back.
+    # str is accepted for keys and values too; the reply answers in the
+    # type the request used.
     c.call("set", "text-key", "text-value")
     assert c.call("get", b"text-key")["value"] == b"text-value"
+    assert c.call("get", "text-key")["value"] == "text-value"
 
 
 def test_get_missing_is_35(c):
@@ -183,15 +198,18 @@ def test_replace(c):
 
 
 def test_check_and_expiry(c):
-    c.call("set", b"k", b"12345", {"xt": 100})
+    c.call("set", b"k", b"12345", {"xt": "100"})
     chk = c.call("check", b"k")
-    assert chk["vsiz"] == 5
+    assert chk["vsiz"] == "5"
     now = time.time()
-    assert now + 90 < chk["xt"] < now + 110
-    assert now + 90 < c.call("get", b"k")["xt"] < now + 110
+    assert now + 90 < int(chk["xt"]) < now + 110
+    assert now + 90 < int(c.call("get", b"k")["xt"]) < now + 110
     assert code_of(c, "check", b"missing") == NO_RECORD
-    # A negative xt means already expired.
-    c.call("set", b"gone", b"v", {"xt": -1})
+    # A negative xt is an absolute epoch time (Kyoto Tycoon's meaning).
+    at = int(now) + 5000
+    c.call("set", b"abs", b"v", {"xt": str(-at)})
+    assert c.call("get", b"abs")["xt"] == str(at)
+    c.call("set", b"gone", b"v", {"xt": "-1"})
     assert code_of(c, "get", b"gone") == NO_RECORD
 
 
@@ -229,12 +247,12 @@ def test_cas(c):
 
 
 def test_increment(c):
-    assert c.call("increment", b"n", 5)["num"] == 5
-    assert c.call("increment", b"n", -7)["num"] == -2
+    assert c.call("increment", b"n", "5")["num"] == "5"
+    assert c.call("increment", b"n", -7)["num"] == "-2"
     assert c.call("get", b"n")["value"] == b"-2"
-    assert c.call("increment", b"m", 1, {"orig": 10})["num"] == 11
-    assert code_of(c, "increment", b"absent", 1, {"orig": "try"}) == NO_RECORD
-    assert c.call("increment", b"m", 3, {"orig": "set"})["num"] == 3
+    assert c.call("increment", b"m", "1", {"orig": "10"})["num"] == "11"
+    assert code_of(c, "increment", b"absent", "1", {"orig": "try"}) == NOT_COMPATIBLE
+    assert c.call("increment", b"m", "3", {"orig": "set"})["num"] == "3"
 
 
 def test_increment_non_numeric_is_38(c):
@@ -245,8 +263,8 @@ def test_increment_non_numeric_is_38(c):
 
 
 def test_increment_double(c):
-    assert c.call("increment_double", b"f", 1.5)["num"] == 1.5
-    assert c.call("increment_double", b"f", 2.25)["num"] == 3.75
+    assert c.call("increment_double", b"f", "1.5")["num"] == "1.500000"
+    assert c.call("increment_double", b"f", 2.25)["num"] == "3.750000"
 
 
 # --- bulk --------------------------------------------------------------------
@@ -256,23 +274,42 @@ def records(n, prefix=b""):
     return {prefix + b"%08d" % i: b"value-%d" % i for i in range(n)}
 
 
+def bulk(recs, **options):
+    """A kt-msgpack bulk map: `_`-prefixed record keys beside the options."""
+    m = {b"_" + k: v for k, v in recs.items()}
+    m.update(options)
+    return m
+
+
+def keys_map(keys, **options):
+    return bulk({k: b"" for k in keys}, **options)
+
+
+def found(reply):
+    """The records of a `{num, _key: value}` reply, prefix removed."""
+    return {k[1:]: v for k, v in reply.items() if k != "num"}
+
+
 def test_set_get_remove_bulk(c):
     recs = records(100)
-    assert c.call("set_bulk", recs)["num"] == 100
+    assert c.call("set_bulk", bulk(recs)) == {"num": "100"}
     assert c.call("count") == 100
     keys = [b"%08d" % i for i in (1, 2, 3)] + [b"missing"]
-    got = c.call("get_bulk", keys)
-    assert got == {k: recs[k] for k in keys[:3]}
-    assert c.call("get_bulk", keys, {"atomic": True}) == got
-    assert c.call("remove_bulk", keys)["num"] == 3
+    got = c.call("get_bulk", keys_map(keys))
+    assert got["num"] == "3"
+    assert found(got) == {k: recs[k] for k in keys[:3]}
+    assert c.call("get_bulk", keys_map(keys, atomic="")) == got
+    assert c.call("remove_bulk", keys_map(keys))["num"] == "3"
     assert c.call("count") == 97
-    assert c.call("get_bulk", keys) == {}
+    assert c.call("get_bulk", keys_map(keys)) == {"num": "0"}
+    assert c.call("get_bulk") == {"num": "0"}
 
 
 def test_atomic_bulk(c):
-    assert c.call("set_bulk", records(10), {"atomic": True, "xt": 100})["num"] == 10
+    assert c.call("set_bulk", bulk(records(10), atomic="", xt="100"))["num"] == "10"
     assert "xt" in c.call("get", b"00000001")
-    assert c.call("remove_bulk", [b"00000001", b"nope"], {"atomic": True})["num"] == 1
+    assert c.call("count") == 10, "options are not records"
+    assert c.call("remove_bulk", keys_map([b"00000001", b"nope"], atomic=""))["num"] == "1"
 
 
 # --- search ------------------------------------------------------------------
@@ -281,12 +318,17 @@ def test_atomic_bulk(c):
 def test_searches(c):
     for k in (b"apple", b"apply", b"ample", b"banana", b"band", b"applesauce"):
         c.call("set", k, b"v")
-    assert sorted(c.call("match_prefix", b"app")) == [b"apple", b"applesauce", b"apply"]
-    assert len(c.call("match_prefix", b"app", {"max": 2})) == 2
-    assert sorted(c.call("match_regex", b"^ban")) == [b"banana", b"band"]
+    assert c.call("match_prefix", b"app") == {
+        "num": "3", b"_apple": b"apple", b"_applesauce": b"applesauce", b"_apply": b"apply"
+    }
+    assert c.call("match_prefix", b"app", {"max": "2"})["num"] == "2"
+    assert c.call("match_regex", b"^ban") == {"num": "2", b"_banana": b"banana", b"_band": b"band"}
     assert code_of(c, "match_regex", b"(") == INVALID_PARAMETERS
-    assert c.call("match_similar", b"apple") == [b"apple", b"ample", b"apply"]
-    assert c.call("match_similar", b"apple", {"range": 0}) == [b"apple"]
+    # KT HTTP's shape: `_key` -> rank, nearest first.
+    assert c.call("match_similar", b"apple") == {
+        "num": "3", b"_apple": "0", b"_ample": "1", b"_apply": "2"
+    }
+    assert c.call("match_similar", b"apple", {"range": 0}) == {"num": "1", b"_apple": "0"}
     assert sorted(c.call("search", "contain", b"an")) == [b"banana", b"band"]
     assert c.call("search", "end", b"e", 1) == [b"ample"]
     assert code_of(c, "search", "nonsense", b"x") == INVALID_PARAMETERS
@@ -297,19 +339,19 @@ def test_searches(c):
 
 def test_compare_exchange_multi(c):
     c.call("compare_exchange_multi", [[b"a", None], [b"b", None]], [[b"a", b"1"], [b"b", b"2"]])
-    assert c.call("get_bulk", [b"a", b"b"]) == {b"a": b"1", b"b": b"2"}
+    assert found(c.call("get_bulk", keys_map([b"a", b"b"]))) == {b"a": b"1", b"b": b"2"}
     assert (
         code_of(c, "compare_exchange_multi", [[b"a", b"1"], [b"b", b"x"]], [[b"a", None]])
         == CAS_FAILED
     )
     assert c.call("get", b"a")["value"] == b"1"
     c.call("compare_exchange_multi", [[b"a", b"1"], [b"b", b"2"]], [[b"a", None], [b"c", b"3"]])
-    assert c.call("get_bulk", [b"a", b"b", b"c"]) == {b"b": b"2", b"c": b"3"}
+    assert found(c.call("get_bulk", keys_map([b"a", b"b", b"c"]))) == {b"b": b"2", b"c": b"3"}
 
 
 def test_list(c):
     recs = records(300)
-    c.call("set_bulk", recs)
+    c.call("set_bulk", bulk(recs))
     everything = c.call("list")
     assert len(everything) == 300
     assert {k: v for k, v in everything} == recs
@@ -331,14 +373,14 @@ def test_list(c):
 
 
 def test_count_clear(c):
-    c.call("set_bulk", records(10))
+    c.call("set_bulk", bulk(records(10)))
     assert c.call("count") == 10
     assert c.call("clear") is None
     assert c.call("count") == 0
 
 
 def test_vacuum(c):
-    c.call("set_bulk", records(10))
+    c.call("set_bulk", bulk(records(10)))
     c.call("set", b"old", b"v", {"xt": -1})
     assert c.call("vacuum") is None
     assert c.call("vacuum", {"step": 1}) is None
@@ -346,7 +388,7 @@ def test_vacuum(c):
 
 
 def test_synchronize_and_rebuild(c):
-    c.call("set_bulk", records(100))
+    c.call("set_bulk", bulk(records(100)))
     assert c.call("synchronize") is None
     assert c.call("synchronize", {"hard": True}) is None
     for i in range(50):
@@ -370,7 +412,7 @@ def test_synchronize_make_backup(c):
     if st.get("engine") in ("mem_hash", "mem_tree"):
         assert code_of(c, "synchronize", {"make_backup": "x"}) == NOT_IMPLEMENTED
         return
-    c.call("set_bulk", records(100))
+    c.call("set_bulk", bulk(records(100)))
     try:
         assert c.call("synchronize", {"make_backup": "pytest"}) is None
         if os.path.exists(os.path.dirname(st["path"]) or "."):
@@ -408,7 +450,7 @@ def test_slow_synchronize_does_not_hold_up_a_get(c):
     n = int(os.environ.get("MEMSTORED_LARGE_RECORDS", "200000"))
     value = b"x" * 1000
     for start in range(0, n, 1000):
-        c.call("set_bulk", {b"big%08d" % i: value for i in range(start, min(n, start + 1000))})
+        c.call("set_bulk", {b"_big%08d" % i: value for i in range(start, min(n, start + 1000))})
     c.call("set", b"probe", b"here")
     try:
         sync_id, sync = c.request_bytes("synchronize", [{"hard": True, "make_backup": "ooo"}])

@@ -1,16 +1,24 @@
 //! ping (in `call`), echo, status, report.
 
-use super::{map, Args, RpcResult, Value};
+use super::{select_db, Args, RpcError, RpcResult, Value};
 use crate::server::Server;
-use memstored_engine::{now_secs, Db};
+use memstored_engine::Db;
+use memstored_protocol::rpc::value_bytes;
+use std::sync::atomic::Ordering::Relaxed;
 
-/// `echo(map)`: the map itself (no parameters: an empty map; several: them all as an array).
+/// `echo([inmap])`: the map itself; none or nil: an empty map. kt-msgpack
+/// types it `map<string, string>`, so anything else is 2.
 pub fn echo(params: &[Value]) -> RpcResult {
-    Ok(match params {
-        [] => Value::Map(Vec::new()),
-        [v] => v.clone(),
-        vs => Value::Array(vs.to_vec()),
-    })
+    match params.first() {
+        None | Some(Value::Nil) => Ok(Value::Map(Vec::new())),
+        Some(Value::Map(m))
+            if m.iter()
+                .all(|(k, v)| value_bytes(k).is_some() && value_bytes(v).is_some()) =>
+        {
+            Ok(Value::Map(m.clone()))
+        }
+        Some(_) => Err(RpcError::argument("echo takes a map of strings")),
+    }
 }
 
 /// The size `status` and `report` give: the files' size, or the bytes held
@@ -24,54 +32,108 @@ fn size(db: &Db) -> u64 {
     }
 }
 
-/// `status([opts])`: `count`, `size`, `path`, `engine`, `class`,
-/// `num_shards` (integers where numeric), plus every `inspect` property as text.
-pub fn status(db: &Db, params: &[Value]) -> RpcResult {
-    let _ = Args::new(params, 0);
-    let typed: Vec<(&str, Value)> = vec![
-        ("count", Value::from(db.count())),
-        ("size", Value::from(size(db))),
-        ("path", Value::from(db.name().path.as_str())),
-        ("engine", Value::from(db.name().kind.label())),
-        ("class", Value::from(db.name().kind.label())),
-        ("num_shards", Value::from(db.name().num_shards as u64)),
-        ("ordered", Value::Boolean(db.is_ordered())),
-    ];
-    let mut out: Vec<(Value, Value)> = typed
-        .iter()
-        .map(|(k, v)| (Value::from(*k), v.clone()))
-        .collect();
-    for (k, v) in db.inspect() {
-        if !typed.iter().any(|(t, _)| *t == k) {
-            out.push((Value::from(k), Value::from(v)));
-        }
-    }
-    Ok(Value::Map(out))
+fn strings(entries: Vec<(String, String)>) -> Value {
+    Value::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (Value::from(k), Value::from(v)))
+            .collect(),
+    )
 }
 
-/// `report()`: the server's counters (memcached's names) and the
-/// database's, all as text like Kyoto Tycoon's: `db_total_count`,
-/// `db_total_size`, `db_0` (`count=N size=N path=P`), `serv_current_time`.
+/// `status([inmap{DB}])`: `count`, `size`, `path`, `type`, `engine`,
+/// `num_shards`, `ordered`, then every `inspect` property; all strings, as
+/// Kyoto Cabinet's status. 34 for an unknown `DB`.
+pub fn status(srv: &Server, params: &[Value]) -> RpcResult {
+    let db = select_db(srv, &Args::new(params, 0))?;
+    let kind = db.name().kind.label();
+    let mut out: Vec<(String, String)> = [
+        ("count", db.count().to_string()),
+        ("size", size(db).to_string()),
+        ("path", db.name().path.clone()),
+        ("type", kind.to_string()),
+        ("engine", kind.to_string()),
+        ("num_shards", db.name().num_shards.to_string()),
+        ("ordered", db.is_ordered().to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (k, v) in db.inspect() {
+        if !out.iter().any(|(t, _)| *t == k) {
+            out.push((k, v));
+        }
+    }
+    Ok(strings(out))
+}
+
+/// `report()`: Kyoto Tycoon's report, every value a string. The counters
+/// are memstored's (shared by every protocol), mapped onto KT's names: see
+/// docs/kt-compat.md.
 pub fn report(srv: &Server) -> RpcResult {
     let db = &*srv.db;
     let (count, size) = (db.count(), size(db));
-    let mut entries = crate::stats::listing(srv, None).unwrap_or_default();
-    let own = [
-        ("db_total_count", count.to_string()),
-        ("db_total_size", size.to_string()),
+    let c = &srv.counters;
+    let n = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let mut out: Vec<(String, String)> = [
         (
             "db_0",
             format!("count={count} size={size} path={}", db.name().path),
         ),
-        ("serv_current_time", now_secs().to_string()),
-    ];
-    for (k, v) in own {
-        if !entries.iter().any(|(e, _)| e == k) {
-            entries.push((k.to_string(), v));
-        }
+        ("db_total_count", count.to_string()),
+        ("db_total_size", size.to_string()),
+        ("serv_conn_count", n(&c.curr_connections).to_string()),
+        // Requests are served by their connection's task: nothing queues.
+        ("serv_task_count", "0".to_string()),
+        ("serv_thread_count", srv.cfg.threads.to_string()),
+        ("serv_current_time", format!("{now:.6}")),
+        (
+            "serv_running_term",
+            format!("{:.6}", srv.started.elapsed().as_secs_f64()),
+        ),
+        ("serv_proc_id", std::process::id().to_string()),
+        ("cnt_set", n(&c.cmd_set).to_string()),
+        (
+            "cnt_set_misses",
+            (n(&c.cas_misses) + n(&c.cas_badval)).to_string(),
+        ),
+        (
+            "cnt_remove",
+            (n(&c.delete_hits) + n(&c.delete_misses)).to_string(),
+        ),
+        ("cnt_remove_misses", n(&c.delete_misses).to_string()),
+        ("cnt_get", n(&c.cmd_get).to_string()),
+        ("cnt_get_misses", n(&c.get_misses).to_string()),
+        ("cnt_script", "0".to_string()),
+        ("cnt_misc", (n(&c.cmd_flush) + n(&c.cmd_touch)).to_string()),
+        (
+            "conf_kt_version",
+            format!("memstored {}", crate::MEMSTORED_VERSION),
+        ),
+        ("conf_kt_features", "(memstored)".to_string()),
+        (
+            "conf_kc_version",
+            format!("memstored engine {}", db.name().kind.label()),
+        ),
+        ("conf_kc_features", "(memstored)".to_string()),
+        ("conf_os_name", os_name().to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    out.extend(super::sysinfo::sys_info());
+    Ok(strings(out))
+}
+
+/// Kyoto Cabinet's OSNAME for the platform.
+fn os_name() -> &'static str {
+    match std::env::consts::OS {
+        "linux" => "Linux",
+        "macos" => "Mac OS X",
+        "freebsd" => "FreeBSD",
+        other => other,
     }
-    Ok(map(entries
-        .iter()
-        .map(|(k, v)| (k.as_str(), Value::from(v.as_str())))
-        .collect()))
 }

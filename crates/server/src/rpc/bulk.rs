@@ -1,50 +1,51 @@
-//! Bulk procedures: set_bulk remove_bulk get_bulk. With `atomic`, each is
+//! Bulk procedures: set_bulk remove_bulk get_bulk, kt-msgpack's way: one
+//! map whose `_`-prefixed keys are the records and whose other keys are the
+//! options (`DB`, `xt`, `atomic`, present = true). With `atomic`, each is
 //! carried out as one engine `compare_exchange_multi`, which holds the write
 //! locks of every shard involved, so other clients see all or nothing.
 
-use super::{bin, code, map, Args, Reply, RpcError, RpcResult, Value};
+use super::kt::{listing, records, underscored};
+use super::{code, select_db, Args, Reply, RpcError, RpcResult};
 use crate::command::{Delete, Get, Outcome, Store, StoreKind};
 use crate::server::Server;
 use bytes::Bytes;
 use memstored_engine::{Db, Error};
-use memstored_protocol::rpc::value_bytes;
+use memstored_protocol::rpc::Value;
 
 /// How often an atomic bulk call retries when records change under it.
 const ATOMIC_TRIES: usize = 1000;
-
-fn key_bytes(v: &Value) -> Result<&[u8], RpcError> {
-    value_bytes(v).ok_or_else(|| RpcError::invalid("keys and values must be bin or str"))
-}
-
-/// The keys of a bulk call: an array of keys (or a map, whose keys are used).
-fn keys(v: &Value) -> Result<Vec<&[u8]>, RpcError> {
-    match v {
-        Value::Array(a) => a.iter().map(key_bytes).collect(),
-        Value::Map(m) => m.iter().map(|(k, _)| key_bytes(k)).collect(),
-        _ => Err(RpcError::invalid("keys must be an array")),
-    }
-}
 
 fn engine(e: Error) -> RpcError {
     RpcError::from(e)
 }
 
 fn num(n: usize) -> Value {
-    map(vec![("num", Value::from(n as u64))])
+    listing(n, []).into_value()
 }
 
-/// `set_bulk({key: value, ...}, [opts{xt, atomic}])` → `{num}` (records stored).
+/// The bulk map (`inmap`, the only parameter; none = empty) and its database.
+fn bulk_args<'a>(srv: &'a Server, params: &'a [Value]) -> Result<(Args<'a>, &'a Db), RpcError> {
+    let a = Args::new(params, 0);
+    if a.at(0, "inmap").is_ok_and(|v| !v.is_nil()) {
+        return Err(RpcError::argument("a bulk call takes one map"));
+    }
+    let db = select_db(srv, &a)?;
+    Ok((a, db))
+}
+
+/// The record keys of a bulk map, each named once (a map names each once,
+/// unless a client sends the same key as str and as bin).
+fn bulk_keys<'a>(a: &Args<'a>) -> Result<Vec<&'a [u8]>, RpcError> {
+    let mut keys: Vec<&[u8]> = records(a)?.into_iter().map(|(k, _)| k).collect();
+    dedup_in_order(&mut keys);
+    Ok(keys)
+}
+
+/// `set_bulk([inmap{_key: value, ..., DB, xt, atomic}])` → `{num: "stored"}`.
 pub fn set_bulk(srv: &Server, params: &[Value]) -> RpcResult {
-    let db = &*srv.db;
-    let a = Args::new(params, 1);
-    let Value::Map(records) = a.at(0, "records")? else {
-        return Err(RpcError::invalid("records must be a map of key to value"));
-    };
+    let (a, db) = bulk_args(srv, params)?;
     let expires_at = a.expiry()?;
-    let pairs: Vec<(&[u8], &[u8])> = records
-        .iter()
-        .map(|(k, v)| Ok((key_bytes(k)?, key_bytes(v)?)))
-        .collect::<Result<_, RpcError>>()?;
+    let pairs = records(&a)?;
     if a.opt_bool("atomic").unwrap_or(false) {
         // The item limit holds here too, checked before anything is stored.
         for (_, v) in &pairs {
@@ -121,13 +122,13 @@ fn atomic_snapshot<'k>(
     ))
 }
 
-/// `remove_bulk([key, ...], [opts{atomic}])` → `{num}` (records removed;
-/// absent keys are skipped).
+/// `remove_bulk([inmap{_key: "", ..., DB, atomic}])` → `{num: "removed"}`
+/// (absent keys are skipped).
 pub fn remove_bulk(srv: &Server, params: &[Value]) -> RpcResult {
-    let a = Args::new(params, 1);
-    let keys = keys(a.at(0, "keys")?)?;
+    let (a, db) = bulk_args(srv, params)?;
+    let keys = bulk_keys(&a)?;
     if a.opt_bool("atomic").unwrap_or(false) {
-        let snap = atomic_snapshot(&srv.db, &keys, true)?;
+        let snap = atomic_snapshot(db, &keys, true)?;
         return Ok(num(snap.iter().filter(|(_, v)| v.is_some()).count()));
     }
     let mut n = 0;
@@ -145,15 +146,13 @@ pub fn remove_bulk(srv: &Server, params: &[Value]) -> RpcResult {
     Ok(num(n))
 }
 
-/// `get_bulk([key, ...], [opts{atomic}])` → `{key: value, ...}` for the keys
-/// present (keys and values as bin, values referenced, not copied). A key
+/// `get_bulk([inmap{_key: "", ..., DB, atomic}])` → `{num: "found", _key:
+/// value, ...}` for the keys present (values referenced, not copied). A key
 /// named twice is looked up once and answered once, as the reply is a map.
 /// A reply whose values would exceed [`super::max_reply`] is refused (41).
 pub fn get_bulk(srv: &Server, params: &[Value]) -> Result<Reply, RpcError> {
-    let db = &*srv.db;
-    let a = Args::new(params, 1);
-    let mut keys = keys(a.at(0, "keys")?)?;
-    dedup_in_order(&mut keys);
+    let (a, db) = bulk_args(srv, params)?;
+    let keys = bulk_keys(&a)?;
     let found: Vec<(&[u8], Bytes)> = if a.opt_bool("atomic").unwrap_or(false) && db.is_writable() {
         atomic_snapshot(db, &keys, false)?
             .into_iter()
@@ -181,11 +180,11 @@ pub fn get_bulk(srv: &Server, params: &[Value]) -> Result<Reply, RpcError> {
             format!("the reply would hold {total} bytes, over the limit of {limit}"),
         ));
     }
-    Ok(Reply::Map(
+    Ok(listing(
+        found.len(),
         found
             .into_iter()
-            .map(|(k, v)| (Reply::Value(bin(k)), Reply::Bin(v)))
-            .collect(),
+            .map(|(k, v)| (underscored(k), Reply::Bin(v))),
     ))
 }
 

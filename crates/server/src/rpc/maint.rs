@@ -3,7 +3,7 @@
 //! engine works shard by shard, so other clients are held up by one shard
 //! at a time, never the whole database.
 
-use super::{Args, RpcError, RpcResult, Value};
+use super::{code, select_db, Args, RpcError, RpcResult, Value};
 use crate::command::{Flush, Outcome};
 use crate::server::Server;
 use memstored_engine::Db;
@@ -14,18 +14,22 @@ fn engine(e: memstored_engine::Error) -> RpcError {
     RpcError::from(e)
 }
 
-/// `clear()` → nil: memcached's `flush_all` (same counter, same read-only refusal).
-pub fn clear(srv: &Arc<Server>) -> RpcResult {
+/// `clear([inmap{DB}])` → nil: memcached's `flush_all` (same counter, same
+/// read-only refusal).
+pub fn clear(srv: &Arc<Server>, params: &[Value]) -> RpcResult {
+    select_db(srv, &Args::new(params, 0))?;
     match (Flush { delay: 0 }).apply(srv) {
         Outcome::Done => Ok(Value::Nil),
         o => Err(RpcError::from_outcome(o)),
     }
 }
 
-/// `vacuum([opts{step}])` → nil. Drops expired records; a full vacuum (`step`
-/// absent or 0) also compacts the files when dead records fill more than half.
-pub fn vacuum(db: &Db, params: &[Value]) -> RpcResult {
+/// `vacuum([inmap{step, DB}])` → nil. Drops expired records; a full vacuum
+/// (`step` absent or 0) also compacts the files when dead records fill more
+/// than half.
+pub fn vacuum(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 0);
+    let db = select_db(srv, &a)?;
     let step = a.opt_count("step", 0)?;
     db.vacuum().map_err(engine)?;
     if step == 0 && db.should_be_rebuilt() {
@@ -34,11 +38,15 @@ pub fn vacuum(db: &Db, params: &[Value]) -> RpcResult {
     Ok(Value::Nil)
 }
 
-/// `synchronize([opts{hard, make_backup}])` → nil. `hard`: fsync.
-/// `make_backup`: also write a consistent copy named `PATH.backup.SUFFIX`
-/// (the value is the suffix; empty or `true` = the UTC time `YYYYMMDDhhmmss`).
-pub fn synchronize(db: &Db, params: &[Value]) -> RpcResult {
+/// `synchronize([inmap{hard, command, make_backup, DB}])` → nil. `hard`:
+/// fsync. `make_backup` (Tkrzw-RPC's): also write a consistent copy named
+/// `PATH.backup.SUFFIX` (the value is the suffix; empty or `true` = the UTC
+/// time `YYYYMMDDhhmmss`). `command`: KT runs that program from its `-cmd`
+/// directory after synchronizing; memstored runs no programs, so any
+/// command is 40, KT's answer for a command that is not there.
+pub fn synchronize(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 0);
+    let db = select_db(srv, &a)?;
     let hard = a.opt_bool("hard").unwrap_or(false);
     let backup = match a.opt("make_backup") {
         None | Some(Value::Nil) | Some(Value::Boolean(false)) => None,
@@ -56,6 +64,12 @@ pub fn synchronize(db: &Db, params: &[Value]) -> RpcResult {
     db.synchronize(hard).map_err(engine)?;
     if let Some(suffix) = backup {
         db.backup(&suffix).map_err(engine)?;
+    }
+    if let Some(cmd) = a.opt("command").filter(|v| value_str(v) != Some("")) {
+        return Err(RpcError::new(
+            code::POSTPROCESSING,
+            format!("memstored runs no postprocessing command ({cmd})"),
+        ));
     }
     Ok(Value::Nil)
 }

@@ -5,19 +5,26 @@
 //! Record procedures decode their parameters into a `crate::command` and
 //! map its `Outcome` with [`RpcError::from_outcome`], the one table from
 //! outcomes to kt-msgpack codes. The connection decodes a frame with
-//! `memstored_protocol::rpc`, calls [`call`], and encodes `Ok(result)` / `Err(e)` with
-//! `memstored_protocol::rpc::encode_response(msgid, Ok(&v))` /
-//! `encode_error(msgid, e.code, &e.message)`. A notification is called the
+//! `memstored_protocol::rpc`, calls [`call_reply`], and encodes `Ok(reply)`
+//! with `Reply::encode` and `Err(e)` with [`RpcError::encode`]. A notification is called the
 //! same way and its result dropped. Procedures for which [`is_slow`] is true
 //! (synchronize hard / make_backup, rebuild, vacuum, the key searches) run
 //! off the worker threads within `crate::slow`'s bounds and are answered by
 //! msgid when done, while the connection keeps answering quick calls.
 //!
-//! Parameters are positional; an optional map after the required ones
-//! carries options (`xt`, `atomic`, `max`, ...). Keys and values are
-//! accepted as bin or str and returned as bin. Expiry `xt` is seconds from
-//! now (0 or absent = never, negative = already expired); an `xt` returned
-//! by `get`/`check`/`seize` is the absolute Unix time.
+//! The shapes are kt-msgpack's (its IDL types everything `string` and
+//! `map<string, string>`): positional parameters, then an optional map of
+//! options (`DB`, `xt`, `atomic`, `max`, ...); bulk calls carry their record
+//! keys in that same map with a leading `_`; results are maps of strings
+//! (`num` as decimal text, `xt` as absolute epoch seconds). `xt` given is
+//! KT's: positive = seconds from now, negative = its absolute value is the
+//! epoch time, absent = never. Error codes are kt-msgpack's (msgpack-rpc's 1
+//! no such method and 2 bad arguments, KT's 32-42), sent as kt-msgpack sends
+//! them, the bare code, to requests in its dialect (no bin), and as
+//! `[code, message]` to requests carrying bin. Record data (keys, values)
+//! comes back as msgpack str when the request's strings were all str
+//! (kt-msgpack's era knew only raw), as bin otherwise ([`kt::wants_bin`]; a
+//! request with no string at all gets bin).
 //!
 //! | group | file |
 //! |---|---|
@@ -27,27 +34,42 @@
 //! | match_prefix match_regex match_similar search | `search.rs` |
 //! | clear vacuum synchronize rebuild count | `maint.rs` |
 //! | compare_exchange_multi list | `tkrzw.rs` |
+//! | `DB`, `xt`, `_` records, str or bin ([`select_db`], ...) | `kt.rs` |
+//! | report's `sys_*` fields | `sysinfo.rs` |
 
 mod basic;
 mod bulk;
+mod kt;
+#[cfg(test)]
+mod kt_bulk_tests;
+#[cfg(test)]
+mod kt_tests;
 mod maint;
 mod record;
 mod reply;
 mod search;
+mod sysinfo;
 #[cfg(test)]
 mod tests;
 mod tkrzw;
 
 use crate::command::{Absence, Outcome};
 use crate::server::Server;
-use memstored_engine::{now_secs, Error};
+pub(crate) use kt::select_db;
+pub use kt::xt_to_expiry;
+use memstored_engine::Error;
 pub use memstored_protocol::rpc::Value;
 use memstored_protocol::rpc::{map_get, value_bytes, value_str};
 pub use reply::Reply;
 use std::sync::Arc;
 
-/// kt-msgpack error codes (the `code` of an `[code, message]` error).
+/// kt-msgpack error codes (the error object of a response is the bare code).
 pub mod code {
+    /// No such procedure (msgpack-rpc's NO_METHOD_ERROR).
+    pub const NO_METHOD: i64 = 1;
+    /// A parameter is missing or of the wrong msgpack type (msgpack-rpc's
+    /// ARGUMENT_ERROR, which kt-msgpack's generated dispatcher answers).
+    pub const ARGUMENT: i64 = 2;
     /// Unexpected error (I/O, broken data).
     pub const UNEXPECTED: i64 = 32;
     /// `add` met an existing record.
@@ -62,18 +84,25 @@ pub mod code {
     pub const CAS_FAILED: i64 = 37;
     /// The stored value is not a number (`increment`).
     pub const NOT_COMPATIBLE: i64 = 38;
+    /// `synchronize`'s postprocessing `command` failed.
+    pub const POSTPROCESSING: i64 = 40;
     /// Logical error (read-only database, overflow).
     pub const LOGICAL: i64 = 41;
-    /// Unknown procedure, or an operation the engine does not support.
+    /// A procedure of kt-msgpack's IDL that memstored does not implement, or
+    /// an operation the engine does not support.
     pub const NOT_IMPLEMENTED: i64 = 42;
 }
 
-/// A procedure's failure: a kt-msgpack code and a message. Encode it as
-/// `[code, message]`.
+/// A procedure's failure: a kt-msgpack code and a message. To a request in
+/// kt-msgpack's dialect (no bin) the wire carries the code alone,
+/// as kt-msgpack does (its clients compare the error object with the code);
+/// to others `[code, message]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RpcError {
     pub code: i64,
     pub message: String,
+    /// Encode as the bare code (set by [`RpcError::in_dialect_of`]).
+    pub bare_code: bool,
 }
 
 impl RpcError {
@@ -81,6 +110,7 @@ impl RpcError {
         RpcError {
             code,
             message: message.into(),
+            bare_code: false,
         }
     }
 
@@ -88,9 +118,33 @@ impl RpcError {
         RpcError::new(code::INVALID_PARAMETERS, message)
     }
 
-    /// The wire form, `[code, message]`.
+    /// A missing parameter or one of the wrong type: msgpack-rpc's 2.
+    pub(crate) fn argument(message: impl Into<String>) -> Self {
+        RpcError::new(code::ARGUMENT, message)
+    }
+
+    /// Answers in the dialect of a request with `params`: the bare code
+    /// unless it carried bin (see [`kt::speaks_bin`]).
+    pub fn in_dialect_of(mut self, params: &[Value]) -> Self {
+        self.bare_code = !kt::speaks_bin(params);
+        self
+    }
+
+    /// The wire form: the bare code, or `[code, message]`.
     pub fn to_value(&self) -> Value {
-        memstored_protocol::rpc::error_value(self.code, &self.message)
+        if self.bare_code {
+            Value::from(self.code)
+        } else {
+            memstored_protocol::rpc::error_value(self.code, &self.message)
+        }
+    }
+
+    /// `[1, msgid, error, nil]`; a bare code's message goes to the debug log.
+    pub fn encode(&self, msgid: u32, out: &mut bytes::BytesMut) {
+        if self.bare_code {
+            tracing::debug!("RPC call {msgid} failed: {self}");
+        }
+        memstored_protocol::rpc::encode_response(msgid, Err(&self.to_value()), out);
     }
 
     /// The one table from command outcomes to kt-msgpack codes.
@@ -165,6 +219,16 @@ pub fn call(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
 /// (`crate::databases`); record values in the result are referenced, not
 /// copied.
 pub fn call_reply(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<Reply, RpcError> {
+    let reply = on_selected(srv, method, params).map_err(|e| e.in_dialect_of(params))?;
+    Ok(if kt::wants_bin(params) {
+        reply
+    } else {
+        reply.into_text()
+    })
+}
+
+/// Runs the call on the database its `DB` option names (`crate::databases`).
+fn on_selected(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<Reply, RpcError> {
     let target = crate::databases::select(srv, params)?;
     if Arc::ptr_eq(target, srv) {
         return reply_on(srv, method, params);
@@ -194,7 +258,7 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
     match method {
         "ping" | "void" => Ok(Value::Nil),
         "echo" => basic::echo(params),
-        "status" => basic::status(db, params),
+        "status" => basic::status(srv, params),
         "report" => basic::report(srv),
 
         "set" => record::set(srv, params),
@@ -214,17 +278,21 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
         "match_similar" => search::match_similar(srv, params),
         "search" => search::search(srv, params),
 
-        "clear" => maint::clear(srv),
-        "vacuum" => maint::vacuum(db, params),
-        "synchronize" => maint::synchronize(db, params),
+        "clear" => maint::clear(srv, params),
+        "vacuum" => maint::vacuum(srv, params),
+        "synchronize" => maint::synchronize(srv, params),
         "rebuild" => maint::rebuild(db),
         "count" => maint::count(db),
 
         "compare_exchange_multi" => tkrzw::compare_exchange_multi(db, params),
         "list" => tkrzw::list(db, params),
 
-        _ => Err(RpcError::new(
+        m if kt::UNIMPLEMENTED.contains(&m) => Err(RpcError::new(
             code::NOT_IMPLEMENTED,
+            format!("{method} is not implemented"),
+        )),
+        _ => Err(RpcError::new(
+            code::NO_METHOD,
             format!("no such procedure: {method}"),
         )),
     }
@@ -269,17 +337,22 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// Positional parameter `i`, which must be present.
+    /// Positional parameter `i`, which must be present (else 2, as kt-msgpack).
     pub fn at(&self, i: usize, what: &str) -> Result<&'a Value, RpcError> {
         self.pos
             .get(i)
-            .ok_or_else(|| RpcError::invalid(format!("missing parameter {what}")))
+            .ok_or_else(|| RpcError::argument(format!("missing parameter {what}")))
     }
 
-    /// Positional parameter `i` as bytes (bin or str).
+    /// Positional parameter `i` as bytes (bin or str; else 2).
     pub fn bytes(&self, i: usize, what: &str) -> Result<&'a [u8], RpcError> {
         let v = self.at(i, what)?;
-        value_bytes(v).ok_or_else(|| RpcError::invalid(format!("{what} must be bin or str")))
+        value_bytes(v).ok_or_else(|| RpcError::argument(format!("{what} must be bin or str")))
+    }
+
+    /// The options map's entries (empty when there is none).
+    pub fn options(&self) -> &'a [(Value, Value)] {
+        self.opts
     }
 
     /// Positional parameter `i` (optional) or, failing that, option `name`.
@@ -310,7 +383,7 @@ impl<'a> Args<'a> {
             .transpose()
     }
 
-    /// A non-negative count option; absent = `default`.
+    /// A non-negative count option; absent or negative = `default`.
     pub fn opt_count(&self, name: &str, default: usize) -> Result<usize, RpcError> {
         match self.opt_i64(name)? {
             None => Ok(default),
@@ -319,9 +392,15 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// The `xt` option as an absolute expiry (0 = never).
+    /// The `xt` option as the engine's absolute expiry (`None`: absent).
     pub fn expiry(&self) -> Result<Option<u64>, RpcError> {
         Ok(self.opt_i64("xt")?.map(xt_to_expiry))
+    }
+
+    /// KT's rule for writes: the record gets the given `xt`, or none at all
+    /// when it is absent (`Some(0)`, never expires).
+    pub fn expiry_or_never(&self) -> Result<Option<u64>, RpcError> {
+        Ok(Some(self.expiry()?.unwrap_or(0)))
     }
 }
 
@@ -349,20 +428,11 @@ pub(crate) fn as_f64(v: &Value) -> Option<f64> {
     }
 }
 
-/// `xt` seconds from now to an absolute expiry: 0 = never, negative =
-/// already expired (stored with an expiry in the past).
-pub(crate) fn xt_to_expiry(xt: i64) -> u64 {
-    match xt {
-        0 => 0,
-        n if n < 0 => 1,
-        n => now_secs().saturating_add(n as u64),
-    }
-}
-
 pub(crate) fn bin(b: &[u8]) -> Value {
     Value::Binary(b.to_vec())
 }
 
+#[cfg(test)]
 pub(crate) fn map(entries: Vec<(&str, Value)>) -> Value {
     Value::Map(
         entries

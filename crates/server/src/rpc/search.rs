@@ -1,5 +1,5 @@
-//! Key search: match_prefix match_regex match_similar (Kyoto Tycoon) and
-//! search (Tkrzw-RPC's modes). Every one returns an array of keys (bin).
+//! Key search: match_prefix match_regex match_similar (Kyoto Tycoon: a map
+//! `{num: "N", _key: ...}`) and search (Tkrzw-RPC's modes: an array of keys).
 //! They are slow calls (`is_slow`): each runs off the worker threads within
 //! the limits of `crate::slow` (pattern length, regex size, time budget).
 
@@ -21,30 +21,51 @@ fn run(srv: &Server, mode: SearchMode, pattern: &[u8], max: usize) -> RpcResult 
     Ok(keys_value(keys))
 }
 
-/// `match_prefix(prefix, [opts{max}])` → keys starting with `prefix`, sorted.
+/// KT's `max`: absent or negative = no limit (`None`), else that many.
+fn kt_max(a: &Args) -> Result<Option<usize>, RpcError> {
+    Ok(a.opt_i64("max")?.and_then(|n| usize::try_from(n).ok()))
+}
+
+/// Keys as kt-msgpack lists them: `{num: "N", _key: value_of(i, key)}`.
+fn kt_keys(keys: Vec<Vec<u8>>, value_of: impl Fn(usize, &[u8]) -> Value) -> Value {
+    let mut m = vec![(Value::from("num"), Value::from(keys.len().to_string()))];
+    for (i, k) in keys.iter().enumerate() {
+        let mut u = Vec::with_capacity(k.len() + 1);
+        u.push(b'_');
+        u.extend_from_slice(k);
+        m.push((Value::Binary(u), value_of(i, k)));
+    }
+    Value::Map(m)
+}
+
+/// kt-msgpack's match_prefix/match_regex: up to `max` keys, `_key` → the key.
+fn kt_match(srv: &Server, mode: SearchMode, a: &Args, what: &str) -> RpcResult {
+    let pattern = check_pattern(a.bytes(0, what)?)?;
+    let keys = match kt_max(a)? {
+        Some(0) => Vec::new(),
+        max => slow::search(srv, |limits| {
+            srv.db
+                .search_within(mode, pattern, max.unwrap_or(0), limits)
+        })?,
+    };
+    Ok(kt_keys(keys, |_, k| bin(k)))
+}
+
+/// `match_prefix(prefix, [inmap{max, DB}])` → `{num, _key: key}`: keys
+/// starting with `prefix`, sorted.
 pub fn match_prefix(srv: &Server, params: &[Value]) -> RpcResult {
-    let a = Args::new(params, 1);
-    run(
-        srv,
-        SearchMode::Begin,
-        a.bytes(0, "prefix")?,
-        a.opt_count("max", 0)?,
-    )
+    kt_match(srv, SearchMode::Begin, &Args::new(params, 1), "prefix")
 }
 
-/// `match_regex(regex, [opts{max}])` → keys matching, sorted; 36 for a bad
-/// regex or one that compiles beyond `slow::REGEX_SIZE_LIMIT`.
+/// `match_regex(regex, [inmap{max, DB}])` → `{num, _key: key}`: keys
+/// matching, sorted; 36 for a bad regex or one that compiles beyond
+/// `slow::REGEX_SIZE_LIMIT`.
 pub fn match_regex(srv: &Server, params: &[Value]) -> RpcResult {
-    let a = Args::new(params, 1);
-    run(
-        srv,
-        SearchMode::Regex,
-        a.bytes(0, "regex")?,
-        a.opt_count("max", 0)?,
-    )
+    kt_match(srv, SearchMode::Regex, &Args::new(params, 1), "regex")
 }
 
-/// `match_similar(origin, [opts{range, utf, max}])` → keys within Levenshtein
+/// `match_similar(origin, [inmap{range, utf, max, DB}])` → `{num, _key:
+/// rank}` (KT HTTP's shape: the rank, "0" nearest): keys within Levenshtein
 /// distance `range` (default 1) of `origin`, nearest first (ties by key);
 /// `utf`: measure in UTF-8 characters rather than bytes.
 pub fn match_similar(srv: &Server, params: &[Value]) -> RpcResult {
@@ -52,15 +73,12 @@ pub fn match_similar(srv: &Server, params: &[Value]) -> RpcResult {
     let origin = check_pattern(a.bytes(0, "origin")?)?;
     let range = a.opt_count("range", 1)?;
     let utf = a.opt_bool("utf").unwrap_or(false);
-    let max = match a.opt_count("max", 0)? {
-        0 => usize::MAX,
-        n => n,
-    };
+    let max = kt_max(&a)?.unwrap_or(usize::MAX);
     let mut keys = slow::search(srv, |limits| {
         srv.db.search_similar(origin, range, utf, limits)
     })?;
     keys.truncate(max);
-    Ok(keys_value(keys))
+    Ok(kt_keys(keys, |i, _| Value::from(i.to_string())))
 }
 
 /// `search(mode, pattern, [capacity])` (or `opts{capacity}`) with Tkrzw's

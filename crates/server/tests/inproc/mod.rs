@@ -86,7 +86,9 @@ pub fn rpc(s: &mut TcpStream, method: &str, params: Vec<Value>) -> Result<Value,
     );
     match (&parts[2], &parts[3]) {
         (Value::Nil, result) => Ok(result.clone()),
+        // `[code, message]`, or kt-msgpack's bare code (str-only requests).
         (Value::Array(e), _) => Err(e.first().and_then(Value::as_i64).expect("error code")),
+        (Value::Integer(e), _) => Err(e.as_i64().expect("error code")),
         (e, _) => panic!("bad error {e:?}"),
     }
 }
