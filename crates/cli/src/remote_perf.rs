@@ -136,7 +136,11 @@ fn call_for(
 ) -> (&'static str, Vec<Value>, bool) {
     let reply = !a.ignore_result;
     match phase {
-        Phase::Echo => ("echo", vec![bin(key)], true),
+        Phase::Echo => (
+            "echo",
+            vec![Value::Map(vec![(Value::from("key"), bin(key))])],
+            true,
+        ),
         Phase::Set => ("set", vec![bin(key), bin(value)], reply),
         Phase::Get => ("get", vec![bin(key)], true),
         Phase::Iter => (

@@ -129,9 +129,9 @@ impl RpcClient {
         self.db = (index != 0).then_some(index);
     }
 
-    /// `params` with the `DB` option added: into the options map when the
-    /// call ends with one, else as a map of its own (always for `set_bulk`,
-    /// whose map is the records). `echo` and `ping` address no database.
+    /// `params` with the `DB` option added: into the map the call ends with
+    /// (its options; for a bulk call, kt-msgpack's one map of `_key`s and
+    /// options), else as a map of its own. `echo` and `ping` address no database.
     fn with_db<'a>(&self, method: &str, params: &'a [Value]) -> Cow<'a, [Value]> {
         let Some(index) = self.db else {
             return Cow::Borrowed(params);
@@ -142,7 +142,7 @@ impl RpcClient {
         let entry = (Value::from("DB"), Value::from(index));
         let mut p = params.to_vec();
         match p.last_mut() {
-            Some(Value::Map(m)) if method != "set_bulk" => m.push(entry),
+            Some(Value::Map(m)) => m.push(entry),
             _ => p.push(Value::Map(vec![entry])),
         }
         Cow::Owned(p)
