@@ -57,6 +57,8 @@ fn read_answer(r: &mut impl Read) -> Answer {
             let msg = e.get(1).and_then(Value::as_str).unwrap_or("").to_string();
             (id, Err((code, msg)))
         }
+        // kt-msgpack's clients get the bare code when they sent only str.
+        (Value::Integer(c), _) => (id, Err((c.as_i64().unwrap_or(0), String::new()))),
         (e, _) => panic!("bad error {e:?}"),
     }
 }
@@ -147,7 +149,9 @@ fn heavy_calls() -> Vec<(&'static str, Vec<Value>)> {
     let origin16 = Value::Binary(long_key(9999, 16 << 10));
     let origin4 = Value::Binary(long_key(9998, MAX_PATTERN));
     let all = opts(&[("range", Value::from(1 << 20))]);
-    let regex16 = Value::from("(?:k|j)".repeat((16 << 10) / 7));
+    // As bin, so that the error carries its message (a str-only request
+    // gets kt-msgpack's bare code).
+    let regex16 = Value::Binary("(?:k|j)".repeat((16 << 10) / 7).into_bytes());
     vec![
         ("match_similar", vec![origin16.clone(), all.clone()]),
         ("match_regex", vec![regex16]),
@@ -240,10 +244,11 @@ fn a_search_over_its_time_budget_is_answered_with_an_error_saying_so() {
     assert_eq!(stat(&server, "slow_calls_timed_out"), Some(1));
     // A cheap search on the same store still works.
     let r = rpc(&mut c, "match_prefix", vec!["sent".into()]);
-    assert_eq!(
-        r,
-        Ok(Value::Array(vec![Value::Binary(b"sentinel".to_vec())]))
-    );
+    let Ok(Value::Map(m)) = r else {
+        panic!("match_prefix failed: {r:?}")
+    };
+    let num = m.iter().find(|(k, _)| k.as_str() == Some("num"));
+    assert_eq!(num.and_then(|(_, v)| v.as_str()), Some("1"), "{m:?}");
 }
 
 /// Sends `calls` pipelined requests on one connection from a thread while
