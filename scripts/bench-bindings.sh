@@ -2,23 +2,16 @@
 # Seed 004's table on this machine, for the columns this script runs today:
 # N records (default 10M) with keys and values "%08d", a hash file with
 # num_buckets = 2N, set then get, 1 and 4 threads, median of RUNS (3) runs,
-<<<<<<< HEAD
-# max RSS beside each. Columns: memstored's C API, Go package and Java
-# binding, and Tkrzw's own C++ (tkrzw_dbm_perf sequence) and C API (the same
-# perf.c built on libtkrzw-dev), when Debian's tkrzw-utils and libtkrzw-dev are
-# installed, and Java when TKRZW_JAVA_DIR names a built tkrzw-java (its
-# tkrzw.jar and libjtkrzw.so; docs/bench/bindings.md says how). The Java
-# columns run one program, bindings/java/perf/Perf.java, compiled against
-# each library with only its import changed. Python and Ruby are not measured.
-=======
-# max RSS beside each. Columns: memstored's C API, Go package and Ruby
-# binding, and Tkrzw's own C++ (tkrzw_dbm_perf sequence) and C API (the same
-# perf.c built on libtkrzw-dev), when Debian's tkrzw-utils and libtkrzw-dev
-# are installed, and tkrzw-ruby when TKRZW_RUBY_DIR names a directory holding
-# its built tkrzw.so (docs/bench/bindings.md says how; never fetched here).
-# Both Ruby columns run the same bindings/ruby/bench/perf.rb. Python and
-# Java are not measured here.
->>>>>>> bind-ruby
+# max RSS beside each. Columns: memstored's C API, Go package, Java, Ruby and
+# Python bindings, and Tkrzw's own C++ (tkrzw_dbm_perf sequence) and C API
+# (the same perf.c built on libtkrzw-dev), when Debian's tkrzw-utils and
+# libtkrzw-dev are installed; tkrzw-python (perf.py with --tkrzw, concurrent
+# mode) when Debian's python3-tkrzw is installed; tkrzw-java when
+# TKRZW_JAVA_DIR names a built tkrzw-java (its tkrzw.jar and libjtkrzw.so)
+# and tkrzw-ruby when TKRZW_RUBY_DIR holds its built tkrzw.so
+# (docs/bench/bindings.md says how; never fetched here). Each language's two
+# columns run one program with only the library swapped.
+# IMPLS="memstored-python tkrzw-python" runs (and builds) only those columns.
 #
 # Usage: scripts/bench-bindings.sh [N]   (RUNS=3 THREADS="1 4" by default)
 # Prints a TSV: impl threads set_qps get_qps rss_mib (medians; RSS of the median-set run).
@@ -31,37 +24,60 @@ buckets=$((2 * n))
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-cargo build --release -q -p memstored-c -p memstored-ruby
+# IMPLS, when set, names the columns to run; the others are not even built.
+wanted() { [ -z "${IMPLS:-}" ] || [[ " $IMPLS " == *" $1 "* ]]; }
+impls=()
+
 lib="${CARGO_TARGET_DIR:-target}/release"
-export MEMSTORED_RUBY_EXT="$(cd "$lib" && pwd)/libmemstored_ruby.so"
-cc -O2 -I bindings/c/include scripts/bench-bindings/perf.c "$lib/libmemstored.a" \
-  -lpthread -lm -ldl -o "$work/memstored-c"
-(cd bindings/go && CGO_LDFLAGS="-L$(cd "../../$lib" && pwd)" go build -o "$work/memstored-go" ./perf)
-<<<<<<< HEAD
-impls=(memstored-c memstored-go)
-java_home="$(bindings/java/find-jdk.sh)"
-java=("$java_home/bin/java" --enable-native-access=ALL-UNNAMED)
-JAVA_HOME="$java_home" MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" \
-  mvn -q -B -f bindings/java/pom.xml -DskipTests package >&2 # keep stdout the TSV
-ms_jar="bindings/java/target/memstored-0.1.0.jar"
-mkdir -p "$work/memstored-java"
-"$java_home/bin/javac" -d "$work/memstored-java" -cp "$ms_jar" bindings/java/perf/Perf.java
-impls+=(memstored-java)
-if [ -n "${TKRZW_JAVA_DIR:-}" ] && [ -f "$TKRZW_JAVA_DIR/tkrzw.jar" ]; then
+if wanted memstored-c || wanted memstored-go || wanted memstored-java || wanted memstored-ruby; then
+  cargo build --release -q -p memstored-c -p memstored-ruby
+  export MEMSTORED_RUBY_EXT="$(cd "$lib" && pwd)/libmemstored_ruby.so"
+fi
+if wanted memstored-c; then
+  cc -O2 -I bindings/c/include scripts/bench-bindings/perf.c "$lib/libmemstored.a" \
+    -lpthread -lm -ldl -o "$work/memstored-c"
+  impls+=(memstored-c)
+fi
+if wanted memstored-go; then
+  (cd bindings/go && CGO_LDFLAGS="-L$(cd "../../$lib" && pwd)" go build -o "$work/memstored-go" ./perf)
+  impls+=(memstored-go)
+fi
+if wanted memstored-java || wanted tkrzw-java; then
+  java_home="$(bindings/java/find-jdk.sh)"
+  java=("$java_home/bin/java" --enable-native-access=ALL-UNNAMED)
+fi
+if wanted memstored-java; then
+  JAVA_HOME="$java_home" MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" \
+    mvn -q -B -f bindings/java/pom.xml -DskipTests package >&2 # keep stdout the TSV
+  ms_jar="bindings/java/target/memstored-0.1.0.jar"
+  mkdir -p "$work/memstored-java"
+  "$java_home/bin/javac" -d "$work/memstored-java" -cp "$ms_jar" bindings/java/perf/Perf.java
+  impls+=(memstored-java)
+fi
+if wanted tkrzw-java && [ -n "${TKRZW_JAVA_DIR:-}" ] && [ -f "$TKRZW_JAVA_DIR/tkrzw.jar" ]; then
   mkdir -p "$work/tkrzw-java"
   sed 's/^import memstored\./import tkrzw./' bindings/java/perf/Perf.java >"$work/tkrzw-java/Perf.java"
   "$java_home/bin/javac" -d "$work/tkrzw-java" -cp "$TKRZW_JAVA_DIR/tkrzw.jar" "$work/tkrzw-java/Perf.java"
   impls+=(tkrzw-java)
 fi
-=======
-impls=(memstored-c memstored-go memstored-ruby)
-[ -n "${TKRZW_RUBY_DIR:-}" ] && [ -f "$TKRZW_RUBY_DIR/tkrzw.so" ] && impls+=(tkrzw-ruby)
->>>>>>> bind-ruby
-if [ -f /usr/include/tkrzw_langc.h ]; then
+wanted memstored-ruby && impls+=(memstored-ruby)
+if wanted tkrzw-ruby && [ -n "${TKRZW_RUBY_DIR:-}" ] && [ -f "$TKRZW_RUBY_DIR/tkrzw.so" ]; then
+  impls+=(tkrzw-ruby)
+fi
+# memstored-python: the installed module (pip install --no-build-isolation ./bindings/python).
+wanted memstored-python && python3 -c "import memstored" && impls+=(memstored-python)
+# tkrzw-python: Debian's python3-tkrzw is built for Debian's python3, which may not be the
+# python3 on PATH; expose only its module (same CPython minor version) to that python3.
+mkdir -p "$work/tkrzw-py"
+for so in /usr/lib/python3/dist-packages/tkrzw.cpython-*.so; do [ -f "$so" ] && ln -s "$so" "$work/tkrzw-py/"; done
+if wanted tkrzw-python && PYTHONPATH="$work/tkrzw-py" python3 -c "import tkrzw" 2>/dev/null; then
+  impls+=(tkrzw-python)
+fi
+if wanted tkrzw-c && [ -f /usr/include/tkrzw_langc.h ]; then
   cc -O2 -DUSE_TKRZW scripts/bench-bindings/perf.c -ltkrzw -lpthread -o "$work/tkrzw-c"
   impls+=(tkrzw-c)
 fi
-command -v tkrzw_dbm_perf >/dev/null && impls+=(tkrzw-cpp)
+wanted tkrzw-cpp && command -v tkrzw_dbm_perf >/dev/null && impls+=(tkrzw-cpp)
 
 # The perf programs' "set N / get N / rss_kib N" lines as "set get rss".
 perf_line() { awk '{v[$1] = $2} END {print v["set"], v["get"], v["rss_kib"]}'; }
@@ -78,7 +94,6 @@ run_once() {
              /^Getting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) g = substr($i, 5)}
              /^rss / {r = $2} END {print s, g, r}'
       ;;
-<<<<<<< HEAD
     memstored-java)
       "${java[@]}" -Dmemstored.library="$lib/libmemstored.so" -cp "$ms_jar:$work/memstored-java" \
         Perf "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
@@ -88,14 +103,21 @@ run_once() {
       "${java[@]}" -Djava.library.path="$TKRZW_JAVA_DIR" -cp "$TKRZW_JAVA_DIR/tkrzw.jar:$work/tkrzw-java" \
         Perf "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
         perf_line
-=======
+      ;;
     memstored-ruby | tkrzw-ruby)
       local flag=()
       [ "$impl" = tkrzw-ruby ] && flag=(--tkrzw)
       RUBYLIB="${TKRZW_RUBY_DIR:-}" ruby -I bindings/ruby/lib bindings/ruby/bench/perf.rb "${flag[@]}" \
         "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
-        awk '{v[$1] = $2} END {print v["set"], v["get"], v["rss_kib"]}'
->>>>>>> bind-ruby
+        perf_line
+      ;;
+    memstored-python | tkrzw-python)
+      # tkrzw-python in its concurrent mode, as seed 004 ran it.
+      local flag=() params="truncate=true,num_buckets=$buckets"
+      [ "$impl" = tkrzw-python ] && flag=(--tkrzw) && params+=",concurrent=true"
+      PYTHONPATH="$work/tkrzw-py" python3 scripts/bench-bindings/perf.py "${flag[@]}" \
+        "$db" "$params" "$n" "$threads" |
+        perf_line
       ;;
     *)
       "$work/$impl" "$db" "truncate=true,num_buckets=$buckets" "$n" "$threads" |
