@@ -10,6 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo fmt --all -- --check
+# No merge left its conflict markers behind (one once broke a script and a doc).
+if git rev-parse --git-dir >/dev/null 2>&1 && git grep -nE '^(<<<<<<<|>>>>>>>) ' -- ':!*.lock'; then
+  echo "conflict markers committed (above)" >&2
+  exit 1
+fi
 cargo clippy --workspace --all-targets -- -D warnings
 # Built before the tests: the C binding's test links target/debug/libmemstored.a,
 # which `cargo test` alone does not produce on a clean tree; the Ruby tests
