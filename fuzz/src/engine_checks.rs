@@ -31,7 +31,17 @@ pub fn db_name(data: &[u8]) {
             assert!(!n.path.contains('#'));
             for word in &n.ignored {
                 let key = word.split('=').next().unwrap_or_default();
-                assert!(name.contains(key), "{word} ignored but not given");
+                // A cap on an engine without caps is reported by its
+                // canonical name, whichever alias (Tkrzw's or KC's) gave it.
+                let aliases: &[&str] = match key {
+                    "cap_mem_size" => &["cap_mem_size", "capsiz"],
+                    "cap_rec_num" => &["cap_rec_num", "capnum", "capcnt"],
+                    k => &[k][..],
+                };
+                assert!(
+                    aliases.iter().any(|a| name.contains(a)),
+                    "{word} ignored but not given"
+                );
             }
         }
         Err(Error::InvalidArgument(msg)) => assert!(!msg.is_empty()),
