@@ -5,7 +5,7 @@
 //! locks of every shard involved, so other clients see all or nothing.
 
 use super::kt::{listing, records, underscored};
-use super::{code, select_db, Args, Reply, RpcError, RpcResult};
+use super::{code, Args, Reply, RpcError, RpcResult};
 use crate::command::{Delete, Get, Outcome, Store, StoreKind};
 use crate::server::Server;
 use bytes::Bytes;
@@ -29,7 +29,7 @@ fn bulk_args<'a>(srv: &'a Server, params: &'a [Value]) -> Result<(Args<'a>, &'a 
     if a.at(0, "inmap").is_ok_and(|v| !v.is_nil()) {
         return Err(RpcError::argument("a bulk call takes one map"));
     }
-    let db = select_db(srv, &a)?;
+    let db = &srv.db;
     Ok((a, db))
 }
 

@@ -3,11 +3,9 @@
 //! whether the client speaks str (kt-msgpack's era) or bin.
 
 use super::{Args, Reply, RpcError, Value};
-use crate::server::Server;
 use bytes::Bytes;
-use memstored_engine::{now_secs, Db};
+use memstored_engine::now_secs;
 use memstored_protocol::rpc::value_bytes;
-use std::sync::Arc;
 
 /// Procedures of kt-msgpack's IDL that memstored does not implement: 42.
 pub const UNIMPLEMENTED: &[&str] = &[
@@ -28,17 +26,6 @@ pub const UNIMPLEMENTED: &[&str] = &[
 
 /// KT's largest expiration time (40 bits): at or past it, a record never expires.
 const XT_MAX: i64 = (1 << 40) - 1;
-
-/// The database the `DB` option names, as Kyoto Tycoon resolves it: absent
-/// or empty = the first; starting with a digit = an index; otherwise a name,
-/// the file name of the database's path (the whole path and the store name
-/// as given on the command line are accepted too). Anything else is 34.
-/// memstored serves one database today, index 0.
-pub fn select_db<'s>(srv: &'s Server, _a: &Args) -> Result<&'s Arc<Db>, RpcError> {
-    // `crate::databases::select` picked `srv` by the call's `DB` option
-    // (34 when it names no database) before the procedure ran.
-    Ok(&srv.db)
-}
 
 /// KT's `xt` to the engine's absolute expiry (0 = never): positive = seconds
 /// from now, negative = its absolute value is the epoch time, at or past

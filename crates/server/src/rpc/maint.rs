@@ -3,7 +3,7 @@
 //! engine works shard by shard, so other clients are held up by one shard
 //! at a time, never the whole database.
 
-use super::{code, select_db, Args, RpcError, RpcResult, Value};
+use super::{code, Args, RpcError, RpcResult, Value};
 use crate::command::{Flush, Outcome};
 use crate::server::Server;
 use memstored_engine::Db;
@@ -16,8 +16,7 @@ fn engine(e: memstored_engine::Error) -> RpcError {
 
 /// `clear([inmap{DB}])` → nil: memcached's `flush_all` (same counter, same
 /// read-only refusal).
-pub fn clear(srv: &Arc<Server>, params: &[Value]) -> RpcResult {
-    select_db(srv, &Args::new(params, 0))?;
+pub fn clear(srv: &Arc<Server>, _params: &[Value]) -> RpcResult {
     match (Flush { delay: 0 }).apply(srv) {
         Outcome::Done => Ok(Value::Nil),
         o => Err(RpcError::from_outcome(o)),
@@ -29,7 +28,7 @@ pub fn clear(srv: &Arc<Server>, params: &[Value]) -> RpcResult {
 /// than half.
 pub fn vacuum(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 0);
-    let db = select_db(srv, &a)?;
+    let db = &srv.db;
     let step = a.opt_count("step", 0)?;
     db.vacuum().map_err(engine)?;
     if step == 0 && db.should_be_rebuilt() {
@@ -46,7 +45,7 @@ pub fn vacuum(srv: &Server, params: &[Value]) -> RpcResult {
 /// command is 40, KT's answer for a command that is not there.
 pub fn synchronize(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 0);
-    let db = select_db(srv, &a)?;
+    let db = &srv.db;
     let hard = a.opt_bool("hard").unwrap_or(false);
     let backup = match a.opt("make_backup") {
         None | Some(Value::Nil) | Some(Value::Boolean(false)) => None,

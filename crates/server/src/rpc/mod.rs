@@ -34,7 +34,7 @@
 //! | match_prefix match_regex match_similar search | `search.rs` |
 //! | clear vacuum synchronize rebuild count | `maint.rs` |
 //! | compare_exchange_multi list | `tkrzw.rs` |
-//! | `DB`, `xt`, `_` records, str or bin ([`select_db`], ...) | `kt.rs` |
+//! | `DB`, `xt`, `_` records, str or bin (`crate::databases::select`, ...) | `kt.rs` |
 //! | report's `sys_*` fields | `sysinfo.rs` |
 
 mod basic;
@@ -55,7 +55,6 @@ mod tkrzw;
 
 use crate::command::{Absence, Outcome};
 use crate::server::Server;
-pub(crate) use kt::select_db;
 pub use kt::xt_to_expiry;
 use memstored_engine::Error;
 pub use memstored_protocol::rpc::Value;

@@ -2,7 +2,7 @@
 //! cas increment increment_double.
 
 use super::kt::{expiry_to_xt, text};
-use super::{as_f64, code, select_db, Args, Reply, RpcError, RpcResult, Value};
+use super::{as_f64, code, Args, Reply, RpcError, RpcResult, Value};
 use crate::command::{
     CompareExchange, Delete, Get, Increment, IncrementDouble, Number, Origin, Outcome, Seize,
     Store, StoreKind,
@@ -15,7 +15,6 @@ use memstored_protocol::rpc::value_str;
 fn store(srv: &Server, params: &[Value], kind: StoreKind) -> RpcResult {
     let a = Args::new(params, 2);
     let (key, value) = (a.bytes(0, "key")?, a.bytes(1, "value")?);
-    select_db(srv, &a)?;
     let xt = a.expiry()?;
     let cmd = Store {
         key: Bytes::copy_from_slice(key),
@@ -81,10 +80,9 @@ fn found(o: Outcome) -> Result<Record, RpcError> {
 }
 
 /// The key of a `(key, [inmap{DB}])` call, its database checked.
-fn key(srv: &Server, params: &[Value]) -> Result<Bytes, RpcError> {
+fn key(_srv: &Server, params: &[Value]) -> Result<Bytes, RpcError> {
     let a = Args::new(params, 1);
     let key = Bytes::copy_from_slice(a.bytes(0, "key")?);
-    select_db(srv, &a)?;
     Ok(key)
 }
 
@@ -140,7 +138,6 @@ fn optional_bytes<'a>(a: &Args<'a>, i: usize, name: &str) -> Result<Option<&'a [
 pub fn cas(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 1);
     let key = a.bytes(0, "key")?;
-    select_db(srv, &a)?;
     let cmd = CompareExchange {
         key: Bytes::copy_from_slice(key),
         expected: optional_bytes(&a, 1, "oval")?.map(Bytes::copy_from_slice),
@@ -203,7 +200,6 @@ pub fn increment(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 2);
     let key = a.bytes(0, "key")?;
     let delta = a.at(1, "num")?;
-    select_db(srv, &a)?;
     let cmd = Increment {
         key: Bytes::copy_from_slice(key),
         delta: super::as_i64(delta).ok_or_else(|| RpcError::invalid("num must be a number"))?,
@@ -218,7 +214,6 @@ pub fn increment_double(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 2);
     let key = a.bytes(0, "key")?;
     let delta = a.at(1, "num")?;
-    select_db(srv, &a)?;
     let cmd = IncrementDouble {
         key: Bytes::copy_from_slice(key),
         delta: as_f64(delta).ok_or_else(|| RpcError::invalid("num must be a number"))?,
