@@ -74,8 +74,17 @@ pub struct Args {
     #[arg(long = "pid-file")]
     pub pid_file: Option<PathBuf>,
     /// Verbose logging (repeat for more).
-    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Read flags from a TOML file: each key is a long flag name
+    /// (`listen = "0.0.0.0:11211"`, `store = ["a.tkh"]`, `read-only = true`).
+    /// A flag given on the command line wins over the file.
+    #[arg(long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print the settings in effect (flags, config file and defaults) as a
+    /// config file, and exit.
+    #[arg(long = "print-config")]
+    pub print_config: bool,
     /// Print help.
     #[arg(short = 'h', long = "help", action = clap::ArgAction::Help)]
     pub help: Option<bool>,

@@ -13,6 +13,7 @@ pub mod budget;
 pub mod cachedump;
 pub mod cli;
 pub mod command;
+pub mod config;
 pub mod connection;
 pub mod databases;
 pub mod kt_conn;

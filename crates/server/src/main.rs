@@ -1,13 +1,25 @@
 //! memstored: a memcached-protocol (binary, text, meta) server over a
 //! pluggable memstored store.
 
-use clap::Parser;
-use memstored_server::{cli, startup};
+use memstored_server::config::{self, ConfigError};
+use memstored_server::startup;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = cli::Args::parse();
+    let loaded = match config::load(std::env::args_os()) {
+        Ok(loaded) => loaded,
+        Err(ConfigError::CommandLine(e)) => e.exit(),
+        Err(e) => {
+            eprintln!("memstored: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if loaded.args.print_config {
+        print!("{}", config::render(&loaded));
+        return ExitCode::SUCCESS;
+    }
+    let args = loaded.args;
     init_logging(args.verbose);
     match startup::run(args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,8 +7,17 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 pub fn stats(server: &Server) -> Vec<(String, String)> {
+    stats_of(server, "")
+}
+
+/// `stats GROUP` (`settings`, `slabs`, ...); `""` is plain `stats`.
+pub fn stats_of(server: &Server, group: &str) -> Vec<(String, String)> {
     let mut t = Text::new(server.connect());
-    t.send(b"stats\r\n");
+    let line = match group {
+        "" => "stats\r\n".to_string(),
+        g => format!("stats {g}\r\n"),
+    };
+    t.send(line.as_bytes());
     let mut v = Vec::new();
     loop {
         let l = t.line();

@@ -1,0 +1,135 @@
+use super::*;
+use std::io::Write as _;
+
+fn file(text: &str) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+    f
+}
+
+fn load_with(text: &str, extra: &[&str]) -> Result<Loaded, ConfigError> {
+    let f = file(text);
+    let path = f.path().to_str().unwrap().to_string();
+    let mut argv = vec!["memstored", "--config", &path];
+    argv.extend_from_slice(extra);
+    load(argv)
+}
+
+#[test]
+fn every_kind_of_key() {
+    let l = load_with(
+        r#"
+store = ["a.tkh", "b.kct#bnum=100"]
+listen = "0.0.0.0:11311"
+max-connections = 77
+max-item-size = "2m"
+read-only = true
+verbose = 2
+search-timeout = 1.5
+"#,
+        &[],
+    )
+    .unwrap();
+    assert_eq!(l.args.stores(), ["a.tkh", "b.kct#bnum=100"]);
+    assert_eq!(l.args.listen, "0.0.0.0:11311".parse().unwrap());
+    assert_eq!(l.args.max_connections, 77);
+    assert_eq!(l.args.max_item_size, 2 << 20);
+    assert!(l.args.read_only);
+    assert_eq!(l.args.verbose, 2);
+    assert_eq!(
+        l.args.search_timeout,
+        std::time::Duration::from_millis(1500)
+    );
+}
+
+#[test]
+fn the_command_line_wins() {
+    let text = "store = [\"a.tkh\"]\nmax-connections = 77\nread-threads = 3\n";
+    let l = load_with(text, &["-c", "5", "b.tkh"]).unwrap();
+    assert_eq!(l.args.max_connections, 5);
+    assert_eq!(
+        l.args.stores(),
+        ["b.tkh"],
+        "positional names replace the file's"
+    );
+    assert_eq!(
+        l.args.read_threads,
+        Some(3),
+        "keys not on the command line stay"
+    );
+    let l = load_with(text, &["-s", "c.tkh"]).unwrap();
+    assert_eq!(l.args.stores(), ["c.tkh"]);
+}
+
+#[test]
+fn a_single_store_may_be_a_string() {
+    let l = load_with("store = \"*#capsiz=1m\"\nread-only = false\n", &[]).unwrap();
+    assert_eq!(l.args.stores(), ["*#capsiz=1m"]);
+    assert!(!l.args.read_only);
+}
+
+#[test]
+fn mistakes_are_named() {
+    let msg = |text: &str| {
+        load_with(text, &[])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let m = msg("max-conections = 5\n");
+    assert!(
+        m.contains("unknown key \"max-conections\"") && m.contains("max-connections"),
+        "{m}"
+    );
+    assert!(msg("config = \"x\"\n").contains("unknown key \"config\""));
+    assert!(msg("read-only = \"yes\"\n").contains("expected true or false"));
+    assert!(msg("listen = [1, 2]\n").contains("expected a single string or number"));
+    assert!(msg("listen = \n").contains("config file"));
+    let m = msg("max-connections = \"many\"\n");
+    assert!(
+        m.contains("config file") && m.contains("invalid value"),
+        "{m}"
+    );
+    let m = load(["memstored", "--config", "/nonexistent/m.toml"])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        m.contains("cannot read config file /nonexistent/m.toml"),
+        "{m}"
+    );
+}
+
+/// What --print-config writes loads back to the same settings.
+#[test]
+fn printed_config_round_trips() {
+    let l = load([
+        "memstored",
+        "-s",
+        "a.tkh",
+        "-s",
+        "b.kct",
+        "-c",
+        "9",
+        "-vv",
+        "--read-only",
+        "-l",
+        "7",
+    ])
+    .unwrap();
+    let printed = render(&l);
+    assert!(printed.contains("max-connections = 9\n"), "{printed}");
+    assert!(printed.contains("# sasl-file = (not set)\n"), "{printed}");
+    let again = load_with(&printed, &[]).unwrap();
+    assert_eq!(render(&again), printed);
+    assert_eq!(again.args.stores(), ["a.tkh", "b.kct"]);
+    assert_eq!(again.args.verbose, 2);
+    assert_eq!(again.args.listen, "127.0.0.1:7".parse().unwrap());
+}
+
+#[test]
+fn without_a_file_nothing_changes() {
+    let l = load(["memstored", "-c", "3"]).unwrap();
+    assert_eq!(l.args.max_connections, 3);
+    assert_eq!(l.args.stores(), [crate::cli::DEFAULT_STORE]);
+}
