@@ -92,8 +92,8 @@ class Process:
 class Server(Process):
     """A memstored process on a port it picked and reported."""
 
-    def __init__(self, store: str, *extra: str):
-        super().__init__("memstored", [server_binary(), "-s", store, "-l", "127.0.0.1:0", *extra])
+    def __init__(self, store: str, *extra: str, listen: str = "127.0.0.1:0"):
+        super().__init__("memstored", [server_binary(), "-s", store, "-l", listen, *extra])
         ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT)
         line = self.proc.stdout.readline().decode(errors="replace") if ready else ""
         try:
