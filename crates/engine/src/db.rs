@@ -1,5 +1,6 @@
 //! `Db`: an open database — shards of one engine, chosen by a name string.
 
+use crate::activity::{Maintenance, ShardReport};
 use crate::format::FileKind;
 use crate::io::{FileSystem, RealFs};
 use crate::lock::StoreLock;
@@ -338,9 +339,33 @@ impl Db {
     /// Hands buffered writes to the OS, shard by shard; with `hard`, fsyncs them.
     pub fn synchronize(&self, hard: bool) -> Result<()> {
         for s in &self.shards {
-            s.state.write().store.synchronize(hard)?;
+            s.activity.timed(Maintenance::Sync, || {
+                s.state.write().store.synchronize(hard)
+            })?;
         }
         Ok(())
+    }
+
+    /// Each shard's records, sizes and last maintenance runs, for
+    /// monitoring.
+    pub fn shard_reports(&self) -> Vec<ShardReport> {
+        self.shards
+            .iter()
+            .map(|s| {
+                let (records, st) = {
+                    let g = s.state.read();
+                    (g.store.len(), g.store.stats())
+                };
+                ShardReport {
+                    records,
+                    bytes: st.bytes,
+                    file_size: st.file_size,
+                    sync: s.activity.last(Maintenance::Sync),
+                    backup: s.activity.last(Maintenance::Backup),
+                    rebuild: s.activity.last(Maintenance::Rebuild),
+                }
+            })
+            .collect()
     }
 
     /// Hands the buffered writes of every shard written since the last call

@@ -8,6 +8,7 @@
 //! assert_eq!(&db.get(b"key").unwrap()[..], b"value");
 //! ```
 
+pub mod activity;
 mod arith;
 pub mod db;
 pub mod format;

@@ -1,6 +1,7 @@
 //! Online maintenance: backup, rebuild, vacuum. Each works shard by shard
 //! and holds a shard's write lock only briefly, so clients keep being served.
 
+use crate::activity::Maintenance;
 use crate::db::{shard_path, Db};
 use crate::record::now_secs;
 use crate::shard::Shard;
@@ -117,24 +118,26 @@ impl Db {
         let n = self.shards.len();
         for (i, c) in captured.into_iter().enumerate() {
             let dest = shard_path(&base, i, n);
-            match c {
-                Captured::Log(f) => copy_prefix(self, &f, &dest)?,
-                Captured::Records(recs) => {
-                    let max_cas = recs.iter().map(|(_, r)| r.meta.cas).max().unwrap_or(0);
-                    let kind = Some(crate::format::FileKind::MemSnapshot);
-                    let mut w = SnapshotWriter::create(
-                        &*self.fs,
-                        &dest,
-                        kind,
-                        max_cas,
-                        self.name.compression,
-                    )?;
-                    for (k, r) in recs {
-                        w.add(&k, &r.value, r.meta)?;
+            self.shards[i]
+                .activity
+                .timed(Maintenance::Backup, || match c {
+                    Captured::Log(f) => copy_prefix(self, &f, &dest),
+                    Captured::Records(recs) => {
+                        let max_cas = recs.iter().map(|(_, r)| r.meta.cas).max().unwrap_or(0);
+                        let kind = Some(crate::format::FileKind::MemSnapshot);
+                        let mut w = SnapshotWriter::create(
+                            &*self.fs,
+                            &dest,
+                            kind,
+                            max_cas,
+                            self.name.compression,
+                        )?;
+                        for (k, r) in recs {
+                            w.add(&k, &r.value, r.meta)?;
+                        }
+                        w.finish()
                     }
-                    w.finish()?;
-                }
-            }
+                })?;
         }
         Ok(if n > 1 {
             format!("{base}#num_shards={n}")
@@ -149,7 +152,9 @@ impl Db {
         self.check_writable()?;
         let _m = self.maintenance.lock();
         for shard in &self.shards {
-            rebuild_shard(shard)?;
+            shard
+                .activity
+                .timed(Maintenance::Rebuild, || rebuild_shard(shard))?;
         }
         Ok(())
     }

@@ -162,6 +162,8 @@ pub struct Shard {
     /// Set by every write, cleared by `Db::flush_dirty`: lets the server hand
     /// buffered writes to the OS after each batch without touching idle shards.
     pub dirty: AtomicBool,
+    /// Its last sync, backup and rebuild (`Db::shard_reports`).
+    pub activity: crate::activity::Activity,
 }
 
 impl Shard {
@@ -169,6 +171,7 @@ impl Shard {
         Shard {
             state: RwLock::new(ShardState::new(store, persistent)),
             dirty: AtomicBool::new(false),
+            activity: Default::default(),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod kt_conn;
 pub mod listener;
 pub mod marks;
 pub mod meta;
+pub mod metrics;
 pub mod out;
 pub mod replay;
 pub mod rpc;
