@@ -289,22 +289,10 @@ pub fn quote_decode(s: &[u8]) -> Vec<u8> {
     out
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /// Standard Base64 with `=` padding.
 pub fn base64_encode(b: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(b.len().div_ceil(3) * 4);
-    for chunk in b.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &c)| n | u32::from(c) << (16 - 8 * i));
-        let sextet = |i: u32| B64[((n >> (18 - 6 * i)) & 0x3f) as usize];
-        out.push(sextet(0));
-        out.push(sextet(1));
-        out.push(if chunk.len() > 1 { sextet(2) } else { b'=' });
-        out.push(if chunk.len() > 2 { sextet(3) } else { b'=' });
-    }
+    crate::base64::encode_into(b, &mut out);
     out
 }
 
@@ -314,16 +302,13 @@ pub fn base64_decode(s: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len() / 4 * 3 + 3);
     let (mut bits, mut n) = (0u32, 0u32);
     for &c in s {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            _ => continue,
+        if c == b'=' {
+            break;
+        }
+        let Some(v) = crate::base64::value(c) else {
+            continue;
         };
-        bits = bits << 6 | u32::from(v);
+        bits = bits << 6 | v;
         n += 1;
         if n == 4 {
             out.extend_from_slice(&bits.to_be_bytes()[1..]);
