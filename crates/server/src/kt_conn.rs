@@ -34,20 +34,29 @@ pub struct KtSession {
 }
 
 impl KtSession {
-    /// Values are held to `-I`, keys too (Kyoto Tycoon has no key limit below
-    /// its 256 MiB data limit); a whole request to the RPC's frame limit,
-    /// `-I` + 1 MiB and at least 64 MiB.
     pub fn new(srv: &Server) -> KtSession {
-        let max_value = srv.cfg.max_item_size;
-        let limits = Limits {
-            max_key: max_value,
-            max_value,
-            max_frame: max_value.saturating_add(1 << 20).max(64 << 20),
-        };
         KtSession {
-            framer: KtFramer::new(limits),
+            framer: KtFramer::new(limits(srv)),
         }
     }
+}
+
+/// Values are held to `-I`, keys too (Kyoto Tycoon has no key limit below
+/// its 256 MiB data limit); a whole request to the RPC's frame limit,
+/// `-I` + 1 MiB and at least 64 MiB.
+pub fn limits(srv: &Server) -> Limits {
+    let max_value = srv.cfg.max_item_size;
+    Limits {
+        max_key: max_value,
+        max_value,
+        max_frame: max_frame(srv),
+    }
+}
+
+/// The largest request: `-I` + 1 MiB, at least 64 MiB (also the KT port's
+/// largest HTTP body).
+pub fn max_frame(srv: &Server) -> u64 {
+    srv.cfg.max_item_size.saturating_add(1 << 20).max(64 << 20)
 }
 
 impl Session for KtSession {

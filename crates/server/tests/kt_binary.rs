@@ -250,7 +250,11 @@ fn dbidx_selects_among_several_databases() {
     assert_eq!(read_hits(&mut s, REMOVE_BULK), Some(1));
     s.write_all(&keys_req(GET_BULK, 0, &[(1, b"x"), (0, b"x")]))
         .unwrap();
-    assert_eq!(read_get(&mut s).unwrap().len(), 1, "only database 0 keeps x");
+    assert_eq!(
+        read_get(&mut s).unwrap().len(),
+        1,
+        "only database 0 keeps x"
+    );
 }
 
 #[test]

@@ -63,8 +63,7 @@ const TSV_TYPE: &str = "text/tab-separated-values";
 const FORM_TYPE: &str = "application/x-www-form-urlencoded";
 
 fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
-    s.len() >= prefix.len()
-        && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
 }
 
 /// Reads a `Content-Type` value as KT does: the media type by prefix, then
@@ -252,7 +251,7 @@ pub fn quote_encode(b: &[u8]) -> Vec<u8> {
     let upper = |n: u8| b"0123456789ABCDEF"[usize::from(n & 0x0f)];
     let mut out = Vec::with_capacity(b.len());
     for &c in b {
-        if c == b'=' || c < b' ' || c > 0x7e {
+        if c == b'=' || !(b' '..=0x7e).contains(&c) {
             out.extend_from_slice(&[b'=', upper(c >> 4), upper(c)]);
         } else {
             out.push(c);
@@ -330,7 +329,11 @@ mod tests {
     #[test]
     fn spex_examples() {
         let mut m = TsvMap::new();
-        parse_tsv(b"aWQ=\tMTIzNDU=\nYWdl\tMzE=\n", Some(ColEnc::Base64), &mut m);
+        parse_tsv(
+            b"aWQ=\tMTIzNDU=\nYWdl\tMzE=\n",
+            Some(ColEnc::Base64),
+            &mut m,
+        );
         assert_eq!(m[&b"id"[..]], b"12345");
         assert_eq!(m[&b"age"[..]], b"31");
         let mut m = TsvMap::new();
