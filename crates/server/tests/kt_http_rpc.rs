@@ -70,7 +70,7 @@ fn record_procedures_and_their_status_codes() {
         400
     );
     assert_eq!(h.rpc("nope", &[], None).status, 501);
-    assert_eq!(h.rpc("cur_jump", &[(b"CUR", b"1")], None).status, 501);
+    assert_eq!(h.rpc("play_script", &[(b"name", b"x")], None).status, 501);
     // void, echo, status, report.
     assert_eq!(h.rpc("void", &[], None).status, 200);
     let echo = h.rpc("echo", &[(b"a", b"1"), (b"b", b"2")], None);
@@ -217,4 +217,79 @@ fn limits_on_headers_and_bodies() {
         assert_eq!(h.request("GET", p, &[], b"").status, 404, "{p}");
     }
     drop(srv);
+}
+
+/// KT's cursors (as `ktremotemgr list` uses them): per connection, by
+/// `CUR` id, walking the keys in order; removed records passed over.
+#[test]
+fn cursors_walk_the_database() {
+    let (_srv, port) = start_kt(&[]);
+    let mut h = Http::connect(port);
+    for k in ["b", "a", "d", "c"] {
+        assert_eq!(
+            h.rpc("set", &[(b"key", k.as_bytes()), (b"value", b"v")], None)
+                .status,
+            200
+        );
+    }
+    let key = |h: &mut Http, step: bool| {
+        let input: &[(&[u8], &[u8])] = if step {
+            &[(b"CUR", b"1"), (b"step", b"")]
+        } else {
+            &[(b"CUR", b"1")]
+        };
+        let r = h.rpc("cur_get_key", input, None);
+        (r.status, r.field("key"))
+    };
+    assert_eq!(h.rpc("cur_jump", &[(b"CUR", b"1")], None).status, 200);
+    let mut walked = Vec::new();
+    while let (200, Some(k)) = key(&mut h, true) {
+        walked.push(k);
+    }
+    assert_eq!(walked, ["a", "b", "c", "d"]);
+    assert_eq!(key(&mut h, false).0, 450, "past the end");
+    // Jump to a key, remove under the cursor (it moves on), get with xt.
+    assert_eq!(
+        h.rpc("cur_jump", &[(b"CUR", b"1"), (b"key", b"b")], None)
+            .status,
+        200
+    );
+    assert_eq!(h.rpc("cur_remove", &[(b"CUR", b"1")], None).status, 200);
+    let got = h.rpc("cur_get", &[(b"CUR", b"1")], None);
+    assert_eq!(
+        (got.field("key"), got.field("value")),
+        (Some("c".into()), Some("v".into()))
+    );
+    // A record removed by someone else is passed over.
+    assert_eq!(h.rpc("remove", &[(b"key", b"c")], None).status, 200);
+    assert_eq!(key(&mut h, false), (200, Some("d".into())));
+    // Backwards: the last key at or before the one given.
+    assert_eq!(
+        h.rpc("cur_jump_back", &[(b"CUR", b"2"), (b"key", b"bb")], None)
+            .status,
+        200
+    );
+    let seized = h.rpc("cur_seize", &[(b"CUR", b"2")], None);
+    assert_eq!(seized.field("key").as_deref(), Some("a"));
+    assert_eq!(h.rpc("get", &[(b"key", b"a")], None).status, 450, "seized");
+    assert_eq!(
+        h.rpc("cur_set_value", &[(b"CUR", b"1"), (b"value", b"new")], None)
+            .status,
+        200
+    );
+    assert_eq!(
+        h.rpc("get", &[(b"key", b"d")], None)
+            .field("value")
+            .as_deref(),
+        Some("new")
+    );
+    assert_eq!(h.rpc("cur_delete", &[(b"CUR", b"1")], None).status, 200);
+    assert_eq!(key(&mut h, false).0, 450, "deleted");
+    assert_eq!(h.rpc("cur_get", &[], None).status, 400, "no CUR");
+    // Another connection has cursors of its own.
+    let mut other = Http::connect(port);
+    assert_eq!(
+        other.rpc("cur_get_key", &[(b"CUR", b"2")], None).status,
+        450
+    );
 }

@@ -34,8 +34,16 @@ pub(super) type Reply = Response<Full<Bytes>>;
 pub(super) struct Connection {
     srv: Arc<Server>,
     builder: http1::Builder,
+    /// What the connection's requests share: its slow calls and cursors.
+    shared: Arc<Shared>,
+}
+
+/// Per-connection state of TSV-RPC.
+#[derive(Default)]
+pub(super) struct Shared {
     /// Slow RPC calls (searches, vacuum...) of this connection.
-    slots: Arc<ConnSlots>,
+    pub(super) slots: ConnSlots,
+    pub(super) cursors: super::cursor::Cursors,
 }
 
 impl Connection {
@@ -50,7 +58,7 @@ impl Connection {
         Connection {
             srv: srv.clone(),
             builder,
-            slots: Arc::new(ConnSlots::default()),
+            shared: Arc::new(Shared::default()),
         }
     }
 
@@ -60,10 +68,10 @@ impl Connection {
         io.at_boundary.store(false, Relaxed);
         io.binary_next = false;
         let boundary = io.at_boundary.clone();
-        let (srv, slots) = (self.srv.clone(), self.slots.clone());
+        let (srv, shared) = (self.srv.clone(), self.shared.clone());
         let service = hyper::service::service_fn(move |req| {
-            let (srv, slots, boundary) = (srv.clone(), slots.clone(), boundary.clone());
-            async move { Ok::<_, Infallible>(handle(&srv, &slots, &boundary, req).await) }
+            let (srv, shared, boundary) = (srv.clone(), shared.clone(), boundary.clone());
+            async move { Ok::<_, Infallible>(handle(&srv, &shared, &boundary, req).await) }
         });
         let conn = self.builder.serve_connection(TokioIo::new(io), service);
         match conn.without_shutdown().await {
@@ -84,7 +92,7 @@ impl Connection {
 /// Reads the body, marks the request boundary, routes.
 async fn handle(
     srv: &Arc<Server>,
-    slots: &ConnSlots,
+    shared: &Shared,
     boundary: &AtomicBool,
     req: Request<Incoming>,
 ) -> Reply {
@@ -130,7 +138,7 @@ async fn handle(
             .headers
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        super::tsv_rpc::call(srv, slots, name, parts.uri.query(), content_type, &body).await
+        super::tsv_rpc::call(srv, shared, name, parts.uri.query(), content_type, &body).await
     } else if let Some(reply) = super::ops::route(srv, path) {
         reply
     } else {

@@ -21,11 +21,12 @@
 //!
 //! | path | handler |
 //! |---|---|
-//! | `/rpc/NAME` | TSV-RPC over `crate::rpc` (`tsv_rpc.rs`) |
+//! | `/rpc/NAME` | TSV-RPC over `crate::rpc` (`tsv_rpc.rs`); `cur_*` in `cursor.rs` |
 //! | `/metrics`, `/health` | operations (`ops.rs`) |
 //! | `/KEY`, `/DB/KEY` | RESTful GET/HEAD/PUT/DELETE (`rest.rs`) |
 
 mod conn;
+mod cursor;
 mod http;
 mod ops;
 mod rest;

@@ -8,10 +8,10 @@
 //! the encoding KT's server would pick; an error as `ERROR\tmessage` with
 //! KT's status code.
 
+use super::http::Shared;
 use super::http::{reply, Reply};
 use crate::rpc::{call_reply, code, is_slow, RpcError, Value};
 use crate::server::Server;
-use crate::slow::ConnSlots;
 use bytes::Bytes;
 use memstored_protocol::kt::tsv::{self, BodyKind, ColEnc, TsvMap};
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// Calls procedure `name` (URL-encoded) with the request's input.
 pub(super) async fn call(
     srv: &Arc<Server>,
-    slots: &ConnSlots,
+    shared: &Shared,
     name: &str,
     query: Option<&str>,
     content_type: Option<&str>,
@@ -41,6 +41,13 @@ pub(super) async fn call(
         }
         _ => None,
     };
+    if name.starts_with("cur_") {
+        return match shared.cursors.call(srv, &shared.slots, &name, &input).await {
+            Ok(out) => tsv_reply(200, out, enc),
+            Err(e) => error_reply(&e, enc),
+        };
+    }
+    let slots = &shared.slots;
     let params = params(&name, input);
     let result = if is_slow(&name, &params) {
         match slots.admit(srv) {
@@ -57,11 +64,13 @@ pub(super) async fn call(
     };
     match result {
         Ok(v) => tsv_reply(200, output(v), enc),
-        Err(e) => {
-            let out = vec![(b"ERROR".to_vec(), e.message.clone().into_bytes())];
-            tsv_reply(status(&e), out, enc)
-        }
+        Err(e) => error_reply(&e, enc),
     }
+}
+
+fn error_reply(e: &RpcError, enc: Option<ColEnc>) -> Reply {
+    let out = vec![(b"ERROR".to_vec(), e.message.clone().into_bytes())];
+    tsv_reply(status(e), out, enc)
 }
 
 /// The input keys a procedure takes positionally in kt-msgpack's
