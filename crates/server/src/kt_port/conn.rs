@@ -35,6 +35,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
 async fn run(stream: TcpStream, srv: &Arc<Server>) -> io::Result<()> {
     let mut io = Boundary {
         stream,
+        srv: srv.clone(),
         pending: BytesMut::with_capacity(srv.cfg.initial_size.max(64)),
         at_boundary: Arc::new(AtomicBool::new(false)),
         binary_next: false,
@@ -53,7 +54,7 @@ async fn run(stream: TcpStream, srv: &Arc<Server>) -> io::Result<()> {
     loop {
         if io.pending.is_empty() {
             let read = tokio::select! {
-                r = io.read_more(0, &mut charge) => r?,
+                r = io.read_more(0, srv, &mut charge) => r?,
                 _ = shutdown.changed() => return Ok(()),
             };
             if !read {
@@ -83,6 +84,8 @@ async fn run(stream: TcpStream, srv: &Arc<Server>) -> io::Result<()> {
 /// first, and at a request boundary a binary request ends hyper's stream.
 pub(super) struct Boundary {
     stream: TcpStream,
+    /// Counts the bytes read (`stats bytes_read`).
+    srv: Arc<Server>,
     /// Read but not yet handed on.
     pub(super) pending: BytesMut,
     /// True when the next bytes begin a new request (set by the HTTP
@@ -96,7 +99,12 @@ impl Boundary {
     /// Reads into `pending`, with room for `need` bytes in all (at most
     /// 1 MiB more at once); growth past [`UNBUDGETED_READ`] is charged to
     /// the memory budget. False at end of stream or when the budget refused.
-    async fn read_more(&mut self, need: usize, charge: &mut Charge<'_>) -> io::Result<bool> {
+    async fn read_more(
+        &mut self,
+        need: usize,
+        srv: &Server,
+        charge: &mut Charge<'_>,
+    ) -> io::Result<bool> {
         let want = need.saturating_sub(self.pending.len()).clamp(4096, 1 << 20);
         if self.pending.capacity() - self.pending.len() < want {
             let total = self.pending.len().saturating_add(want);
@@ -104,15 +112,24 @@ impl Boundary {
                 tracing::info!(
                     "closing a Kyoto Tycoon port connection: the connection memory budget is spent"
                 );
-                crate::stats::bump(&charge.budget().refused);
+                crate::stats::bump(&srv.budget.refused);
                 return Ok(false);
             }
             self.pending.reserve(want);
         }
         let n = self.stream.read_buf(&mut self.pending).await?;
+        crate::stats::add(&srv.counters.bytes_read, n as u64);
         let cap = self.pending.capacity();
         charge.set(if cap > UNBUDGETED_READ { cap } else { 0 });
         Ok(n > 0)
+    }
+
+    /// Counts what a write wrote (`stats bytes_written`).
+    fn wrote(&self, polled: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        if let Poll::Ready(Ok(n)) = &polled {
+            crate::stats::add(&self.srv.counters.bytes_written, *n as u64);
+        }
+        polled
     }
 
     /// Gives back the bytes hyper had buffered: they come before ours.
@@ -141,7 +158,10 @@ impl AsyncRead for Boundary {
                 let mut first = [0u8; 4096];
                 let mut rb = ReadBuf::new(&mut first);
                 match Pin::new(&mut this.stream).poll_read(cx, &mut rb) {
-                    Poll::Ready(Ok(())) => this.pending.extend_from_slice(rb.filled()),
+                    Poll::Ready(Ok(())) => {
+                        crate::stats::add(&this.srv.counters.bytes_read, rb.filled().len() as u64);
+                        this.pending.extend_from_slice(rb.filled());
+                    }
                     other => return other,
                 }
             }
@@ -155,7 +175,11 @@ impl AsyncRead for Boundary {
             }
         }
         if this.pending.is_empty() {
-            return Pin::new(&mut this.stream).poll_read(cx, buf);
+            let before = buf.filled().len();
+            let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
+            let n = buf.filled().len().saturating_sub(before);
+            crate::stats::add(&this.srv.counters.bytes_read, n as u64);
+            return polled;
         }
         let n = buf.remaining().min(this.pending.len());
         buf.put_slice(&this.pending[..n]);
@@ -170,7 +194,9 @@ impl AsyncWrite for Boundary {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
+        this.wrote(polled)
     }
 
     fn poll_write_vectored(
@@ -178,7 +204,9 @@ impl AsyncWrite for Boundary {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.wrote(polled)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -273,7 +301,7 @@ impl BinaryRun {
                     return Ok(true)
                 }
                 Step::NeedInput(need) => {
-                    if !io.read_more(need, charge).await? {
+                    if !io.read_more(need, srv, charge).await? {
                         return Ok(false);
                     }
                 }

@@ -89,8 +89,23 @@ impl Connection {
     }
 }
 
-/// Reads the body, marks the request boundary, routes.
+/// Serves one request; every reply names the server.
 async fn handle(
+    srv: &Arc<Server>,
+    shared: &Shared,
+    boundary: &AtomicBool,
+    req: Request<Incoming>,
+) -> Reply {
+    let mut reply = read_and_route(srv, shared, boundary, req).await;
+    let server = format!("memstored/{}", crate::MEMSTORED_VERSION);
+    if let Ok(v) = HeaderValue::from_str(&server) {
+        reply.headers_mut().insert(SERVER, v);
+    }
+    reply
+}
+
+/// Reads the body, marks the request boundary, routes.
+async fn read_and_route(
     srv: &Arc<Server>,
     shared: &Shared,
     boundary: &AtomicBool,
@@ -129,11 +144,10 @@ async fn handle(
     } else {
         0
     });
-    crate::stats::add(&srv.counters.bytes_read, body.len() as u64);
     // The request is read whole: the next bytes begin the next request.
     boundary.store(true, Relaxed);
     let path = parts.uri.path();
-    let mut reply = if let Some(name) = path.strip_prefix("/rpc/") {
+    if let Some(name) = path.strip_prefix("/rpc/") {
         let content_type = parts
             .headers
             .get(CONTENT_TYPE)
@@ -143,12 +157,7 @@ async fn handle(
         reply
     } else {
         super::rest::handle(srv, &parts, body)
-    };
-    let server = format!("memstored/{}", crate::MEMSTORED_VERSION);
-    if let Ok(v) = HeaderValue::from_str(&server) {
-        reply.headers_mut().insert(SERVER, v);
     }
-    reply
 }
 
 /// KT's reason phrases for its own codes (hyper has none for 450).
