@@ -379,6 +379,23 @@ mod tests {
         assert_eq!(base64_decode(b"YQ"), b"a");
     }
 
+    proptest::proptest! {
+        /// Network input: nothing panics, and every encoding round-trips.
+        #[test]
+        fn any_input_decodes_without_panic(b in proptest::collection::vec(proptest::num::u8::ANY, 0..300), s in ".{0,80}") {
+            let mut m = TsvMap::new();
+            for enc in [None, Some(ColEnc::Base64), Some(ColEnc::Quoted), Some(ColEnc::Url)] {
+                parse_tsv(&b, enc, &mut m);
+                if let Some(e) = enc {
+                    proptest::prop_assert_eq!(e.decode(&e.encode(&b)), b.clone());
+                }
+            }
+            parse_form(&b, &mut m);
+            let _ = body_kind(&s);
+            let _ = best_encoding(&m.into_iter().collect::<Vec<_>>());
+        }
+    }
+
     #[test]
     fn best_encoding_is_kts() {
         let map = |k: &[u8], v: &[u8]| vec![(k.to_vec(), v.to_vec())];

@@ -212,6 +212,16 @@ mod tests {
         assert_eq!(http_date(t.to_string()), "Sun, 06 Nov 1994 08:49:37 GMT");
     }
 
+    proptest::proptest! {
+        /// An `X-Kt-Xt` header is network input: any text is read or refused.
+        #[test]
+        fn any_date_text_is_read_without_panic(s in ".{0,40}", n in proptest::num::i64::ANY) {
+            let _ = parse_date(&s);
+            let _ = parse_date(&format!("{n}-01-01T00:00:00+09:00"));
+            let _ = split_path(&s);
+        }
+    }
+
     #[test]
     fn paths_as_kt_reads_them() {
         assert_eq!(split_path("/a%20b"), (None, "a%20b"));
