@@ -293,3 +293,18 @@ fn cursors_walk_the_database() {
         450
     );
 }
+
+/// A body the connection memory budget cannot hold is refused (503)
+/// before it is read; smaller ones still pass.
+#[test]
+fn large_bodies_are_charged_to_the_memory_budget() {
+    let (_srv, port) = start_kt(&["--conn-memory", "1m"]);
+    let mut h = Http::connect(port);
+    h.w.write_all(b"PUT /big HTTP/1.1\r\nContent-Length: 2097152\r\n\r\n")
+        .unwrap();
+    assert_eq!(h.reply(false).status, 503);
+    let mut h = Http::connect(port);
+    let value = vec![b'v'; 512 << 10];
+    assert_eq!(h.request("PUT", "/half", &[], &value).status, 201);
+    assert_eq!(h.request("GET", "/half", &[], b"").body.len(), value.len());
+}
