@@ -69,6 +69,19 @@ fn binary_and_http_alternate_on_one_connection() {
     assert_eq!(count.field("count").as_deref(), Some("40"));
 }
 
+/// dbidx on the KT port picks the database as on the main port; REST's
+/// `/1/KEY` sees what a binary set_bulk put in database 1.
+#[test]
+fn dbidx_and_the_rest_path_name_the_same_database() {
+    let (_srv, port) = start_kt(&["-s", "*", "-s", "+"]);
+    let mut h = Http::connect(port);
+    let mut req = bin_set(b"k", b"in one");
+    req[9..11].copy_from_slice(&1u16.to_be_bytes());
+    assert_eq!(h.binary(&req, 5), [0xB8, 0, 0, 0, 1]);
+    assert_eq!(h.request("GET", "/1/k", &[], b"").body, b"in one");
+    assert_eq!(h.request("GET", "/k", &[], b"").status, 404);
+}
+
 #[test]
 fn pipelined_http_requests_are_answered_in_order() {
     let (_srv, port) = start_kt(&[]);
