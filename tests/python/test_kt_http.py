@@ -11,7 +11,7 @@ X-Kt-Xt).
 import base64
 import binascii
 import quopri
-import select
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -26,8 +26,13 @@ from conftest import START_TIMEOUT, Server
 @pytest.fixture(scope="module")
 def kt():
     srv = Server("*", "--kt-listen", "127.0.0.1:0")
-    ready, _, _ = select.select([srv.proc.stdout], [], [], START_TIMEOUT)
-    line = srv.proc.stdout.readline().decode(errors="replace") if ready else ""
+    # The second stdout line may already sit in the reader's buffer (no
+    # select on the pipe, then): read it on a thread, with a time limit.
+    got = []
+    reader = threading.Thread(target=lambda: got.append(srv.proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(START_TIMEOUT)
+    line = got[0].decode(errors="replace") if got else ""
     if not line.startswith("memstored kt listening on "):
         srv.fail(f"did not report its KT port (line {line!r})")
     yield f"http://127.0.0.1:{line.strip().rsplit(':', 1)[1]}"
