@@ -3,7 +3,7 @@
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-fn value(c: u8) -> Option<u32> {
+pub(crate) fn value(c: u8) -> Option<u32> {
     match c {
         b'A'..=b'Z' => Some(u32::from(c - b'A')),
         b'a'..=b'z' => Some(u32::from(c - b'a') + 26),

@@ -23,6 +23,14 @@ pub struct Args {
     /// (`memstored listening on ADDR:PORT`) and written to `--port-file`.
     #[arg(short = 'l', long = "listen", default_value = "127.0.0.1:11211", value_parser = parse_listen)]
     pub listen: SocketAddr,
+    /// Kyoto Tycoon's port, `[ADDR:]PORT` (ADDR defaults to 127.0.0.1; off
+    /// by default; KT's own default is 1978): its binary protocol and its
+    /// HTTP interface (TSV-RPC at /rpc/NAME, RESTful /KEY), as `ktserver`'s
+    /// port. Port 0 takes a free port, printed on stdout after the main one
+    /// (`memstored kt listening on ADDR:PORT`). It has no authentication,
+    /// so it cannot be combined with --sasl-file.
+    #[arg(long = "kt-listen", value_name = "[ADDR:]PORT", value_parser = parse_listen)]
+    pub kt_listen: Option<SocketAddr>,
     /// Initial read buffer per connection.
     #[arg(short = 'B', long = "initial-size", default_value = "2048", value_parser = parse_size_usize)]
     pub initial_size: usize,

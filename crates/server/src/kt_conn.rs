@@ -3,8 +3,9 @@
 //! through the command layer so counters, `-I` and read-only hold.
 //!
 //! Where we follow `ktserver` and where not:
-//! - A record whose `dbidx` names no database is skipped (not a hit, not an
-//!   error), as `ktserver` does; memstored has one database, index 0.
+//! - `dbidx` picks the database by its place on the command line (`-s A -s
+//!   B`: 0 is A, 1 is B; `crate::databases`). A record whose `dbidx` names
+//!   no database is skipped (not a hit, not an error), as `ktserver` does.
 //! - The first record that fails ends the request: no further records are
 //!   applied and the reply is the error byte 0xBF. `ktserver` then hangs up
 //!   because it has not read the rest; we have, so the connection goes on.
@@ -27,29 +28,35 @@ use memstored_protocol::kt::{
     MAGIC_SET_BULK,
 };
 
-/// The only database index memstored serves.
-const DBIDX: u16 = 0;
-
 /// Per-connection state.
 pub struct KtSession {
     framer: KtFramer,
 }
 
 impl KtSession {
-    /// Values are held to `-I`, keys too (Kyoto Tycoon has no key limit below
-    /// its 256 MiB data limit); a whole request to the RPC's frame limit,
-    /// `-I` + 1 MiB and at least 64 MiB.
     pub fn new(srv: &Server) -> KtSession {
-        let max_value = srv.cfg.max_item_size;
-        let limits = Limits {
-            max_key: max_value,
-            max_value,
-            max_frame: max_value.saturating_add(1 << 20).max(64 << 20),
-        };
         KtSession {
-            framer: KtFramer::new(limits),
+            framer: KtFramer::new(limits(srv)),
         }
     }
+}
+
+/// Values are held to `-I`, keys too (Kyoto Tycoon has no key limit below
+/// its 256 MiB data limit); a whole request to the RPC's frame limit,
+/// `-I` + 1 MiB and at least 64 MiB.
+pub fn limits(srv: &Server) -> Limits {
+    let max_value = srv.cfg.max_item_size;
+    Limits {
+        max_key: max_value,
+        max_value,
+        max_frame: max_frame(srv),
+    }
+}
+
+/// The largest request: `-I` + 1 MiB, at least 64 MiB (also the KT port's
+/// largest HTTP body).
+pub fn max_frame(srv: &Server) -> u64 {
+    srv.cfg.max_item_size.saturating_add(1 << 20).max(64 << 20)
 }
 
 impl Session for KtSession {
@@ -115,11 +122,32 @@ fn fail(o: &Outcome, out: &mut Out) {
     kt::encode_error(out.buf());
 }
 
-/// Stores each record of database 0 until one fails; how many were stored.
+/// The server of database `dbidx` (0: `srv` itself), if there is one.
+pub fn database(srv: &Server, dbidx: u16) -> Option<&Server> {
+    match dbidx {
+        0 => Some(srv),
+        i => srv.others.get(usize::from(i) - 1).map(|s| &**s),
+    }
+}
+
+/// Hands the writes of the databases after the first to the OS after a
+/// write request (the connection does the first's after each batch).
+fn flush_others(srv: &Server) {
+    for s in &srv.others {
+        if let Err(e) = s.db.flush_dirty() {
+            tracing::warn!("flushing {:?}: {e}", s.cfg.store);
+        }
+    }
+}
+
+/// Stores each record in its database until one fails; how many were stored.
 fn set_bulk(srv: &Server, records: &[SetRecord]) -> Result<u32, Outcome> {
     let now = memstored_engine::now_secs();
     let mut hits = 0u32;
-    for r in records.iter().filter(|r| r.dbidx == DBIDX) {
+    let result = records.iter().try_for_each(|r| {
+        let Some(db) = database(srv, r.dbidx) else {
+            return Ok(());
+        };
         let cmd = Store {
             // Copied: the request's slices share the read buffer's memory.
             key: Bytes::copy_from_slice(&r.key),
@@ -129,40 +157,52 @@ fn set_bulk(srv: &Server, records: &[SetRecord]) -> Result<u32, Outcome> {
             expires_at: kt::expires_at(r.xt, now),
             cas: None,
         };
-        match cmd.apply(srv) {
-            Outcome::Stored { .. } => hits = hits.saturating_add(1),
-            o => return Err(o),
+        match cmd.apply(db) {
+            Outcome::Stored { .. } => {
+                hits = hits.saturating_add(1);
+                Ok(())
+            }
+            o => Err(o),
         }
-    }
-    Ok(hits)
+    });
+    flush_others(srv);
+    result.map(|()| hits)
 }
 
-/// Removes each key of database 0; absent keys are not hits, any other
+/// Removes each key from its database; absent keys are not hits, any other
 /// failure ends the request.
 fn remove_bulk(srv: &Server, keys: &[KeyRecord]) -> Result<u32, Outcome> {
     let mut hits = 0u32;
-    for k in keys.iter().filter(|k| k.dbidx == DBIDX) {
+    let result = keys.iter().try_for_each(|k| {
+        let Some(db) = database(srv, k.dbidx) else {
+            return Ok(());
+        };
         let cmd = Delete {
             key: Bytes::copy_from_slice(&k.key),
             cas: None,
         };
-        match cmd.apply(srv) {
+        match cmd.apply(db) {
             Outcome::Deleted => hits = hits.saturating_add(1),
             Outcome::NotFound => {}
             o => return Err(o),
         }
-    }
-    Ok(hits)
+        Ok(())
+    });
+    flush_others(srv);
+    result.map(|()| hits)
 }
 
-/// The live records of the keys of database 0, in request order.
+/// The live records of the keys, each from its database, in request order.
 fn get_bulk<'k>(
     srv: &Server,
     keys: &'k [KeyRecord],
 ) -> Result<Vec<(&'k KeyRecord, Record)>, Outcome> {
     let mut found = Vec::new();
-    for k in keys.iter().filter(|k| k.dbidx == DBIDX) {
-        match Get::new(k.key.clone()).apply(srv) {
+    for k in keys {
+        let Some(db) = database(srv, k.dbidx) else {
+            continue;
+        };
+        match Get::new(k.key.clone()).apply(db) {
             Outcome::Found(r) => found.push((k, r)),
             Outcome::NotFound => {}
             o => return Err(o),

@@ -17,6 +17,7 @@ pub mod config;
 pub mod connection;
 pub mod databases;
 pub mod kt_conn;
+pub mod kt_port;
 pub mod listener;
 pub mod marks;
 pub mod meta;

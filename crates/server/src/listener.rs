@@ -3,10 +3,12 @@
 use crate::connection;
 use crate::server::Server;
 use crate::stats::bump;
+use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 /// What memcached writes to a connection over `-c` before closing it.
 pub const TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
@@ -22,6 +24,16 @@ impl Drop for Live {
 
 /// Accepts until shutdown; then the listener is dropped (no more accepts).
 pub async fn run(listener: TcpListener, srv: Arc<Server>) {
+    run_with(listener, srv, connection::serve).await
+}
+
+/// `run` with another connection handler (the Kyoto Tycoon port's); the
+/// connection limit and counters are shared by every listener.
+pub async fn run_with<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F)
+where
+    F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let mut shutdown = srv.shutdown.clone();
     let max = srv.cfg.max_connections as u64;
     loop {
@@ -49,9 +61,9 @@ pub async fn run(listener: TcpListener, srv: Arc<Server>) {
         c.curr_connections.fetch_add(1, Relaxed);
         bump(&c.total_connections);
         let live = Live(srv.clone());
+        let serving = serve(stream, peer, live.0.clone());
         tokio::spawn(async move {
-            let srv = live.0.clone();
-            connection::serve(stream, peer, srv).await;
+            serving.await;
             drop(live);
         });
     }

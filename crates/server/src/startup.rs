@@ -28,6 +28,8 @@ pub enum StartError {
     },
     #[error("closing the store: {0}")]
     Close(String),
+    #[error("{0}")]
+    Flags(String),
 }
 
 fn io(what: String, source: std::io::Error) -> StartError {
@@ -36,6 +38,11 @@ fn io(what: String, source: std::io::Error) -> StartError {
 
 /// Runs the server the flags describe until a stop signal.
 pub fn run(args: cli::Args) -> Result<(), StartError> {
+    if args.kt_listen.is_some() && args.sasl_file.is_some() {
+        return Err(StartError::Flags(
+            "--kt-listen cannot be combined with --sasl-file: Kyoto Tycoon's port has no authentication".into(),
+        ));
+    }
     let credentials = match &args.sasl_file {
         Some(p) => {
             let c = sasl::Credentials::load(p).map_err(|e| io(String::new(), e))?;
@@ -47,6 +54,13 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     // Bound before the store is opened: a busy port must not leave new store files behind.
     let listener = std::net::TcpListener::bind(args.listen)
         .map_err(|e| io(format!("listening on {}", args.listen), e))?;
+    let kt_listener = match args.kt_listen {
+        Some(a) => Some(
+            std::net::TcpListener::bind(a)
+                .map_err(|e| io(format!("listening on {a} (--kt-listen)"), e))?,
+        ),
+        None => None,
+    };
     // Every database is opened before any is served; a failure closes the
     // ones already open (dropped) and names the one that failed.
     let mut dbs = Vec::new();
@@ -87,6 +101,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         .map_err(|e| io("starting the runtime".into(), e))?;
     let started = Started {
         listener,
+        kt_listener,
         port_file: args.port_file.clone(),
         sync_interval: args.sync_interval,
     };
@@ -102,6 +117,8 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
 struct Started {
     /// Already bound (`-l`, port 0 = a free one chosen by the kernel).
     listener: std::net::TcpListener,
+    /// `--kt-listen`'s, already bound.
+    kt_listener: Option<std::net::TcpListener>,
     port_file: Option<std::path::PathBuf>,
     sync_interval: Option<u64>,
 }
@@ -165,6 +182,10 @@ async fn serve(
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
     let accept = tokio::spawn(listener::run(listener, srv.clone()));
     announce(addr, started.port_file.as_deref())?;
+    let kt_accept = match started.kt_listener {
+        Some(l) => Some(crate::kt_port::start(l, srv.clone()).map_err(listening)?),
+        None => None,
+    };
     if let Some(secs) = started.sync_interval {
         signals::spawn_periodic_sync(srv.clone(), secs);
     }
@@ -172,6 +193,9 @@ async fn serve(
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
     let _ = accept.await;
+    if let Some(kt) = kt_accept {
+        let _ = kt.await;
+    }
     // Let connections finish the batch they are working on, and running RPC
     // slow calls finish (searches stop at once; queued ones never start).
     let deadline = Instant::now() + GRACE;

@@ -220,6 +220,43 @@ fn other_database_indexes_are_skipped_as_ktserver_does() {
     assert_eq!(read_hits(&mut s, REMOVE_BULK), Some(0));
 }
 
+/// `dbidx` picks the database by its place on the command line; an index
+/// past the last is skipped, as `ktserver` does.
+#[test]
+fn dbidx_selects_among_several_databases() {
+    let srv = Server::start(&["-s", "*", "-s", "+"]);
+    let mut s = srv.connect();
+    let recs: [(u16, &[u8], &[u8], i64); 3] = [
+        (0, b"x", b"zero", i64::MAX),
+        (1, b"x", b"one", i64::MAX),
+        (2, b"x", b"two", i64::MAX),
+    ];
+    s.write_all(&set_bulk(0, &recs)).unwrap();
+    assert_eq!(read_hits(&mut s, SET_BULK), Some(2));
+    s.write_all(&keys_req(GET_BULK, 0, &[(1, b"x"), (2, b"x"), (0, b"x")]))
+        .unwrap();
+    let got: Vec<(u16, Vec<u8>)> = read_get(&mut s)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.dbidx, r.value))
+        .collect();
+    assert_eq!(got, [(1, b"one".to_vec()), (0, b"zero".to_vec())]);
+    // The memcached protocols see the first database only.
+    let mut t = Text::new(srv.connect());
+    assert_eq!(t.cmd("get x\r\n"), "VALUE x 0 4");
+    assert_eq!(t.line(), "zero");
+    s.write_all(&keys_req(REMOVE_BULK, 0, &[(1, b"x"), (2, b"x")]))
+        .unwrap();
+    assert_eq!(read_hits(&mut s, REMOVE_BULK), Some(1));
+    s.write_all(&keys_req(GET_BULK, 0, &[(1, b"x"), (0, b"x")]))
+        .unwrap();
+    assert_eq!(
+        read_get(&mut s).unwrap().len(),
+        1,
+        "only database 0 keeps x"
+    );
+}
+
 #[test]
 fn play_script_errors_and_the_connection_goes_on() {
     let srv = Server::start(&[]);

@@ -11,6 +11,7 @@
 mod framer;
 #[cfg(test)]
 mod tests;
+pub mod tsv;
 
 pub use framer::{KtFramer, Limits};
 

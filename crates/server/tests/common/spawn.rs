@@ -34,6 +34,8 @@ pub struct Spawned {
     pub port: u16,
     /// "memstored" or "memcached", for messages.
     name: String,
+    /// The stdout lines after the first, as they come (`Announce::Stdout`).
+    later_lines: Mutex<Option<mpsc::Receiver<String>>>,
     /// Holds `stderr.log` (a file, so a chatty server never blocks on a full
     /// pipe) and memcached's port file.
     dir: tempfile::TempDir,
@@ -72,6 +74,7 @@ impl Spawned {
             pid: child.id(),
             child: Mutex::new(Some(child)),
             port: 0,
+            later_lines: Mutex::new(None),
             name: name.to_string(),
             dir,
         };
@@ -92,13 +95,17 @@ impl Spawned {
         let stdout = stdout.expect("stdout is piped");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
         });
         let line = rx
             .recv_timeout(START_TIMEOUT)
             .map_err(|_| format!("no stdout line within {START_TIMEOUT:?}"))?;
+        *self.later_lines.lock().unwrap_or_else(|e| e.into_inner()) = Some(rx);
         line.trim()
             .rsplit(':')
             .next()
@@ -125,6 +132,16 @@ impl Spawned {
                 return Err(format!("no port file within {START_TIMEOUT:?}"));
             }
             std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The next stdout line after the port's (e.g. `memstored kt listening
+    /// on ADDR:PORT`); panics with a diagnosis when none comes.
+    pub fn stdout_line(&self) -> String {
+        let lines = self.later_lines.lock().unwrap_or_else(|e| e.into_inner());
+        match lines.as_ref().map(|rx| rx.recv_timeout(START_TIMEOUT)) {
+            Some(Ok(line)) => line,
+            _ => panic!("no further stdout line; {}", self.diagnose()),
         }
     }
 

@@ -1,0 +1,198 @@
+//! The HTTP side of the Kyoto Tycoon port: hyper's HTTP/1 server with
+//! bounded headers and bodies, a body read whole (and charged to the
+//! connection memory budget) before routing, and the routes of `mod.rs`.
+
+use super::conn::Boundary;
+use crate::budget::Charge;
+use crate::server::Server;
+use crate::slow::ConnSlots;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Body, Incoming};
+use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE, SERVER};
+use hyper::server::conn::http1;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// The most header lines a request may have.
+const MAX_HEADERS: usize = 64;
+/// The largest request line plus headers (KT's own limit is an 8 KiB line).
+const MAX_HEADER_BYTES: usize = 64 << 10;
+/// hyper's read buffer at most (it holds headers and passes bodies through).
+const MAX_READ_BUFFER: usize = 256 << 10;
+/// Bodies up to this size are not charged to the memory budget.
+const UNBUDGETED_BODY: usize = 64 << 10;
+
+/// A reply of the port.
+pub(super) type Reply = Response<Full<Bytes>>;
+
+/// The HTTP state of one connection, kept across its runs of HTTP requests.
+pub(super) struct Connection {
+    srv: Arc<Server>,
+    builder: http1::Builder,
+    /// What the connection's requests share: its slow calls and cursors.
+    shared: Arc<Shared>,
+}
+
+/// Per-connection state of TSV-RPC.
+#[derive(Default)]
+pub(super) struct Shared {
+    /// Slow RPC calls (searches, vacuum...) of this connection.
+    pub(super) slots: ConnSlots,
+    pub(super) cursors: super::cursor::Cursors,
+}
+
+impl Connection {
+    pub(super) fn new(srv: &Arc<Server>) -> Connection {
+        let mut builder = http1::Builder::new();
+        builder
+            .keep_alive(true)
+            .half_close(true)
+            .max_headers(MAX_HEADERS)
+            .max_header_size(MAX_HEADER_BYTES)
+            .max_buf_size(MAX_READ_BUFFER);
+        Connection {
+            srv: srv.clone(),
+            builder,
+            shared: Arc::new(Shared::default()),
+        }
+    }
+
+    /// Serves HTTP requests until the connection closes (`None`) or a
+    /// binary request is next (the socket back, that request unread).
+    pub(super) async fn serve(&self, mut io: Boundary) -> io::Result<Option<Boundary>> {
+        io.at_boundary.store(false, Relaxed);
+        io.binary_next = false;
+        let boundary = io.at_boundary.clone();
+        let (srv, shared) = (self.srv.clone(), self.shared.clone());
+        let service = hyper::service::service_fn(move |req| {
+            let (srv, shared, boundary) = (srv.clone(), shared.clone(), boundary.clone());
+            async move { Ok::<_, Infallible>(handle(&srv, &shared, &boundary, req).await) }
+        });
+        let conn = self.builder.serve_connection(TokioIo::new(io), service);
+        match conn.without_shutdown().await {
+            Ok(parts) => {
+                let mut io = parts.io.into_inner();
+                io.unread(&parts.read_buf);
+                let binary_next = std::mem::take(&mut io.binary_next);
+                Ok((binary_next || !io.pending.is_empty()).then_some(io))
+            }
+            Err(e) => {
+                tracing::debug!("Kyoto Tycoon port HTTP connection: {e}");
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Serves one request; every reply names the server.
+async fn handle(
+    srv: &Arc<Server>,
+    shared: &Shared,
+    boundary: &AtomicBool,
+    req: Request<Incoming>,
+) -> Reply {
+    let mut reply = read_and_route(srv, shared, boundary, req).await;
+    let server = format!("memstored/{}", crate::MEMSTORED_VERSION);
+    if let Ok(v) = HeaderValue::from_str(&server) {
+        reply.headers_mut().insert(SERVER, v);
+    }
+    reply
+}
+
+/// Reads the body, marks the request boundary, routes.
+async fn read_and_route(
+    srv: &Arc<Server>,
+    shared: &Shared,
+    boundary: &AtomicBool,
+    req: Request<Incoming>,
+) -> Reply {
+    let (parts, body) = req.into_parts();
+    let limit = usize::try_from(crate::kt_conn::max_frame(srv)).unwrap_or(usize::MAX);
+    let declared = usize::try_from(body.size_hint().lower()).unwrap_or(usize::MAX);
+    if declared > limit {
+        // The body stays unread, so hyper closes the connection after this.
+        return text(
+            413,
+            &format!("the body exceeds the limit of {limit} bytes\n"),
+        );
+    }
+    let mut charge = Charge::new(&srv.budget);
+    if declared > UNBUDGETED_BODY && !charge.grow(declared).await {
+        crate::stats::bump(&srv.budget.refused);
+        return text(
+            503,
+            "out of memory: the connection memory budget is spent\n",
+        );
+    }
+    let body = match Limited::new(body, limit).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            tracing::debug!("Kyoto Tycoon port request body: {e}");
+            return text(
+                413,
+                &format!("the body exceeds the limit of {limit} bytes\n"),
+            );
+        }
+    };
+    charge.set(if body.len() > UNBUDGETED_BODY {
+        body.len()
+    } else {
+        0
+    });
+    // The request is read whole: the next bytes begin the next request.
+    boundary.store(true, Relaxed);
+    let path = parts.uri.path();
+    if let Some(name) = path.strip_prefix("/rpc/") {
+        let content_type = parts
+            .headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        super::tsv_rpc::call(srv, shared, name, parts.uri.query(), content_type, &body).await
+    } else if let Some(reply) = super::ops::route(srv, path) {
+        reply
+    } else {
+        super::rest::handle(srv, &parts, body)
+    }
+}
+
+/// KT's reason phrases for its own codes (hyper has none for 450).
+fn reason(code: u16) -> Option<&'static [u8]> {
+    match code {
+        450 => Some(b"Logical Inconsistency"),
+        _ => None,
+    }
+}
+
+/// A reply with `code`, `headers` (names lower case; a value that is not
+/// a valid header value is left out) and `body`.
+pub(super) fn reply(code: u16, headers: &[(&'static str, String)], body: Bytes) -> Reply {
+    let mut r = Response::new(Full::new(body));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if let Some(phrase) = reason(code) {
+        r.extensions_mut()
+            .insert(hyper::ext::ReasonPhrase::from_static(phrase));
+    }
+    for (name, value) in headers {
+        match HeaderValue::from_str(value) {
+            Ok(v) => {
+                r.headers_mut().insert(HeaderName::from_static(name), v);
+            }
+            Err(_) => tracing::debug!("header {name} left out: {value:?} is not a header value"),
+        }
+    }
+    r
+}
+
+/// A plain-text reply.
+pub(super) fn text(code: u16, body: &str) -> Reply {
+    reply(
+        code,
+        &[("content-type", "text/plain".to_string())],
+        Bytes::copy_from_slice(body.as_bytes()),
+    )
+}
