@@ -9,6 +9,17 @@
 # binary, memstored text, memcached text, memstored RPC), REPS rounds, and
 # the table gives the median.
 #
+# Part 1b (when KT_DIR names a Kyoto Tycoon build: ktserver, ktremotetest
+# and its libraries): seed 003's own client, `ktremotetest bulk -th THREADS
+# [-bin] -set|-get -bulk B ITER`, over KT's HTTP RPC and KT's binary
+# protocol, against memstored's --kt-listen port and against `ktserver`
+# (both a 1 GiB cache, `*#capsiz=1024m`), alternating; with the RPC rows of
+# part 1 they make seed 003's 18-row table. KT's clients take no port above
+# 32767 and ktserver cannot report a kernel-picked one, so both servers are
+# started on the first port from KT_PORT_BASE (20000) they manage to bind:
+# a port taken meanwhile makes the start fail, which is seen, and the next
+# one is tried.
+#
 # Part 2: `memstore bench --protocol rpc --set_only --multi 100` into a
 # 100-shard appending hash store, then `memstore remote sync --hard`,
 # `sync make_backup=` and `rebuild`, each timed, while a
@@ -20,6 +31,7 @@
 #   scripts/bench-bulk.sh                         # the full run (~20-40 min here)
 #   ITER=20000 REPS=1 scripts/bench-bulk.sh       # a quick smoke run
 #   REPORT_ONLY=1 scripts/bench-bulk.sh           # re-render from bulk-raw.tsv
+#   KT_DIR=/path/to/kyototycoon scripts/bench-bulk.sh   # with the KT rows
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -122,6 +134,79 @@ EOF
   done
 done
 echo "load_after_bulk	$(uptime)" >>"$WORK/meta.txt"
+
+# ---- Part 1b: Kyoto Tycoon's protocols, memstored vs ktserver ----
+# start_on_free_port NAME PORTVAR CMD...: runs CMD with {PORT} replaced by
+# ports from KT_PORT_BASE upward until the server answers `ktremotemgr
+# report` on it; sets PORTVAR and appends the pid to PIDS.
+start_on_free_port() {
+  local name=$1 var=$2 port pid i
+  shift 2
+  for port in $(seq "${KT_PORT_BASE:-20000}" "$(( ${KT_PORT_BASE:-20000} + 200 ))"); do
+    "${@//\{PORT\}/$port}" >"$WORK/$name.out" 2>&1 &
+    pid=$!
+    for i in $(seq 1 1500); do
+      if ! kill -0 "$pid" 2>/dev/null; then break; fi
+      if "$KT_DIR/ktremotemgr" report -port "$port" >/dev/null 2>&1; then
+        PIDS+=("$pid")
+        printf -v "$var" '%s' "$port"
+        return 0
+      fi
+      sleep 0.02
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  echo "$name: could not start on any port from ${KT_PORT_BASE:-20000}" >&2
+  return 1
+}
+
+if [ -n "${KT_DIR:-}" ] && [ -x "$KT_DIR/ktserver" ] && [ -x "$KT_DIR/ktremotetest" ]; then
+  export LD_LIBRARY_PATH="$KT_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  PIDS=()
+  KT_STORE='*#capsiz=1024m'
+  start_on_free_port memstored-kt MSKT_PORT "$MEMSTORED" -s "$KT_STORE" -l 127.0.0.1:0 -R 2 --kt-listen '127.0.0.1:{PORT}'
+  KT_PORT_BASE=$((MSKT_PORT + 1)) start_on_free_port ktserver KT_PORT \
+    "$KT_DIR/ktserver" -host 127.0.0.1 -port '{PORT}' -th 2 -log "$WORK/ktserver.log" "$KT_STORE"
+  {
+    echo "kt_memstored_cmd	memstored -s '$KT_STORE' -R 2 --kt-listen PORT"
+    echo "kt_ktserver_cmd	ktserver -host 127.0.0.1 -port PORT -th 2 '$KT_STORE'"
+    echo "kt_version	$("$KT_DIR/ktserver" --version 2>&1 | head -n1)"
+    echo "kt_bench_cmd	ktremotetest bulk -th $THREADS [-bin] -set|-get -bulk B -port PORT $ITER"
+  } >>"$WORK/meta.txt"
+  total=$((REPS * $(echo $BULKS | wc -w) * 4))
+  n=0
+  for rep in $(seq 1 "$REPS"); do
+    for bulk in $BULKS; do
+      for t in "memstored|kt-http|$MSKT_PORT" "ktserver|kt-http|$KT_PORT" \
+        "memstored|kt-binary|$MSKT_PORT" "ktserver|kt-binary|$KT_PORT"; do
+        IFS='|' read -r server proto port <<<"$t"
+        bin=()
+        if [ "$proto" = kt-binary ]; then bin=(-bin); fi
+        n=$((n + 1))
+        echo "[$n/$total] rep $rep bulk $bulk $server $proto ($(cut -d' ' -f1-3 /proc/loadavg))" >&2
+        for phase in set get; do
+          out=$("$KT_DIR/ktremotetest" bulk -th "$THREADS" "${bin[@]}" "-$phase" -bulk "$bulk" -port "$port" "$ITER" 2>&1)
+          python3 - "$server" "$proto" "$bulk" "$rep" "$phase" "$((THREADS * ITER))" "$out" >>"$RAW" <<'EOF2'
+import sys
+server, proto, bulk, rep, phase, records, out = sys.argv[1:]
+lines = out.splitlines()
+start = next(i for i, l in enumerate(lines) if l.endswith("records:"))
+secs = next(float(l.split()[1]) for l in lines[start:] if l.startswith("time:"))
+errors = sum(1 for l in lines if "error" in l.lower())
+print("\t".join(str(x) for x in [server, proto, bulk, rep, phase, records, f"{secs:.4f}",
+      f"{int(records) / secs:.0f}", "", "", "", "", errors, ""]))
+EOF2
+        done
+      done
+    done
+  done
+  echo "load_after_kt	$(uptime)" >>"$WORK/meta.txt"
+else
+  echo "KT_DIR unset or without ktserver/ktremotetest: no Kyoto Tycoon rows" >&2
+fi
 
 # ---- Part 2: the Tkrzw-RPC sharding run, scaled ----
 for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done

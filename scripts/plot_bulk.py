@@ -86,6 +86,107 @@ def plot(rows, bulks, out_png):
     return True
 
 
+KT_PROTOCOLS = [("kt-http", "KT HTTP RPC"), ("kt-binary", "KT binary"), ("rpc", "msgpack-rpc")]
+
+
+def kt_section(w, rows, bulks, m1, out_dir):
+    """Seed 003's table: set and get over KT's HTTP RPC, KT's binary protocol
+    and msgpack-rpc, bulk 1/10/100, memstored beside ktserver."""
+    if not any(k[1].startswith("kt-") for k in rows):
+        w("## Seed 003's table (Kyoto Tycoon's protocols)\n")
+        w("Not run: the script was given no Kyoto Tycoon build (`KT_DIR`).\n")
+        return
+    w("## Seed 003's table: KT HTTP RPC, KT binary, msgpack-rpc\n")
+    w("```")
+    for k in ("kt_memstored_cmd", "kt_ktserver_cmd", "kt_bench_cmd"):
+        w(m1(k))
+    w("```\n")
+    w(f"- {m1('kt_version')}; load after these runs: `{m1('load_after_kt')}`")
+    w(
+        "- KT rows: Kyoto Tycoon's own client against both servers; msgpack-rpc rows: "
+        "`memstore bench --protocol rpc` (ktserver has no msgpack-rpc without the "
+        "kt-msgpack plugin, not built here). Median of the runs.\n"
+    )
+    w("| protocol | bulk | phase | memstored records/s | ktserver records/s | memstored / ktserver |")
+    w("|---|---:|---|---:|---:|---:|")
+    ratios = []
+    for proto, label in KT_PROTOCOLS:
+        for b in bulks:
+            for phase in ("set", "get"):
+                ms = rows.get(("memstored", proto, b, phase))
+                kt = rows.get(("ktserver", proto, b, phase))
+                if not ms and not kt:
+                    continue
+                cells = [label, str(b), phase]
+                cells += [fmt_rate(med(rs, "records_per_sec")) if rs else "—" for rs in (ms, kt)]
+                if ms and kt:
+                    r = med(ms, "records_per_sec") / med(kt, "records_per_sec")
+                    ratios.append((label, b, phase, r))
+                    cells.append(f"{r:.2f}")
+                else:
+                    cells.append("—")
+                w("| " + " | ".join(cells) + " |")
+    w("")
+    w("### Goals (issue 13)\n")
+    rpc_set = rows.get(("memstored", "rpc", 100, "set"))
+    if rpc_set:
+        rate = med(rpc_set, "records_per_sec")
+        w(
+            f"- msgpack-rpc bulk-100 set ≥ 1,500,000 records/s: "
+            f"**{'met' if rate >= 1_500_000 else 'not met'}** ({fmt_rate(rate)} records/s)."
+        )
+    short = [x for x in ratios if x[3] < 1.5]
+    if ratios:
+        verdict = "met" if not short else "not met"
+        detail = ", ".join(f"{l} bulk {b} {p} ({r:.2f}x)" for l, b, p, r in short)
+        w(
+            f"- every memstored row ≥ 1.5x ktserver's same row: **{verdict}**"
+            + (f" in {len(short)} of {len(ratios)} rows: {detail}." if short else f" in all {len(ratios)} rows.")
+        )
+    w("")
+    if plot_kt(rows, bulks, os.path.join(out_dir, "bulk-kt.png")):
+        w("![seed 003's table: records/s](bulk-kt.png)\n")
+
+
+def plot_kt(rows, bulks, out_png):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    series = [
+        ("memstored", "kt-http", "#1f77b4"),
+        ("ktserver", "kt-http", "#aec7e8"),
+        ("memstored", "kt-binary", "#2ca02c"),
+        ("ktserver", "kt-binary", "#98df8a"),
+        ("memstored", "rpc", "#d62728"),
+    ]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+    width = 0.8 / len(series)
+    for ax, phase in zip(axes, ["set", "get"]):
+        for i, (srv, proto, color) in enumerate(series):
+            xs, ys = [], []
+            for j, b in enumerate(bulks):
+                rs = rows.get((srv, proto, b, phase))
+                if rs:
+                    xs.append(j + (i - len(series) / 2 + 0.5) * width)
+                    ys.append(med(rs, "records_per_sec"))
+            ax.bar(xs, ys, width, label=f"{srv} {proto}", color=color)
+        ax.set_xticks(range(len(bulks)))
+        ax.set_xticklabels([f"bulk {b}" for b in bulks])
+        ax.set_yscale("log")
+        ax.set_title(f"{phase}: records/s (median)")
+        ax.grid(axis="y", which="both", alpha=0.3)
+    axes[0].set_ylabel("records / second (log)")
+    axes[1].legend(fontsize=8, loc="upper left")
+    fig.suptitle("Seed 003's table: 1M records, 4 threads, memstored vs ktserver")
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=110)
+    return True
+
+
 def main():
     raw, meta_path, out_dir = sys.argv[1:4]
     rows = load_raw(raw)
@@ -190,6 +291,8 @@ def main():
                 f"**met** in all {len(verdict_rows)} cells."
             )
     w("")
+
+    kt_section(w, rows, bulks, m1, out_dir)
 
     w("## Sharding run (Tkrzw-RPC article, scaled)\n")
     w("```")

@@ -102,6 +102,16 @@ class Server(Process):
             self.fail(f"did not report its port (first stdout line {line!r})")
 
 
+def kt_port(srv: Server) -> int:
+    """The `--kt-listen` port of `srv`, from the line memstored prints after
+    its main port's: `memstored kt listening on ADDR:PORT`."""
+    ready, _, _ = select.select([srv.proc.stdout], [], [], START_TIMEOUT)
+    line = srv.proc.stdout.readline().decode(errors="replace") if ready else ""
+    if not line.startswith("memstored kt listening on "):
+        srv.fail(f"did not report its KT port (line {line!r})")
+    return int(line.strip().rsplit(":", 1)[1])
+
+
 @pytest.fixture(scope="module", params=["memory", "sharded-hash"])
 def server(request):
     tmp = tempfile.mkdtemp(prefix="memstored-py-")
