@@ -26,6 +26,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -104,9 +105,14 @@ class Server(Process):
 
 def kt_port(srv: Server) -> int:
     """The `--kt-listen` port of `srv`, from the line memstored prints after
-    its main port's: `memstored kt listening on ADDR:PORT`."""
-    ready, _, _ = select.select([srv.proc.stdout], [], [], START_TIMEOUT)
-    line = srv.proc.stdout.readline().decode(errors="replace") if ready else ""
+    its main port's: `memstored kt listening on ADDR:PORT`. That line may
+    already sit in the pipe reader's buffer (so select on the pipe would not
+    see it): it is read on a thread, with a time limit."""
+    got = []
+    reader = threading.Thread(target=lambda: got.append(srv.proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(START_TIMEOUT)
+    line = got[0].decode(errors="replace") if got else ""
     if not line.startswith("memstored kt listening on "):
         srv.fail(f"did not report its KT port (line {line!r})")
     return int(line.strip().rsplit(":", 1)[1])

@@ -11,7 +11,6 @@ X-Kt-Xt).
 import base64
 import binascii
 import quopri
-import threading
 import time
 import urllib.error
 import urllib.parse
@@ -20,22 +19,13 @@ from email.utils import formatdate, parsedate_to_datetime
 
 import pytest
 
-from conftest import START_TIMEOUT, Server
+from conftest import Server, kt_port
 
 
 @pytest.fixture(scope="module")
 def kt():
     srv = Server("*", "--kt-listen", "127.0.0.1:0")
-    # The second stdout line may already sit in the reader's buffer (no
-    # select on the pipe, then): read it on a thread, with a time limit.
-    got = []
-    reader = threading.Thread(target=lambda: got.append(srv.proc.stdout.readline()), daemon=True)
-    reader.start()
-    reader.join(START_TIMEOUT)
-    line = got[0].decode(errors="replace") if got else ""
-    if not line.startswith("memstored kt listening on "):
-        srv.fail(f"did not report its KT port (line {line!r})")
-    yield f"http://127.0.0.1:{line.strip().rsplit(':', 1)[1]}"
+    yield f"http://127.0.0.1:{kt_port(srv)}"
     srv.stop()
 
 

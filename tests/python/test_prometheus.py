@@ -11,6 +11,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -112,6 +113,24 @@ class Prometheus(Process):
                 "--web.listen-address=127.0.0.1:0"]
         super().__init__("prometheus", args, stdout=subprocess.DEVNULL)
         self.port = self._wait_port()
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        """The web port opens before the storage: /-/ready says 200 once
+        queries can be answered (503 until then)."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.fail("exited before it was ready")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=10) as r:
+                    if r.status == 200:
+                        return
+            except urllib.error.HTTPError as e:
+                if e.code != 503:
+                    raise
+            time.sleep(0.05)  # Prometheus offers nothing to block on
+        self.fail("never became ready")
 
     def _wait_port(self) -> int:
         deadline = time.monotonic() + START_TIMEOUT

@@ -153,7 +153,7 @@ async fn read_and_route(
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
         super::tsv_rpc::call(srv, shared, name, parts.uri.query(), content_type, &body).await
-    } else if let Some(reply) = super::ops::route(srv, path) {
+    } else if let Some(reply) = super::ops::route(srv, &parts) {
         reply
     } else {
         super::rest::handle(srv, &parts, body)
