@@ -246,6 +246,52 @@ def test_same_replies_as_memcached(server, memcached, scenario):
         )
 
 
+# Sent alone (no `mn` after: that would end the line); memcached hangs up
+# without a byte on each.
+HANGUPS = [
+    b"incr" + b" " * 2048,                 # no newline after 2048 bytes, not a get
+    b"set k 0 0 1" + b"x" * 3000,
+    b" " * 101 + b"get " + b"k " * 1000,   # a get, but after too many spaces
+    b"GET / HTTP/1.0\r\n",
+    b"PUT /a/b HTTP/1.1\r\n",
+    b"DELETE HTTP/1.1\r\n",
+]
+
+
+def hangup_reply(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request)
+        reply = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return reply + b"<closed>"
+            reply += chunk
+
+
+@pytest.mark.parametrize("request_", HANGUPS, ids=lambda r: repr(r[:24]))
+def test_hangs_up_like_memcached(server, memcached, request_):
+    want = hangup_reply(memcached.port, request_)
+    assert want == b"<closed>"
+    assert hangup_reply(server.port, request_) == want
+
+
+def test_long_multiget_keeps_reading_like_memcached(server, memcached):
+    """A `get` line may run past 2048 bytes before its newline arrives."""
+    keys = b" ".join(b"k%d" % i for i in range(100, 1600))
+
+    def ask(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            exchange(s, b"set k7 0 0 1\r\nx\r\n")
+            s.sendall(b"get " + keys)
+            # the server has the first 2048+ bytes and no newline: it must wait
+            return exchange(s, b" k7\r\n")
+
+    want = ask(memcached.port)
+    assert want == b"VALUE k7 0 1\r\nx\r\nEND\r\nMN\r\n"
+    assert ask(server.port) == want
+
+
 def test_normalize_keeps_what_matters():
     # Guards the comparison itself: only CAS numbers and TTL seconds vary.
     assert normalize(b"VALUE k 1 2 99\r\nab\r\nEND\r\n") == b"VALUE k 1 2 <cas>\r\nab\r\nEND\r\n"
