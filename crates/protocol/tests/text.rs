@@ -417,7 +417,9 @@ fn only_multigets_grow_past_2048_bytes_without_a_newline() {
     assert_eq!(e.kind, TextErrorKind::LineTooLong);
     assert!(e.must_close() && !e.should_reply());
     assert_eq!(
-        parser.parse_buf(&mut BytesMut::from(&incr[..])).unwrap_err(),
+        parser
+            .parse_buf(&mut BytesMut::from(&incr[..]))
+            .unwrap_err(),
         e
     );
     for start in ["get ", "gets ", "   get "] {

@@ -120,6 +120,17 @@ pub enum Command {
     MetaNoop,
     /// `me <key> [b]` → `ME <key> <k=v>*` | `EN`.
     MetaDebug { key: Bytes, base64: bool },
+    /// `shutdown [graceful]`: the words after `shutdown` (the server checks
+    /// them, after checking that shutdown is enabled, as memcached does).
+    Shutdown { args: Vec<Bytes> },
+    /// `cache_memlimit <megabytes> [noreply]`; `None` if not a number
+    /// (memcached answers a bare `ERROR` then).
+    CacheMemlimit {
+        megabytes: Option<u32>,
+        noreply: bool,
+    },
+    /// `lru_crawler <args...>` (the server answers `metadump`).
+    LruCrawler { args: Vec<Bytes> },
 }
 
 impl Command {
@@ -144,7 +155,8 @@ impl Command {
             | Command::IncrDecr { noreply, .. }
             | Command::Touch { noreply, .. }
             | Command::FlushAll { noreply, .. }
-            | Command::Verbosity { noreply, .. } => *noreply,
+            | Command::Verbosity { noreply, .. }
+            | Command::CacheMemlimit { noreply, .. } => *noreply,
             _ => false,
         }
     }
@@ -453,6 +465,21 @@ fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
         // server reports; memccapable checks `version foo` answers VERSION then).
         b"version" => Ok(Command::Version),
         b"quit" => Ok(Command::Quit),
+        b"shutdown" => Ok(Command::Shutdown {
+            args: t.get(1..).unwrap_or_default().to_vec(),
+        }),
+        b"cache_memlimit" => {
+            if n != 2 && n != 3 {
+                return Err(err(TextErrorKind::UnknownCommand));
+            }
+            Ok(Command::CacheMemlimit {
+                megabytes: parse_u32(arg(1)),
+                noreply: is_noreply(n - 1),
+            })
+        }
+        b"lru_crawler" if n >= 2 => Ok(Command::LruCrawler {
+            args: t.get(1..).unwrap_or_default().to_vec(),
+        }),
         b"stats" => Ok(Command::Stats {
             args: t.get(1..).unwrap_or_default().to_vec(),
         }),
