@@ -233,6 +233,24 @@ SCENARIOS = {
         b"stats detail\r\n",
         b"stats detail x\r\n",
     ],
+    "meta_debug_and_noop": [
+        # `me` on an item never fetched, without TTL (size is normalized: it
+        # is memcached's item size in its slab, memstored's value size)
+        b"ms me1 2\r\nab\r\n",
+        b"me me1\r\n",
+        b"me nope\r\n",
+        b"me bWUx b\r\n",
+        b"me\r\n",
+        b"me " + b"k" * 251 + b"\r\n",
+        b"me !!! b\r\n",
+        # the first fetch: not fetched before, accessed just now, no TTL
+        b"ms hlt 1\r\nx\r\n",
+        b"mg hlt h l t v\r\n",
+        b"ms hlt2 1 T100\r\nx\r\n",
+        b"mg hlt2 t\r\n",
+        b"mn\r\n",
+        b"mn extra tokens\r\n",
+    ],
     "stats_detail": [
         b"stats reset\r\n",
         b"stats detail dump\r\n",
@@ -268,6 +286,7 @@ def normalize(reply: bytes) -> bytes:
     reply = re.sub(rb"(VALUE \S+ \d+ \d+) \d+", rb"\1 <cas>", reply)
     reply = re.sub(rb"(?<= )c\d+", b"c<cas>", reply)
     reply = re.sub(rb"(?<= )t\d+", b"t<ttl>", reply)
+    reply = re.sub(rb"(ME \S+ exp=-?\d+ la=\d+) cas=\d+ (.*) size=\d+", rb"\1 cas=<cas> \2 size=<size>", reply)
     return reply
 
 
@@ -424,6 +443,10 @@ def test_normalize_keeps_what_matters():
     assert normalize(b"VA 1 c12 t30 f5\r\n") == b"VA 1 c<cas> t<ttl> f5\r\n"
     assert normalize(b"HD t-1\r\n") == b"HD t-1\r\n"
     assert normalize(b"HD W\r\n") != normalize(b"HD Z\r\n")
+    me = b"ME k exp=-1 la=0 cas=7 fetch=no cls=1 size=64\r\n"
+    assert normalize(me) == b"ME k exp=-1 la=0 cas=<cas> fetch=no cls=1 size=<size>\r\n"
+    assert normalize(me) != normalize(me.replace(b"fetch=no", b"fetch=yes"))
+    assert normalize(me) != normalize(me.replace(b"la=0", b"la=3"))
 
 
 # ---- binary protocol ----
