@@ -49,7 +49,7 @@ pub fn cache_memlimit(srv: &Server, megabytes: Option<u32>, noreply: bool, out: 
         Some(m) if m > 1_000_000_000 => {
             b"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"
         }
-        Some(m) if u64::from(m) << 20 == srv.db.name().cap_mem_size as u64 => b"OK\r\n",
+        Some(m) if u64::from(m) << 20 == srv.db.name().cap_mem_size => b"OK\r\n",
         Some(_) => b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
     };
     if !noreply {
