@@ -205,6 +205,78 @@ SCENARIOS = {
         b"ms c 1 MA N30\r\nz\r\n",
         b"mg c v t\r\n",
     ],
+    "admin": [
+        b"verbosity 1\r\n",
+        b"verbosity 1 noreply\r\n",
+        b"verbosity x\r\n",
+        b"verbosity 1 2 3\r\n",
+        # both servers run without -A / --enable-shutdown
+        b"shutdown\r\n",
+        b"shutdown graceful\r\n",
+        b"shutdown bogus\r\n",
+        b"cache_memlimit\r\n",
+        b"cache_memlimit x\r\n",
+        b"cache_memlimit 0\r\n",
+        b"cache_memlimit 7\r\n",
+        b"cache_memlimit 2000000000\r\n",
+        b"cache_memlimit 0 noreply\r\n",
+        b"cache_memlimit 1 2 3\r\n",
+        b"lru_crawler\r\n",
+        b"lru_crawler bogus\r\n",
+        b"lru_crawler metadump\r\n",
+        b"lru_crawler metadump all extra\r\n",
+        b"lru_crawler metadump 0\r\n",
+        b"lru_crawler metadump 64\r\n",
+        b"lru_crawler metadump x\r\n",
+        b"stats bogus\r\n",
+        b"stats sizes\r\n",
+        b"stats detail\r\n",
+        b"stats detail x\r\n",
+    ],
+    "meta_debug_and_noop": [
+        # `me` on an item never fetched, without TTL (size is normalized: it
+        # is memcached's item size in its slab, memstored's value size)
+        b"ms me1 2\r\nab\r\n",
+        b"me me1\r\n",
+        b"me nope\r\n",
+        b"me bWUx b\r\n",
+        b"me\r\n",
+        b"me " + b"k" * 251 + b"\r\n",
+        b"me !!! b\r\n",
+        # the first fetch: not fetched before, accessed just now, no TTL
+        b"ms hlt 1\r\nx\r\n",
+        b"mg hlt h l t v\r\n",
+        b"ms hlt2 1 T100\r\nx\r\n",
+        b"mg hlt2 t\r\n",
+        b"mn\r\n",
+        b"mn extra tokens\r\n",
+    ],
+    "stats_detail": [
+        b"stats reset\r\n",
+        b"stats detail dump\r\n",
+        b"stats detail on\r\n",
+        b"set foo:a 0 0 1\r\nx\r\n",
+        b"get foo:a foo:b nocolon\r\n",
+        b"gets foo:a\r\n",
+        b"gat 100 foo:a\r\n",
+        b"set user:1 0 0 1 noreply\r\nx\r\n",
+        b"add user:1 0 0 1\r\nx\r\n",
+        b"append session:9 0 0 1\r\nx\r\n",
+        b"cas user:1 0 0 1 1\r\nx\r\n",
+        b"delete bar:x\r\n",
+        b"delete :empty\r\n",
+        # not counted by memcached: arithmetic, touch, meta commands
+        b"incr foo:a 1\r\n",
+        b"touch foo:a 10\r\n",
+        b"mg foo:a v\r\n",
+        b"ms zz:1 1\r\nx\r\n",
+        b"stats detail dump\r\n",
+        b"stats detail off\r\n",
+        b"get foo:a\r\n",
+        b"stats detail dump\r\n",
+        b"stats reset\r\n",
+        b"stats detail dump\r\n",
+    ],
 }
 
 
@@ -214,6 +286,7 @@ def normalize(reply: bytes) -> bytes:
     reply = re.sub(rb"(VALUE \S+ \d+ \d+) \d+", rb"\1 <cas>", reply)
     reply = re.sub(rb"(?<= )c\d+", b"c<cas>", reply)
     reply = re.sub(rb"(?<= )t\d+", b"t<ttl>", reply)
+    reply = re.sub(rb"(ME \S+ exp=-?\d+ la=\d+) cas=\d+ (.*) size=\d+", rb"\1 cas=<cas> \2 size=<size>", reply)
     return reply
 
 
@@ -246,12 +319,134 @@ def test_same_replies_as_memcached(server, memcached, scenario):
         )
 
 
+# Sent alone (no `mn` after: that would end the line); memcached hangs up
+# without a byte on each.
+HANGUPS = [
+    b"incr" + b" " * 2048,                 # no newline after 2048 bytes, not a get
+    b"set k 0 0 1" + b"x" * 3000,
+    b" " * 101 + b"get " + b"k " * 1000,   # a get, but after too many spaces
+    b"GET / HTTP/1.0\r\n",
+    b"PUT /a/b HTTP/1.1\r\n",
+    b"DELETE HTTP/1.1\r\n",
+]
+
+
+def hangup_reply(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request)
+        reply = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return reply + b"<closed>"
+            reply += chunk
+
+
+@pytest.mark.parametrize("request_", HANGUPS, ids=lambda r: repr(r[:24]))
+def test_hangs_up_like_memcached(server, memcached, request_):
+    want = hangup_reply(memcached.port, request_)
+    assert want == b"<closed>"
+    assert hangup_reply(server.port, request_) == want
+
+
+def test_long_multiget_keeps_reading_like_memcached(server, memcached):
+    """A `get` line may run past 2048 bytes before its newline arrives."""
+    keys = b" ".join(b"k%d" % i for i in range(100, 1600))
+
+    def ask(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            exchange(s, b"set k7 0 0 1\r\nx\r\n")
+            s.sendall(b"get " + keys)
+            # the server has the first 2048+ bytes and no newline: it must wait
+            return exchange(s, b" k7\r\n")
+
+    want = ask(memcached.port)
+    assert want == b"VALUE k7 0 1\r\nx\r\nEND\r\nMN\r\n"
+    assert ask(server.port) == want
+
+
+def metadump(port: int, setup) -> list:
+    """memcached answers a successful `lru_crawler metadump` and drops the
+    commands pipelined after it, so each one is sent alone and read to END."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        for r in [b"flush_all\r\n", *setup]:
+            exchange(s, r)
+        out = []
+        for which in [b"all", b"hash", b"1", b"1,2", b"2"]:
+            s.sendall(b"lru_crawler metadump " + which + b"\r\n")
+            reply = b""
+            while not reply.endswith(b"END\r\n"):
+                chunk = s.recv(65536)
+                assert chunk, "closed"
+                reply += chunk
+            # last access, CAS and the item's size in memory are the servers' own
+            out.append(re.sub(rb"la=\d+ cas=\d+ (.*) size=\d+", rb"la=<la> cas=<cas> \1 size=<size>", reply))
+        return out
+
+
+def test_lru_crawler_metadump_like_memcached(server, memcached):
+    setup = [b"set m:d/\xc3\xbc 5 0 2\r\nab\r\n"]
+    want = metadump(memcached.port, setup)
+    assert want[0].startswith(b"key=m%3Ad%2F%C3%BC exp=-1 la=<la>")
+    assert metadump(server.port, setup) == want
+
+
+# memcached's `stats settings` names that describe machinery memstored does
+# not have (slab allocator, segmented LRU tuning, extstore, TLS, UDP, NAPI);
+# docs/memcached-compat.md lists them. Every other name must be there.
+SETTINGS_NOT_APPLICABLE = {
+    b"growth_factor", b"chunk_size", b"num_threads_per_udp", b"reqs_per_event",
+    b"tcp_backlog", b"maxconns_fast", b"hashpower_init", b"slab_automove_ratio",
+    b"slab_automove_window", b"slab_chunk_max", b"slab_automove_freeratio",
+    b"lru_crawler_sleep", b"lru_crawler_tocrawl", b"tail_repair_time",
+    b"hash_algorithm", b"hot_lru_pct", b"warm_lru_pct", b"hot_max_factor",
+    b"warm_max_factor", b"temporary_ttl", b"watcher_logbuf_size",
+    b"worker_logbuf_size", b"read_buf_mem_limit", b"inline_ascii_response",
+    b"num_napi_ids", b"memory_file",
+}
+
+
+def stat_names(port: int, request: bytes) -> list:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        reply = exchange(s, request)
+    return [line.split(b" ")[1] for line in reply.split(b"\r\n") if line.startswith(b"STAT ")]
+
+
+def test_stats_settings_names_like_memcached(server, memcached):
+    want = [n for n in stat_names(memcached.port, b"stats settings\r\n")
+            if n not in SETTINGS_NOT_APPLICABLE
+            and not n.startswith((b"ext_", b"ssl_")) or n == b"ssl_enabled"]
+    have = stat_names(server.port, b"stats settings\r\n")
+    assert len(want) > 20
+    # memcached's names first, in memcached's order; memstored's own after
+    assert have[:len(want)] == want
+
+
+def test_stats_items_and_slabs_names_like_memcached(server, memcached):
+    for port in (memcached.port, server.port):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            exchange(s, b"set it 0 0 1\r\nx\r\n")
+    # every item is in class 1 in memstored: the same names as memcached's class 1
+    want = [n for n in stat_names(memcached.port, b"stats items\r\n") if n.startswith(b"items:1:")]
+    assert len(want) > 20
+    assert stat_names(server.port, b"stats items\r\n") == want
+    # slabs: a subset of memcached's class-1 counters, then the same totals
+    want = stat_names(memcached.port, b"stats slabs\r\n")
+    have = stat_names(server.port, b"stats slabs\r\n")
+    assert have[-2:] == want[-2:] == [b"active_slabs", b"total_malloced"]
+    assert have[0].startswith(b"1:") and set(have) <= set(want), set(have) - set(want)
+
+
 def test_normalize_keeps_what_matters():
     # Guards the comparison itself: only CAS numbers and TTL seconds vary.
     assert normalize(b"VALUE k 1 2 99\r\nab\r\nEND\r\n") == b"VALUE k 1 2 <cas>\r\nab\r\nEND\r\n"
     assert normalize(b"VA 1 c12 t30 f5\r\n") == b"VA 1 c<cas> t<ttl> f5\r\n"
     assert normalize(b"HD t-1\r\n") == b"HD t-1\r\n"
     assert normalize(b"HD W\r\n") != normalize(b"HD Z\r\n")
+    me = b"ME k exp=-1 la=0 cas=7 fetch=no cls=1 size=64\r\n"
+    assert normalize(me) == b"ME k exp=-1 la=0 cas=<cas> fetch=no cls=1 size=<size>\r\n"
+    assert normalize(me) != normalize(me.replace(b"fetch=no", b"fetch=yes"))
+    assert normalize(me) != normalize(me.replace(b"la=0", b"la=3"))
 
 
 # ---- binary protocol ----
@@ -322,6 +517,17 @@ BINARY_REQUESTS = [
     bin_request(0x55),                                         # unknown opcode
     bin_request(0x01, b"k", store_extras(0, 0), b"v", cas=99),
     bin_request(0x03, b"k", store_extras(0, 0), b"v", cas=99),
+    bin_request(0x10, b"reset"),                               # STAT reset
+    bin_request(0x10, b"detail on"),
+    bin_request(0x00, b"bp:miss"),                             # counted under "bp"
+    bin_request(0x01, b"bp:k", store_extras(0, 0), b"v"),
+    bin_request(0x0E, b"bp:k", b"", b"w"),
+    bin_request(0x04, b"bp:k"),
+    bin_request(0x10, b"detail dump"),
+    bin_request(0x10, b"detail off"),
+    bin_request(0x10, b"detail bogus"),
+    bin_request(0x10, b"sizes"),
+    bin_request(0x10, b"bogus"),
     bin_request(0x07),                                         # quit
 ]
 

@@ -404,6 +404,46 @@ fn long_lines_are_fatal_and_bounded() {
     assert!(TextParser::default().parse(&big).unwrap_err().must_close());
 }
 
+/// memcached's 2048-byte rule: without a newline by then, only a
+/// `get`/`gets` line may keep growing; anything else is hung up on, silently.
+#[test]
+fn only_multigets_grow_past_2048_bytes_without_a_newline() {
+    let parser = TextParser::default();
+    let mut incr = b"incr".to_vec();
+    incr.resize(2048, b' ');
+    assert_eq!(parser.parse(&incr), Ok(Parse::Incomplete));
+    incr.push(b' ');
+    let e = parser.parse(&incr).unwrap_err();
+    assert_eq!(e.kind, TextErrorKind::LineTooLong);
+    assert!(e.must_close() && !e.should_reply());
+    assert_eq!(
+        parser
+            .parse_buf(&mut BytesMut::from(&incr[..]))
+            .unwrap_err(),
+        e
+    );
+    for start in ["get ", "gets ", "   get "] {
+        let mut get = start.as_bytes().to_vec();
+        while get.len() < 5000 {
+            get.extend_from_slice(b"key ");
+        }
+        assert_eq!(parser.parse(&get), Ok(Parse::Incomplete), "{start:?}");
+        get.extend_from_slice(b"\r\n");
+        assert!(matches!(parser.parse(&get), Ok(Parse::Complete(..))));
+    }
+    // A whole line longer than 2048 bytes is served, as by memcached.
+    let mut whole = b"incr".to_vec();
+    whole.resize(3000, b' ');
+    whole.extend_from_slice(b"\r\n");
+    assert_eq!(
+        parser.parse(&whole).unwrap_err().kind,
+        TextErrorKind::UnknownCommand
+    );
+    let mut gettish = vec![b' '; 101];
+    gettish.extend_from_slice(&[b'g', b'e', b't', b' '].repeat(600));
+    assert!(parser.parse(&gettish).unwrap_err().must_close());
+}
+
 #[test]
 fn data_block() {
     let buf = b"hello\r\nget k\r\n";

@@ -152,6 +152,7 @@ impl BinarySession {
                     StoreMode::Add => StoreKind::Add,
                     StoreMode::Replace => StoreKind::Replace,
                 };
+                srv.detail.set(&key);
                 let cmd = Store {
                     key,
                     // Own copy: a slice would pin the whole read buffer.
@@ -175,6 +176,7 @@ impl BinarySession {
                 cas,
                 quiet,
             } => {
+                srv.detail.set(&key);
                 let cmd = Store {
                     key,
                     value: Bytes::copy_from_slice(&value),
@@ -190,6 +192,7 @@ impl BinarySession {
                 reply(head, cmd.apply(srv), Reply::Stored { quiet, absent }, out);
             }
             Command::Delete { key, cas, quiet } => {
+                srv.detail.delete(&key);
                 let cmd = Delete {
                     key,
                     cas: (cas != 0).then_some(cas),
@@ -277,6 +280,7 @@ fn get(
 ) {
     let cmd = Get { key, touch };
     let o = cmd.apply(srv);
+    srv.detail.get(&cmd.key, matches!(o, Outcome::Found(_)));
     let how = Reply::Value {
         key: &cmd.key,
         quiet,
@@ -406,6 +410,19 @@ fn reply(head: ResponseHead, o: Outcome, how: Reply<'_>, out: &mut Out) {
 fn stat_reply(srv: &Server, head: ResponseHead, group: Option<&[u8]>, out: &mut Out) {
     if group == Some(b"reset") {
         stats::reset(srv);
+        let _ = encode_response(&head, &[], &[], &[], out.buf());
+        return;
+    }
+    // memcached's process_bin_stat: the key is "detail on|off|dump".
+    if let Some(sub) = group.and_then(|g| g.strip_prefix(b"detail")) {
+        match sub {
+            b" on" | b" off" => srv.detail.set_enabled(sub == b" on"),
+            b" dump" => {
+                let dump = srv.detail.dump();
+                let _ = encode_response(&head, &[], b"detailed", &dump, out.buf());
+            }
+            _ => return encode_error(&head.with_status(Status::KeyNotFound), out.buf()),
+        }
         let _ = encode_response(&head, &[], &[], &[], out.buf());
         return;
     }

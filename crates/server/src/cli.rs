@@ -81,6 +81,10 @@ pub struct Args {
     /// Write the process id to this file.
     #[arg(long = "pid-file")]
     pub pid_file: Option<PathBuf>,
+    /// Let the text `shutdown` command stop the server (memcached's `-A`);
+    /// without it `shutdown` answers `ERROR: shutdown not enabled`.
+    #[arg(short = 'A', long = "enable-shutdown")]
+    pub enable_shutdown: bool,
     /// Verbose logging (repeat for more).
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,

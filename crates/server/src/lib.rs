@@ -8,6 +8,7 @@
 //! protocol-neutral, counts stats) → engine → `command::Outcome` → the
 //! protocol's reply table.
 
+pub mod admin;
 pub mod binary;
 pub mod budget;
 pub mod cachedump;
@@ -16,6 +17,7 @@ pub mod command;
 pub mod config;
 pub mod connection;
 pub mod databases;
+pub mod detail;
 pub mod kt_conn;
 pub mod kt_port;
 pub mod listener;
@@ -29,6 +31,7 @@ pub mod rpc_conn;
 pub mod sasl;
 pub mod server;
 pub mod session;
+pub mod settings;
 pub mod signals;
 pub mod slow;
 pub mod startup;

@@ -269,8 +269,12 @@ pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
     }
 }
 
-/// `me <key>`: memcached's debug line, or EN.
-pub fn debug(srv: &Server, key: Bytes, base64: bool, out: &mut Out) {
+/// `me <key> [b]`: memcached's debug line, or EN. Like memcached, the key is
+/// echoed as stored: as text, or base64 if it was stored as a binary key.
+/// memstored does not remember how a key was stored, so a key that could
+/// not be sent on a text line (space, CR, LF or NUL in it) counts as binary.
+pub fn debug(srv: &Server, key: Bytes, _asked_base64: bool, out: &mut Out) {
+    let base64 = key.iter().any(|&b| matches!(b, b' ' | b'\r' | b'\n' | 0));
     match (Peek { key: key.clone() }).apply(srv) {
         Outcome::Found(r) => {
             let info = format!(

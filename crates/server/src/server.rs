@@ -8,10 +8,10 @@ use crate::stats::Counters;
 use memstored_engine::Db;
 use memstored_protocol::Expiry;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 /// Settings taken from the command line.
 #[derive(Debug, Clone)]
@@ -32,6 +32,8 @@ pub struct Config {
     pub write_threads: usize,
     /// `--search-timeout`: how long one RPC key search may run.
     pub search_timeout: Duration,
+    /// `-A`/`--enable-shutdown`: the text `shutdown` command stops the server.
+    pub enable_shutdown: bool,
 }
 
 /// Everything a connection needs, shared through an `Arc`.
@@ -57,6 +59,13 @@ pub struct Server {
     /// The sending side of `shutdown` for a standalone server (which has no
     /// signal handler), kept so that `shutdown` never reports a closed channel.
     standalone_stop: Option<watch::Sender<bool>>,
+    /// `stats detail` per-prefix counters (`detail.rs`).
+    pub detail: crate::detail::Detail,
+    /// The level last set by `verbosity` (starts at `-v`'s count).
+    pub verbosity: AtomicU32,
+    /// Woken by the `shutdown` command; startup.rs waits on it beside the
+    /// stop signals.
+    pub stop_requested: Notify,
 }
 
 impl Config {
@@ -76,6 +85,7 @@ impl Config {
             conn_memory: crate::budget::DEFAULT_LIMIT,
             write_threads: 2,
             search_timeout: Duration::from_secs(5),
+            enable_shutdown: false,
         }
     }
 }
@@ -83,6 +93,11 @@ impl Config {
 impl Server {
     /// A server around an open database with default settings and no
     /// listener: for tests, fuzzing and embedding the protocol handlers.
+    /// The `shutdown` command: asks the server to stop as on SIGTERM.
+    pub fn request_stop(&self) {
+        self.stop_requested.notify_one();
+    }
+
     pub fn standalone(db: Arc<Db>) -> Arc<Server> {
         let mut cfg = Config::defaults(&db.name().path);
         cfg.read_only = !db.is_writable();
@@ -105,6 +120,7 @@ impl Server {
     ) -> Server {
         let budget = Budget::new(cfg.conn_memory, crate::budget::DEFAULT_WAIT);
         let slow = SlowCalls::new(cfg.write_threads);
+        let cfg_verbose = cfg.verbose;
         Server {
             db,
             budget,
@@ -118,6 +134,9 @@ impl Server {
             shutdown,
             others: Vec::new(),
             standalone_stop: None,
+            detail: crate::detail::Detail::default(),
+            verbosity: AtomicU32::new(u32::from(cfg_verbose)),
+            stop_requested: Notify::new(),
         }
     }
 

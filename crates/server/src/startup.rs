@@ -91,6 +91,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         conn_memory: args.conn_memory,
         write_threads: args.write_threads.max(1),
         search_timeout: args.search_timeout,
+        enable_shutdown: args.enable_shutdown,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
@@ -189,7 +190,10 @@ async fn serve(
     if let Some(secs) = started.sync_interval {
         signals::spawn_periodic_sync(srv.clone(), secs);
     }
-    let why = stop.wait(crate::databases::all(&srv)).await;
+    let why = tokio::select! {
+        why = stop.wait(crate::databases::all(&srv)) => why,
+        () = srv.stop_requested.notified() => "shutdown command",
+    };
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
     let _ = accept.await;

@@ -82,15 +82,20 @@ pub(crate) fn rusage() -> (String, String) {
 pub fn listing(srv: &Server, group: Option<&[u8]>) -> Option<Vec<(String, String)>> {
     match group {
         None | Some(b"") => Some(general(srv)),
-        Some(b"settings") => Some(settings(srv)),
+        Some(b"settings") => Some(crate::settings::listing(srv)),
         Some(b"engine") | Some(b"memstored") => Some(srv.db.inspect()),
-        Some(b"items") | Some(b"slabs") | Some(b"sizes") | Some(b"conns") => Some(Vec::new()),
+        Some(b"items") => Some(crate::admin::items(srv)),
+        Some(b"slabs") => Some(crate::admin::slabs(srv)),
+        Some(b"sizes") => Some(crate::admin::sizes()),
+        // memstored keeps no table of connections to list.
+        Some(b"conns") | Some(b"extstore") => Some(Vec::new()),
         _ => None,
     }
 }
 
 /// Zeroes the resettable counters (`stats reset`).
 pub fn reset(srv: &Server) {
+    srv.detail.clear();
     let c = &srv.counters;
     for a in [
         &c.total_connections,
@@ -194,30 +199,4 @@ fn general(srv: &Server) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = v.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     out.extend(crate::databases::stats(srv));
     out
-}
-
-fn settings(srv: &Server) -> Vec<(String, String)> {
-    let cfg = &srv.cfg;
-    let v: Vec<(&str, String)> = vec![
-        ("maxbytes", srv.db.name().cap_mem_size.to_string()),
-        ("maxconns", cfg.max_connections.to_string()),
-        ("tcpport", cfg.listen.port().to_string()),
-        ("interface", cfg.listen.ip().to_string()),
-        ("verbosity", cfg.verbose.to_string()),
-        ("num_threads", cfg.threads.to_string()),
-        ("item_size_max", cfg.max_item_size.to_string()),
-        ("conn_memory", cfg.conn_memory.to_string()),
-        ("cas_enabled", "yes".to_string()),
-        ("binding_protocol", "auto-negotiate".to_string()),
-        (
-            "auth_enabled_sasl",
-            if cfg.sasl { "yes" } else { "no" }.to_string(),
-        ),
-        (
-            "read_only",
-            if cfg.read_only { "yes" } else { "no" }.to_string(),
-        ),
-        ("store", cfg.store.clone()),
-    ];
-    v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }

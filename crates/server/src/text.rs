@@ -107,6 +107,7 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
             return_cas,
         } => get(srv, keys, Some(expires_at_text(exptime)), return_cas, out),
         Command::Delete { key, noreply } => {
+            srv.detail.delete(&key);
             let o = Delete { key, cas: None }.apply(srv);
             reply(&o, noreply, out);
         }
@@ -139,11 +140,19 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
             reply(&Flush { delay }.apply(srv), noreply, out);
         }
         Command::Version => encode_version(crate::VERSION, out.buf()),
-        Command::Verbosity { noreply, .. } => {
+        Command::Verbosity { level, noreply } => {
+            // memcached caps the level at its MAX_VERBOSITY_LEVEL (2).
+            srv.verbosity
+                .store(level.min(2), std::sync::atomic::Ordering::Relaxed);
             if !noreply {
                 out.put(OK);
             }
         }
+        Command::Shutdown { args } => return crate::admin::shutdown(srv, &args, out),
+        Command::CacheMemlimit { megabytes, noreply } => {
+            crate::admin::cache_memlimit(srv, megabytes, noreply, out)
+        }
+        Command::LruCrawler { args } => crate::admin::lru_crawler(srv, &args, out),
         Command::Quit => return false,
         Command::Stats { args } => stats_reply(srv, &args, out),
         Command::MetaGet(m) => meta::get(srv, *m, out),
@@ -182,6 +191,7 @@ fn get(srv: &Server, keys: Vec<Bytes>, touch: Option<u64>, return_cas: bool, out
                 }
             },
         };
+        srv.detail.get(&cmd.key, matches!(o, Outcome::Found(_)));
         match o {
             Outcome::Found(r) => value_block(&cmd.key, r, return_cas, out),
             Outcome::NotFound => {}
@@ -201,6 +211,7 @@ fn value_block(key: &[u8], r: memstored_engine::Record, return_cas: bool, out: &
 
 /// set/add/replace/append/prepend/cas with its data block.
 fn store(srv: &Server, s: StoreCommand, value: Bytes, out: &mut Out) {
+    srv.detail.set(&s.key);
     let cmd = Store {
         key: s.key,
         value,
@@ -247,6 +258,9 @@ fn stats_reply(srv: &Server, args: &[Bytes], out: &mut Out) {
     let group = args.first().map(|g| &g[..]);
     if group == Some(b"cachedump") {
         return crate::cachedump::reply(srv, args.get(1..).unwrap_or_default(), out);
+    }
+    if group == Some(b"detail") {
+        return crate::admin::stats_detail(srv, args.get(1..).unwrap_or_default(), out);
     }
     if group == Some(b"reset") {
         stats::reset(srv);

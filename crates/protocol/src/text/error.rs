@@ -16,8 +16,9 @@ pub enum TextErrorKind {
     BadCommandLine,
     /// The data block was not followed by `\r\n`.
     BadDataChunk,
-    /// No newline within the configured line limit. memcached closes the
-    /// connection here instead of buffering without bound; so do we.
+    /// No newline within the configured line limit, or (not a `get`/`gets`)
+    /// within 2048 bytes. memcached closes the connection without a reply;
+    /// so do we.
     LineTooLong,
     /// `touch`, `gat`, `flush_all` with a non-numeric exptime.
     InvalidExptime,
@@ -65,7 +66,8 @@ impl TextErrorKind {
             UnknownCommand => b"ERROR\r\n",
             BadCommandLine => b"CLIENT_ERROR bad command line format\r\n",
             BadDataChunk => b"CLIENT_ERROR bad data chunk\r\n",
-            // memcached closes silently; a last word helps whoever debugs it.
+            // Never sent (`should_reply` is false: memcached closes
+            // without a word); named for logs.
             LineTooLong => b"CLIENT_ERROR line too long\r\n",
             InvalidExptime => b"CLIENT_ERROR invalid exptime argument\r\n",
             InvalidDelta => b"CLIENT_ERROR invalid numeric delta argument\r\n",
@@ -136,7 +138,11 @@ impl TextError {
 
     /// False when memcached would stay silent because of `noreply`.
     pub fn should_reply(&self) -> bool {
-        !self.noreply && self.kind != TextErrorKind::HttpRequest
+        !self.noreply
+            && !matches!(
+                self.kind,
+                TextErrorKind::HttpRequest | TextErrorKind::LineTooLong
+            )
     }
 
     /// True if the connection must be closed after replying.

@@ -10,11 +10,24 @@ use super::meta::{
 };
 use crate::{base64, Parse, MAX_KEY_LEN};
 
-/// Default longest command line. memcached refuses 2 KiB lines except
-/// multi-key `get`s, which it lets grow; one generous fixed limit keeps the
-/// rule simple while still bounding a connection's buffer (~250 max-size
-/// keys fit).
+/// Default longest command line. memcached hangs up on a line that has no
+/// newline after 2 KiB ([`MEMCACHED_LINE_LIMIT`]) unless it is a `get`/`gets`,
+/// which it lets grow without bound; this limit bounds those (~250 max-size
+/// keys fit) and any line that arrives whole.
 pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024;
+
+/// Bytes memcached buffers without a newline before it decides the line is
+/// junk: past this only a `get`/`gets` (a multiget may be long) keeps the
+/// connection; anything else is hung up on (`try_read_command_ascii`).
+pub const MEMCACHED_LINE_LIMIT: usize = 2048;
+
+/// True if `buf` starts (after at most 100 spaces) with `get ` or `gets `:
+/// memcached's test for a line it lets grow past [`MEMCACHED_LINE_LIMIT`].
+fn multiget_prefix(buf: &[u8]) -> bool {
+    let spaces = buf.iter().take_while(|&&b| b == b' ').count();
+    let rest = buf.get(spaces..).unwrap_or_default();
+    spaces <= 100 && (rest.starts_with(b"get ") || rest.starts_with(b"gets "))
+}
 
 /// Which storage command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -107,6 +120,17 @@ pub enum Command {
     MetaNoop,
     /// `me <key> [b]` → `ME <key> <k=v>*` | `EN`.
     MetaDebug { key: Bytes, base64: bool },
+    /// `shutdown [graceful]`: the words after `shutdown` (the server checks
+    /// them, after checking that shutdown is enabled, as memcached does).
+    Shutdown { args: Vec<Bytes> },
+    /// `cache_memlimit <megabytes> [noreply]`; `None` if not a number
+    /// (memcached answers a bare `ERROR` then).
+    CacheMemlimit {
+        megabytes: Option<u32>,
+        noreply: bool,
+    },
+    /// `lru_crawler <args...>` (the server answers `metadump`).
+    LruCrawler { args: Vec<Bytes> },
 }
 
 impl Command {
@@ -131,7 +155,8 @@ impl Command {
             | Command::IncrDecr { noreply, .. }
             | Command::Touch { noreply, .. }
             | Command::FlushAll { noreply, .. }
-            | Command::Verbosity { noreply, .. } => *noreply,
+            | Command::Verbosity { noreply, .. }
+            | Command::CacheMemlimit { noreply, .. } => *noreply,
             _ => false,
         }
     }
@@ -181,6 +206,9 @@ impl TextParser {
     /// error is fatal ([`TextError::must_close`]).
     pub fn parse_buf(&self, buf: &mut BytesMut) -> Result<Option<Command>, TextError> {
         let len = match find_line(buf, self.max_line_len) {
+            Line::Incomplete if buf.len() > MEMCACHED_LINE_LIMIT && !multiget_prefix(buf) => {
+                return Err(TextError::new(TextErrorKind::LineTooLong, 0))
+            }
             Line::Incomplete => return Ok(None),
             Line::TooLong => return Err(TextError::new(TextErrorKind::LineTooLong, 0)),
             Line::Complete { consumed, .. } => consumed,
@@ -199,6 +227,9 @@ impl TextParser {
         to_bytes: impl FnOnce(&'a [u8]) -> Bytes,
     ) -> Result<Parse<Command>, TextError> {
         let (len, consumed) = match find_line(buf, self.max_line_len) {
+            Line::Incomplete if buf.len() > MEMCACHED_LINE_LIMIT && !multiget_prefix(buf) => {
+                return Err(TextError::new(TextErrorKind::LineTooLong, 0))
+            }
             Line::Incomplete => return Ok(Parse::Incomplete),
             Line::TooLong => return Err(TextError::new(TextErrorKind::LineTooLong, 0)),
             Line::Complete { len, consumed } => (len, consumed),
@@ -434,6 +465,21 @@ fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
         // server reports; memccapable checks `version foo` answers VERSION then).
         b"version" => Ok(Command::Version),
         b"quit" => Ok(Command::Quit),
+        b"shutdown" => Ok(Command::Shutdown {
+            args: t.get(1..).unwrap_or_default().to_vec(),
+        }),
+        b"cache_memlimit" => {
+            if n != 2 && n != 3 {
+                return Err(err(TextErrorKind::UnknownCommand));
+            }
+            Ok(Command::CacheMemlimit {
+                megabytes: parse_u32(arg(1)),
+                noreply: is_noreply(n - 1),
+            })
+        }
+        b"lru_crawler" if n >= 2 => Ok(Command::LruCrawler {
+            args: t.get(1..).unwrap_or_default().to_vec(),
+        }),
         b"stats" => Ok(Command::Stats {
             args: t.get(1..).unwrap_or_default().to_vec(),
         }),

@@ -1,0 +1,243 @@
+//! memcached's administrative text commands: `shutdown`, `cache_memlimit`,
+//! `lru_crawler metadump`, and the `stats` groups that are not plain
+//! name/value listings (`detail`, `items`, `slabs`, `sizes`). Replies are
+//! memcached 1.6's, checked by tests/python/test_memcached_differential.py.
+
+use crate::out::Out;
+use crate::server::Server;
+use bytes::Bytes;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The slab class every item is reported under (memstored has no slabs;
+/// `stats cachedump` uses the same class, see cachedump.rs).
+const THE_CLASS: u32 = 1;
+/// memcached's largest slab class id.
+const MAX_CLASS: u32 = 63;
+
+/// `shutdown [graceful]`: refused unless the server runs with
+/// `--enable-shutdown` (memcached's `-A`). Both forms stop the server the
+/// way SIGTERM does (finish running requests, synchronize, close); the
+/// connection is closed without a reply, as memcached closes it.
+/// Returns false when the connection must close.
+pub fn shutdown(srv: &Server, args: &[Bytes], out: &mut Out) -> bool {
+    if !srv.cfg.enable_shutdown {
+        out.put(b"ERROR: shutdown not enabled\r\n");
+        return true;
+    }
+    match args {
+        [] => {}
+        [mode] if &mode[..] == b"graceful" => {}
+        _ => {
+            out.put(b"CLIENT_ERROR invalid shutdown mode\r\n");
+            return true;
+        }
+    }
+    tracing::info!("shutdown command received");
+    srv.request_stop();
+    false
+}
+
+/// `cache_memlimit <megabytes>`. memstored's memory cap is the store's
+/// (`capsiz` in its name), fixed when the store is opened, so a new limit
+/// cannot be applied: like memcached when its slabs cannot shrink, the
+/// answer is `MEMLIMIT_ADJUST_FAILED`, unless the limit asked for is the
+/// one in force (then `OK`, nothing to do).
+pub fn cache_memlimit(srv: &Server, megabytes: Option<u32>, noreply: bool, out: &mut Out) {
+    let reply: &[u8] = match megabytes {
+        None => b"ERROR\r\n",
+        Some(m) if m < 8 => b"MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n",
+        Some(m) if m > 1_000_000_000 => {
+            b"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"
+        }
+        Some(m) if u64::from(m) << 20 == srv.db.name().cap_mem_size => b"OK\r\n",
+        Some(_) => b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
+    };
+    if !noreply {
+        out.put(reply);
+    }
+}
+
+/// `lru_crawler metadump all|hash|<class>[,<class>...]`: one line per live
+/// item, `key=<uri-encoded> exp=<unix time|-1> la=<unix time> cas=<n>
+/// fetch=<yes|no> cls=1 size=<value bytes>` ended by `\n` (not `\r\n`, as
+/// memcached writes them), then `END\r\n`. Every item is in class 1, so a
+/// class list without 1 lists nothing. Other `lru_crawler` subcommands
+/// are not supported: `ERROR`.
+pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) {
+    let [sub, which] = args else {
+        return out.put(b"ERROR\r\n");
+    };
+    if &sub[..] != b"metadump" {
+        return out.put(b"ERROR\r\n");
+    }
+    let listed = match &which[..] {
+        b"all" | b"hash" => true,
+        classes => {
+            let mut ids = classes.split(|&b| b == b',').filter(|c| !c.is_empty());
+            let mut any = false;
+            let mut has_the_class = false;
+            for id in &mut ids {
+                let id = std::str::from_utf8(id)
+                    .ok()
+                    .and_then(|s| s.parse::<u32>().ok());
+                match id {
+                    Some(id) if (1..=MAX_CLASS).contains(&id) => {
+                        any = true;
+                        has_the_class |= id == THE_CLASS;
+                    }
+                    _ => return out.put(b"BADCLASS invalid class id\r\n"),
+                }
+            }
+            if !any {
+                return out.put(b"BADCLASS invalid class id\r\n");
+            }
+            has_the_class
+        }
+    };
+    if listed {
+        tokio::task::block_in_place(|| metadump(srv, out));
+    }
+    out.put(b"END\r\n");
+}
+
+fn metadump(srv: &Server, out: &mut Out) {
+    let now = memstored_engine::now_secs();
+    let mut cursor = srv.db.cursor();
+    if cursor.first().is_err() {
+        return;
+    }
+    while let Ok(key) = cursor.key() {
+        if let Ok(Some(r)) = srv.db.get_record(&key) {
+            if !r.meta.is_expired(now) {
+                let exp = match r.meta.expires_at {
+                    0 => -1,
+                    t => i64::try_from(t).unwrap_or(i64::MAX),
+                };
+                out.put(b"key=");
+                uri_encode(&key, out);
+                // la=0, fetch=no: no per-item access state is kept (see
+                // docs/memcached-compat.md).
+                let line = format!(
+                    " exp={exp} la=0 cas={} fetch=no cls={THE_CLASS} size={}\n",
+                    r.meta.cas,
+                    r.value.len()
+                );
+                out.put(line.as_bytes());
+            }
+        }
+        if cursor.next().is_err() {
+            break;
+        }
+    }
+}
+
+/// memcached's `uriencode`: RFC 3986 unreserved bytes as they are, the rest
+/// as `%XX`.
+fn uri_encode(key: &[u8], out: &mut Out) {
+    let mut s = Vec::with_capacity(key.len());
+    for &b in key {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            s.push(b);
+        } else {
+            s.extend_from_slice(format!("%{b:02X}").as_bytes());
+        }
+    }
+    out.put(&s);
+}
+
+/// `stats detail on|off|dump`.
+pub fn stats_detail(srv: &Server, args: &[Bytes], out: &mut Out) {
+    match args.first().map(|a| &a[..]) {
+        Some(b"on") => {
+            srv.detail.set_enabled(true);
+            out.put(b"OK\r\n");
+        }
+        Some(b"off") => {
+            srv.detail.set_enabled(false);
+            out.put(b"OK\r\n");
+        }
+        Some(b"dump") => out.put(&srv.detail.dump()),
+        _ => out.put(b"CLIENT_ERROR usage: stats detail on|off|dump\r\n"),
+    }
+}
+
+/// `stats items`: every item is in class 1; nothing when empty (as
+/// memcached with no items). Counters memstored does not keep (LRU
+/// segments, crawler) are 0.
+pub fn items(srv: &Server) -> Vec<(String, String)> {
+    let n = srv.db.count();
+    if n == 0 {
+        return Vec::new();
+    }
+    let st = srv.db.stats();
+    let mut v = vec![
+        ("number", n.to_string()),
+        ("number_hot", "0".into()),
+        ("number_warm", "0".into()),
+        ("number_cold", n.to_string()),
+        ("age_hot", "0".into()),
+        ("age_warm", "0".into()),
+        ("age", "0".into()),
+        ("mem_requested", st.bytes.to_string()),
+        ("evicted", st.evictions.to_string()),
+    ];
+    for zero in [
+        "evicted_nonzero",
+        "evicted_time",
+        "outofmemory",
+        "tailrepairs",
+        "reclaimed",
+        "expired_unfetched",
+        "evicted_unfetched",
+        "evicted_active",
+        "crawler_reclaimed",
+        "crawler_items_checked",
+        "lrutail_reflocked",
+        "moves_to_cold",
+        "moves_to_warm",
+        "moves_within_lru",
+        "direct_reclaims",
+        "hits_to_hot",
+        "hits_to_warm",
+        "hits_to_cold",
+        "hits_to_temp",
+    ] {
+        v.push((zero, "0".into()));
+    }
+    v.into_iter()
+        .map(|(k, val)| (format!("items:{THE_CLASS}:{k}"), val))
+        .collect()
+}
+
+/// `stats slabs`: class 1's counters when there are items, then
+/// `active_slabs` and `total_malloced` (the store's bytes).
+pub fn slabs(srv: &Server) -> Vec<(String, String)> {
+    let n = srv.db.count();
+    let c = &srv.counters;
+    let mut v = Vec::new();
+    if n > 0 {
+        for (k, val) in [
+            ("used_chunks", n),
+            ("get_hits", c.get_hits.load(Relaxed)),
+            ("cmd_set", c.cmd_set.load(Relaxed)),
+            ("delete_hits", c.delete_hits.load(Relaxed)),
+            ("incr_hits", c.incr_hits.load(Relaxed)),
+            ("decr_hits", c.decr_hits.load(Relaxed)),
+            ("cas_hits", c.cas_hits.load(Relaxed)),
+            ("cas_badval", c.cas_badval.load(Relaxed)),
+            ("touch_hits", c.touch_hits.load(Relaxed)),
+        ] {
+            v.push((format!("{THE_CLASS}:{k}"), val.to_string()));
+        }
+    }
+    v.push(("active_slabs".into(), u64::from(n > 0).to_string()));
+    let bytes = if n > 0 { srv.db.stats().bytes } else { 0 };
+    v.push(("total_malloced".into(), bytes.to_string()));
+    v
+}
+
+/// `stats sizes`: memcached answers `sizes_status disabled` unless started
+/// with `-o track_sizes`; memstored does not track sizes.
+pub fn sizes() -> Vec<(String, String)> {
+    vec![("sizes_status".into(), "disabled".into())]
+}
