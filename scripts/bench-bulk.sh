@@ -32,6 +32,7 @@
 #   ITER=20000 REPS=1 scripts/bench-bulk.sh       # a quick smoke run
 #   REPORT_ONLY=1 scripts/bench-bulk.sh           # re-render from bulk-raw.tsv
 #   KT_DIR=/path/to/kyototycoon scripts/bench-bulk.sh   # with the KT rows
+#   BIN_DIR=/path/to/release scripts/bench-bulk.sh      # prebuilt memstored + memstore
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -54,9 +55,13 @@ if ! command -v memcached >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq memcached >/dev/null
 fi
 
-echo "building memstored and memstore (release)..." >&2
-cargo build --release -q -p memstored-server -p memstored-cli
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+if [ -n "${BIN_DIR:-}" ]; then
+  BIN=$BIN_DIR  # release binaries built elsewhere (same commit, said in the meta file)
+else
+  echo "building memstored and memstore (release)..." >&2
+  cargo build --release -q -p memstored-server -p memstored-cli
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+fi
 MEMSTORED="$BIN/memstored"
 MEMSTORE="$BIN/memstore"
 
