@@ -91,14 +91,39 @@ func (self *DBM) Destruct() {
 // IsOpen tells whether the database is open.
 func (self *DBM) IsOpen() bool { return self.dbm != nil }
 
+// inlineValue is the size of the stack buffer a get copies its value into:
+// up to it (seed 004's values are 8 bytes) a get is one cgo call and no C
+// allocation; a larger value takes a second, allocating call.
+const inlineValue = 128
+
+// getTo fetches a key's value: into buf when small (r.size <= len(buf), or
+// a failure), else into C memory at r.ptr for takeBytes/takeString.
+func (self *DBM) getTo(key interface{}, buf *[inlineValue]byte) (r C.ms_res, small bool) {
+	k := argOf(key)
+	r = C.ms_get_to(self.dbm, k.ptr, k.size, (*C.char)(unsafe.Pointer(&buf[0])), inlineValue)
+	if r.code != C.MEMSTORED_STATUS_SUCCESS || r.size <= inlineValue {
+		return r, true
+	}
+	return C.ms_get(self.dbm, k.ptr, k.size), false
+}
+
 // Get returns the value of a key; StatusNotFoundError when absent.
 func (self *DBM) Get(key interface{}) ([]byte, *Status) {
 	if self.dbm == nil {
 		return nil, notOpen()
 	}
-	k := argOf(key)
-	r := C.ms_get(self.dbm, k.ptr, k.size)
-	return takeBytes(r.ptr, r.size), statusOf(r.code, r.msg)
+	var buf [inlineValue]byte
+	r, small := self.getTo(key, &buf)
+	st := statusOf(r.code, r.msg)
+	switch {
+	case !small:
+		return takeBytes(r.ptr, r.size), st
+	case !st.IsOK():
+		return nil, st
+	}
+	v := make([]byte, r.size) // never nil: an empty value is not an absent one
+	copy(v, buf[:r.size])
+	return v, st
 }
 
 // GetStr is Get returning a string.
@@ -106,9 +131,16 @@ func (self *DBM) GetStr(key interface{}) (string, *Status) {
 	if self.dbm == nil {
 		return "", notOpen()
 	}
-	k := argOf(key)
-	r := C.ms_get(self.dbm, k.ptr, k.size)
-	return takeString(r.ptr, r.size), statusOf(r.code, r.msg)
+	var buf [inlineValue]byte
+	r, small := self.getTo(key, &buf)
+	st := statusOf(r.code, r.msg)
+	switch {
+	case !small:
+		return takeString(r.ptr, r.size), st
+	case !st.IsOK():
+		return "", st
+	}
+	return string(buf[:r.size]), st
 }
 
 // GetSimple returns the value of a key, or defaultValue when there is none.

@@ -3,7 +3,7 @@
 //! on failure, and sets the thread-local last status either way.
 
 use crate::mem::{
-    array, bytes, give_bytes, give_pairs, give_strs, opt_bytes, text, MemstoredKeyValuePair,
+    array, bytes, copy_to, give_bytes, give_pairs, give_strs, opt_bytes, text, MemstoredKeyValuePair,
     MemstoredStr,
 };
 use crate::status::{guard, Failure, Outcome, MEMSTORED_STATUS_DUPLICATION_ERROR};
@@ -91,6 +91,30 @@ pub unsafe extern "C" fn memstored_dbm_get(
     value_size: *mut i32,
 ) -> *mut c_char {
     unsafe { valued(dbm, key_ptr, key_size, value_size, Db::get) }
+}
+
+/// The value of a key copied into the caller's buffer (`buf_size` bytes;
+/// no NUL added): returns the value's size, or -1 with NOT_FOUND_ERROR when
+/// absent. A size above `buf_size` means only the first `buf_size` bytes
+/// were copied; call again with a larger buffer (or use `memstored_dbm_get`).
+/// For tiny values this saves `memstored_dbm_get`'s allocation and the
+/// second call to `memstored_free` (the Go binding's gets use it).
+///
+/// # Safety
+/// `dbm` is live; the key as everywhere; `buf` NULL with `buf_size` 0, or
+/// `buf_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_get_to(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    buf: *mut c_char,
+    buf_size: i32,
+) -> i32 {
+    guard(-1, || unsafe {
+        let v = db(dbm)?.get(bytes(key_ptr, key_size)?)?;
+        copy_to(&v, buf, buf_size)
+    })
 }
 
 /// Runs a call that takes a key and returns a value, handed out as
