@@ -96,51 +96,45 @@ func (self *DBM) IsOpen() bool { return self.dbm != nil }
 // allocation; a larger value takes a second, allocating call.
 const inlineValue = 128
 
-// getTo fetches a key's value: into buf when small (r.size <= len(buf), or
-// a failure), else into C memory at r.ptr for takeBytes/takeString.
-func (self *DBM) getTo(key interface{}, buf *[inlineValue]byte) (r C.ms_res, small bool) {
+// fetch runs a get: a small value (up to inlineValue bytes) comes back as
+// a slice of buf, a larger one in C memory at r.ptr for takeBytes or
+// takeString; a failure, as neither (small nil, r.ptr NULL).
+func (self *DBM) fetch(key interface{}, buf *[inlineValue]byte) (small []byte, r C.ms_res, st *Status) {
+	if self.dbm == nil {
+		return nil, r, notOpen()
+	}
 	k := argOf(key)
 	r = C.ms_get_to(self.dbm, k.ptr, k.size, (*C.char)(unsafe.Pointer(&buf[0])), inlineValue)
-	if r.code != C.MEMSTORED_STATUS_SUCCESS || r.size <= inlineValue {
-		return r, true
+	if r.code == C.MEMSTORED_STATUS_SUCCESS && r.size > inlineValue {
+		r = C.ms_get(self.dbm, k.ptr, k.size)
+		return nil, r, statusOf(r.code, r.msg)
 	}
-	return C.ms_get(self.dbm, k.ptr, k.size), false
+	if st = statusOf(r.code, r.msg); !st.IsOK() {
+		return nil, C.ms_res{}, st
+	}
+	return buf[:r.size], r, st
 }
 
 // Get returns the value of a key; StatusNotFoundError when absent.
 func (self *DBM) Get(key interface{}) ([]byte, *Status) {
-	if self.dbm == nil {
-		return nil, notOpen()
-	}
 	var buf [inlineValue]byte
-	r, small := self.getTo(key, &buf)
-	st := statusOf(r.code, r.msg)
-	switch {
-	case !small:
+	small, r, st := self.fetch(key, &buf)
+	if small == nil {
 		return takeBytes(r.ptr, r.size), st
-	case !st.IsOK():
-		return nil, st
 	}
-	v := make([]byte, r.size) // never nil: an empty value is not an absent one
-	copy(v, buf[:r.size])
+	v := make([]byte, len(small)) // never nil: an empty value is not an absent one
+	copy(v, small)
 	return v, st
 }
 
 // GetStr is Get returning a string.
 func (self *DBM) GetStr(key interface{}) (string, *Status) {
-	if self.dbm == nil {
-		return "", notOpen()
-	}
 	var buf [inlineValue]byte
-	r, small := self.getTo(key, &buf)
-	st := statusOf(r.code, r.msg)
-	switch {
-	case !small:
+	small, r, st := self.fetch(key, &buf)
+	if small == nil {
 		return takeString(r.ptr, r.size), st
-	case !st.IsOK():
-		return "", st
 	}
-	return string(buf[:r.size]), st
+	return string(small), st
 }
 
 // GetSimple returns the value of a key, or defaultValue when there is none.
