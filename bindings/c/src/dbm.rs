@@ -3,8 +3,8 @@
 //! on failure, and sets the thread-local last status either way.
 
 use crate::mem::{
-    array, bytes, copy_to, give_bytes, give_pairs, give_strs, opt_bytes, text, MemstoredKeyValuePair,
-    MemstoredStr,
+    array, bytes, copy_to, give_bytes, give_pairs, give_strs, opt_bytes, text,
+    MemstoredKeyValuePair, MemstoredStr,
 };
 use crate::status::{guard, Failure, Outcome, MEMSTORED_STATUS_DUPLICATION_ERROR};
 use bytes::Bytes;
