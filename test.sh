@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: formatting, lints, the Java binding's JUnit tests
-# (Maven, on a JDK 23+), every crate's tests (the C binding's among them:
-# header check and a C program), the Go binding's tests (with the race
+# Runs the whole test suite: formatting, lints, every crate's tests (the C
+# binding's among them: header check and a C program), the Java binding's
+# JUnit tests (Maven, on a JDK 23+), the Go binding's tests (with the race
 # detector, and seed 004's two programs), the Python client tests against the
 # real server binary, the Python binding's tests, and the Ruby binding's tests
 # (minitest).
@@ -17,16 +17,16 @@ if git rev-parse --git-dir >/dev/null 2>&1 && git grep -nE '^(<<<<<<<|>>>>>>>) '
 fi
 cargo clippy --workspace --all-targets -- -D warnings
 # Built before the tests: the C binding's test links target/debug/libmemstored.a,
-# which `cargo test` alone does not produce on a clean tree; the Ruby tests
-# load target/debug/libmemstored_ruby.so.
+# which `cargo test` alone does not produce on a clean tree; the Go, Java and
+# Ruby steps below use the libraries built here. No other crate writes
+# libmemstored.*: the Python binding's cdylib is libmemstored_python.so.
 cargo build -p memstored-server -p memstored-c -p memstored-ruby
+cargo test --workspace "$@"
 c_lib_dir="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
-# The Java binding loads the debug libmemstored.so just built. It runs before
-# `cargo test --workspace`, which also builds the Python binding's cdylib, whose
-# file name is the same (cargo warns of the collision) and may replace it.
-# Maven runs on the binding's JDK; the Unsafe flag quiets
-# Maven 3.8's own libraries on JDK 24+. Dependencies come from ~/.m2 when
-# cached, else from Maven Central (JUnit, compiler and surefire plugins only).
+# The Java binding loads the debug libmemstored.so just built. Maven runs on
+# the binding's JDK; the Unsafe flag quiets Maven 3.8's own libraries on JDK
+# 24+. Dependencies come from ~/.m2 when cached, else from Maven Central
+# (JUnit, compiler and surefire plugins only).
 java_home="$(bindings/java/find-jdk.sh)"
 JAVA_HOME="$java_home" MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" \
   mvn -q -B -f bindings/java/pom.xml test -Dmemstored.library="$c_lib_dir/libmemstored.so"
@@ -36,7 +36,6 @@ java_out="$(mktemp -d)"
   -cp bindings/java/target/classes bindings/java/examples/HopStepJump.java "$java_out" | LC_ALL=C sort >"$java_out/got"
 printf '%s\n' "first hop" hop jump "second step" step "third jump" | diff - "$java_out/got"
 rm -rf "$java_out"
-cargo test --workspace "$@"
 # The Go binding links the static C library just built (bindings/go/native.go
 # looks in target/release; -L puts the debug build first). -count=1: go's
 # test cache does not see the library change.

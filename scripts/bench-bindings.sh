@@ -8,8 +8,9 @@
 # libtkrzw-dev are installed; tkrzw-python (perf.py with --tkrzw, concurrent
 # mode) when Debian's python3-tkrzw is installed; tkrzw-java when
 # TKRZW_JAVA_DIR names a built tkrzw-java (its tkrzw.jar and libjtkrzw.so)
-# and tkrzw-ruby when TKRZW_RUBY_DIR holds its built tkrzw.so
-# (docs/bench/bindings.md says how; never fetched here). Each language's two
+# and tkrzw-ruby when TKRZW_RUBY_DIR holds its built tkrzw.so; tkrzw-go
+# (its perf/perf.go) when TKRZW_GO_DIR names a tkrzw-go checkout whose perf
+# program is built (docs/bench/bindings.md says how; never fetched here). Each language's two
 # columns run one program with only the library swapped.
 # IMPLS="memstored-python tkrzw-python" runs (and builds) only those columns.
 #
@@ -60,6 +61,13 @@ if wanted tkrzw-java && [ -n "${TKRZW_JAVA_DIR:-}" ] && [ -f "$TKRZW_JAVA_DIR/tk
   "$java_home/bin/javac" -d "$work/tkrzw-java" -cp "$TKRZW_JAVA_DIR/tkrzw.jar" "$work/tkrzw-java/Perf.java"
   impls+=(tkrzw-java)
 fi
+if wanted tkrzw-go; then
+  if [ -n "${TKRZW_GO_DIR:-}" ] && [ -x "$TKRZW_GO_DIR/perf/perf" ]; then
+    impls+=(tkrzw-go)
+  else
+    echo "tkrzw-go: skipped (set TKRZW_GO_DIR to a tkrzw-go checkout with perf/perf built)" >&2
+  fi
+fi
 wanted memstored-ruby && impls+=(memstored-ruby)
 if wanted tkrzw-ruby && [ -n "${TKRZW_RUBY_DIR:-}" ] && [ -f "$TKRZW_RUBY_DIR/tkrzw.so" ]; then
   impls+=(tkrzw-ruby)
@@ -90,6 +98,15 @@ run_once() {
     tkrzw-cpp)
       /usr/bin/time -f "rss %M" tkrzw_dbm_perf sequence --dbm hash --path "$db" \
         --iter $((n / threads)) --threads "$threads" --buckets "$buckets" --size 8 2>&1 |
+        awk '/^Setting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) s = substr($i, 5)}
+             /^Getting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) g = substr($i, 5)}
+             /^rss / {r = $2} END {print s, g, r}'
+      ;;
+    tkrzw-go)
+      # tkrzw-go's own perf.go: --iter is per goroutine; its set phase ends
+      # with a Synchronize, as perf.c's does.
+      /usr/bin/time -f "rss %M" "$TKRZW_GO_DIR/perf/perf" --path "$db" \
+        --params "num_buckets=$buckets" --iter $((n / threads)) --threads "$threads" 2>&1 |
         awk '/^Setting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) s = substr($i, 5)}
              /^Getting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) g = substr($i, 5)}
              /^rss / {r = $2} END {print s, g, r}'

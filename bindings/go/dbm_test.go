@@ -84,6 +84,22 @@ func TestRecords(t *testing.T) {
 	if v, st := dbm.Get(""); !st.IsOK() || v == nil || len(v) != 0 {
 		t.Fatalf("empty value: %q %v", v, st)
 	}
+	// Values at, just past and far past the size a get copies on the
+	// stack come back whole (the larger ones through the allocating call).
+	for _, size := range []int{inlineValue, inlineValue + 1, 100000} {
+		want := bytes.Repeat([]byte{'v', 0}, size)[:size]
+		must(t, dbm.Set("big", want, true), StatusSuccess)
+		if v, st := dbm.Get("big"); !st.IsOK() || !bytes.Equal(v, want) {
+			t.Fatalf("Get of %d bytes: %d bytes, %v", size, len(v), st)
+		}
+		if v, st := dbm.GetStr("big"); !st.IsOK() || v != string(want) {
+			t.Fatalf("GetStr of %d bytes: %d bytes, %v", size, len(v), st)
+		}
+	}
+	if v, st := dbm.GetStr("none"); !st.Equals(StatusNotFoundError) || v != "" {
+		t.Fatalf("GetStr of an absent key: %q %v", v, st)
+	}
+	must(t, dbm.Remove("big"), StatusSuccess)
 	must(t, dbm.Set([]byte{0, 1, 0}, []byte{9, 0, 9}, true), StatusSuccess)
 	if v := dbm.GetSimple([]byte{0, 1, 0}, nil); !bytes.Equal(v, []byte{9, 0, 9}) {
 		t.Fatalf("binary: %v", v)

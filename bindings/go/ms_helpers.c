@@ -81,6 +81,15 @@ ms_res ms_get(MemstoredDBM* d, const char* k, int32_t ks) {
 	return ms_bytes(v, size);
 }
 
+// The value copied into the caller's buffer; `size` is its whole size,
+// larger than `cap` when it did not fit (see memstored_dbm_get_to).
+ms_res ms_get_to(MemstoredDBM* d, const char* k, int32_t ks, char* buf, int32_t cap) {
+	int32_t size = memstored_dbm_get_to(d, k, ks, buf, cap);
+	ms_res r = ms_status(size >= 0);
+	r.size = size;
+	return r;
+}
+
 ms_res ms_set(MemstoredDBM* d, const char* k, int32_t ks, const char* v, int32_t vs,
 		bool overwrite) {
 	return ms_status(memstored_dbm_set(d, k, ks, ms_opt(v, true), vs, overwrite));

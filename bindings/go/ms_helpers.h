@@ -30,6 +30,7 @@ enum { MS_FIRST, MS_LAST, MS_NEXT, MS_PREVIOUS, MS_REMOVE, MS_JUMP, MS_JUMP_LOWE
 ms_res ms_open(const char* path, bool writable, const char* params, MemstoredDBM** out);
 ms_res ms_close(MemstoredDBM* d);
 ms_res ms_get(MemstoredDBM* d, const char* k, int32_t ks);
+ms_res ms_get_to(MemstoredDBM* d, const char* k, int32_t ks, char* buf, int32_t cap);
 ms_res ms_set(MemstoredDBM* d, const char* k, int32_t ks, const char* v, int32_t vs,
 		bool overwrite);
 ms_res ms_set_and_get(MemstoredDBM* d, const char* k, int32_t ks, const char* v,

@@ -15,6 +15,13 @@ package memstored
 #cgo LDFLAGS: -L${SRCDIR}/../../target/release -l:libmemstored.a -lgcc_s -lutil -lrt -lpthread -lm -ldl
 #include "ms_helpers.h"
 #include <stdlib.h>
+// The hot calls neither keep their pointers nor call back into Go: a get's
+// value buffer then stays on the goroutine's stack instead of escaping to
+// the heap on every call.
+#cgo noescape ms_get_to
+#cgo nocallback ms_get_to
+#cgo noescape ms_set
+#cgo nocallback ms_set
 */
 import "C"
 

@@ -114,6 +114,22 @@ char *memstored_dbm_get(struct MemstoredDBM *dbm,
                         int32_t key_size,
                         int32_t *value_size);
 
+// The value of a key copied into the caller's buffer (`buf_size` bytes;
+// no NUL added): returns the value's size, or -1 with NOT_FOUND_ERROR when
+// absent. A size above `buf_size` means only the first `buf_size` bytes
+// were copied; call again with a larger buffer (or use `memstored_dbm_get`).
+// For tiny values this saves `memstored_dbm_get`'s allocation and the
+// second call to `memstored_free` (the Go binding's gets use it).
+//
+// # Safety
+// `dbm` is live; the key as everywhere; `buf` NULL with `buf_size` 0, or
+// `buf_size` writable bytes.
+int32_t memstored_dbm_get_to(struct MemstoredDBM *dbm,
+                             const char *key_ptr,
+                             int32_t key_size,
+                             char *buf,
+                             int32_t buf_size);
+
 // The records of the keys that exist, in one allocation; their number goes
 // to `num_matched`. NOT_FOUND_ERROR (with the array) when some are missing.
 //

@@ -3,8 +3,8 @@
 //! on failure, and sets the thread-local last status either way.
 
 use crate::mem::{
-    array, bytes, give_bytes, give_pairs, give_strs, opt_bytes, text, MemstoredKeyValuePair,
-    MemstoredStr,
+    array, bytes, copy_to, give_bytes, give_pairs, give_strs, opt_bytes, text,
+    MemstoredKeyValuePair, MemstoredStr,
 };
 use crate::status::{guard, Failure, Outcome, MEMSTORED_STATUS_DUPLICATION_ERROR};
 use bytes::Bytes;
@@ -90,10 +90,61 @@ pub unsafe extern "C" fn memstored_dbm_get(
     key_size: i32,
     value_size: *mut i32,
 ) -> *mut c_char {
-    guard(null_mut(), || unsafe {
+    unsafe { valued(dbm, key_ptr, key_size, value_size, Db::get) }
+}
+
+/// The value of a key copied into the caller's buffer (`buf_size` bytes;
+/// no NUL added): returns the value's size, or -1 with NOT_FOUND_ERROR when
+/// absent. A size above `buf_size` means only the first `buf_size` bytes
+/// were copied; call again with a larger buffer (or use `memstored_dbm_get`).
+/// For tiny values this saves `memstored_dbm_get`'s allocation and the
+/// second call to `memstored_free` (the Go binding's gets use it).
+///
+/// # Safety
+/// `dbm` is live; the key as everywhere; `buf` NULL with `buf_size` 0, or
+/// `buf_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn memstored_dbm_get_to(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    buf: *mut c_char,
+    buf_size: i32,
+) -> i32 {
+    guard(-1, || unsafe {
         let v = db(dbm)?.get(bytes(key_ptr, key_size)?)?;
+        copy_to(&v, buf, buf_size)
+    })
+}
+
+/// Runs a call that takes a key and returns a value, handed out as
+/// `memstored_dbm_get` does.
+unsafe fn valued(
+    dbm: *mut MemstoredDBM,
+    key_ptr: *const c_char,
+    key_size: i32,
+    value_size: *mut i32,
+    f: impl FnOnce(&Db, &[u8]) -> memstored_engine::Result<Bytes>,
+) -> *mut c_char {
+    // SAFETY: forwarded contract.
+    guard(null_mut(), || unsafe {
+        let v = f(db(dbm)?, bytes(key_ptr, key_size)?)?;
         give_bytes(&v, value_size)
     })
+}
+
+/// The keys of a `MemstoredStr` array, borrowed.
+///
+/// # Safety
+/// `keys` holds `num_keys` strings, alive for `'a`.
+unsafe fn keys_of<'a>(keys: *const MemstoredStr, num_keys: i32) -> Outcome<Vec<&'a [u8]>> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        array(keys, num_keys)?
+            .iter()
+            .map(|k| bytes(k.ptr, k.size))
+            .collect()
+    }
 }
 
 /// The records of the keys that exist, in one allocation; their number goes
@@ -110,10 +161,7 @@ pub unsafe extern "C" fn memstored_dbm_get_multi(
 ) -> *mut MemstoredKeyValuePair {
     let mut missing = false;
     let out = guard(null_mut(), || unsafe {
-        let keys = array(keys, num_keys)?
-            .iter()
-            .map(|k| bytes(k.ptr, k.size))
-            .collect::<Outcome<Vec<_>>>()?;
+        let keys = keys_of(keys, num_keys)?;
         let found = db(dbm)?.get_multi(&keys)?;
         missing = found.len() < keys.len();
         give_pairs(&found, num_matched)
@@ -262,10 +310,7 @@ pub unsafe extern "C" fn memstored_dbm_remove_and_get(
     key_size: i32,
     value_size: *mut i32,
 ) -> *mut c_char {
-    guard(null_mut(), || unsafe {
-        let v = db(dbm)?.remove_and_get(bytes(key_ptr, key_size)?)?;
-        give_bytes(&v, value_size)
-    })
+    unsafe { valued(dbm, key_ptr, key_size, value_size, Db::remove_and_get) }
 }
 
 /// Removes every key; NOT_FOUND_ERROR when some were absent (the rest are removed).
@@ -279,10 +324,7 @@ pub unsafe extern "C" fn memstored_dbm_remove_multi(
     num_keys: i32,
 ) -> bool {
     guard(false, || unsafe {
-        let keys = array(keys, num_keys)?
-            .iter()
-            .map(|k| bytes(k.ptr, k.size))
-            .collect::<Outcome<Vec<_>>>()?;
+        let keys = keys_of(keys, num_keys)?;
         db(dbm)?.remove_multi(&keys)?;
         Ok(true)
     })

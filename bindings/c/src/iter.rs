@@ -98,6 +98,20 @@ pub unsafe extern "C" fn memstored_dbm_iter_last(iter: *mut MemstoredDBMIter) ->
     unsafe { moved(iter, |c| c.last()) }
 }
 
+/// Runs a move of the cursor to a key.
+unsafe fn jumped(
+    iter: *mut MemstoredDBMIter,
+    key_ptr: *const c_char,
+    key_size: i32,
+    f: impl FnOnce(&mut Cursor<'static>, &[u8]) -> memstored_engine::Result<()>,
+) -> bool {
+    // SAFETY: forwarded contract.
+    guard(false, || unsafe {
+        f(cursor(iter)?, bytes(key_ptr, key_size)?)?;
+        Ok(true)
+    })
+}
+
 /// Moves to the record of the key; on ordered databases to the first key at
 /// or after it. On hash databases NOT_FOUND_ERROR when the key is absent.
 ///
@@ -109,10 +123,7 @@ pub unsafe extern "C" fn memstored_dbm_iter_jump(
     key_ptr: *const c_char,
     key_size: i32,
 ) -> bool {
-    guard(false, || unsafe {
-        cursor(iter)?.jump(bytes(key_ptr, key_size)?)?;
-        Ok(true)
-    })
+    unsafe { jumped(iter, key_ptr, key_size, |c, k| c.jump(k)) }
 }
 
 /// Moves to the last record before the key (`inclusive`: at or before).
@@ -127,10 +138,7 @@ pub unsafe extern "C" fn memstored_dbm_iter_jump_lower(
     key_size: i32,
     inclusive: bool,
 ) -> bool {
-    guard(false, || unsafe {
-        cursor(iter)?.jump_lower(bytes(key_ptr, key_size)?, inclusive)?;
-        Ok(true)
-    })
+    unsafe { jumped(iter, key_ptr, key_size, |c, k| c.jump_lower(k, inclusive)) }
 }
 
 /// Moves to the first record after the key (`inclusive`: at or after).
@@ -145,10 +153,7 @@ pub unsafe extern "C" fn memstored_dbm_iter_jump_upper(
     key_size: i32,
     inclusive: bool,
 ) -> bool {
-    guard(false, || unsafe {
-        cursor(iter)?.jump_upper(bytes(key_ptr, key_size)?, inclusive)?;
-        Ok(true)
-    })
+    unsafe { jumped(iter, key_ptr, key_size, |c, k| c.jump_upper(k, inclusive)) }
 }
 
 /// Moves to the next record; past the last one the iterator is on no record

@@ -123,6 +123,25 @@ pub(crate) unsafe fn give_bytes(data: &[u8], size_out: *mut i32) -> Outcome<*mut
     Ok(p.cast())
 }
 
+/// Copies as much of `data` as fits into the caller's buffer (no NUL) and
+/// returns its whole size, as snprintf does: a size above `buf_size` tells
+/// the caller to call again with a larger buffer.
+///
+/// # Safety
+/// `buf` is NULL with `buf_size` <= 0, or holds `buf_size` writable bytes.
+pub(crate) unsafe fn copy_to(data: &[u8], buf: *mut c_char, buf_size: i32) -> Outcome<i32> {
+    let size = size32(data.len())?;
+    let n = data.len().min(usize::try_from(buf_size).unwrap_or(0));
+    if n > 0 {
+        if buf.is_null() {
+            return Err(Failure::invalid("a NULL buffer with a nonzero size"));
+        }
+        // SAFETY: the caller's contract; n <= buf_size.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.cast(), n) };
+    }
+    Ok(size)
+}
+
 /// Copies `data` with a NUL after it at `*at`, advancing `at`; returns where it went.
 ///
 /// # Safety

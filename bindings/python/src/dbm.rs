@@ -5,7 +5,8 @@
 //! iterator moves, values of `RELEASE_AT` bytes or more) release it. Tiny gets and sets keep
 //! it: handing the GIL over costs more than the engine call itself, and
 //! holding it is what keeps 4 threads as fast as 1 (numbers in the commit
-//! that set `RELEASE_AT`, and `bench/gil.py` to measure them again).
+//! that set `RELEASE_AT`; `scripts/bench-bindings/perf.py` with 1 and 4
+//! threads measures them again).
 
 use crate::convert::{data, is_str, to_py, to_str};
 use crate::iter::DbIter;

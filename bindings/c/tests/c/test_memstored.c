@@ -66,6 +66,17 @@ static void test_records(const char* dir) {
   char* bin = memstored_dbm_get(dbm, "b\0in", 4, &size);
   CHECK(bin != NULL && size == 4 && memcmp(bin, "v\0al", 4) == 0);
   memstored_free(bin);
+  /* get_to: the value copied into a buffer, its whole size returned. */
+  char small[8];
+  memset(small, 'x', sizeof(small));
+  CHECK(memstored_dbm_get_to(dbm, "b\0in", 4, small, sizeof(small)) == 4);
+  LAST_IS(MEMSTORED_STATUS_SUCCESS);
+  CHECK(memcmp(small, "v\0alxxxx", 8) == 0);
+  CHECK(memstored_dbm_get_to(dbm, "first", -1, small, 2) == 3);
+  CHECK(memcmp(small, "hoalxxxx", 8) == 0);
+  CHECK(memstored_dbm_get_to(dbm, "first", -1, NULL, 0) == 3);
+  CHECK(memstored_dbm_get_to(dbm, "none", -1, small, sizeof(small)) == -1);
+  LAST_IS(MEMSTORED_STATUS_NOT_FOUND_ERROR);
 
   CHECK(memstored_dbm_append(dbm, "first", -1, "step", -1, ",", -1));
   CHECK(take_eq(memstored_dbm_get(dbm, "first", -1, &size), &size, "hop,step"));
