@@ -14,6 +14,7 @@ use crate::store::log::{LogOptions, LogStore};
 use crate::store::memfile::MemFileStore;
 use crate::store::memory::MemStore;
 use crate::store::{Store, StoreStats};
+use crate::ulog::{Change, UlogOp, UpdateListener};
 use parking_lot::RwLockWriteGuard;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +33,9 @@ pub struct Db {
     /// in-process hash instead of the stable CRC that files need.
     striped: bool,
     stripe_seed: u64,
+    /// The update log's hook (`set_update_listener`), also held by every
+    /// shard; here for `clear`, flushes and stats.
+    listener: std::sync::OnceLock<Arc<dyn UpdateListener>>,
     /// The store's advisory lock (`lock.rs`), for stores with files. Declared
     /// last: fields drop in order, so it is released only after every shard
     /// has been dropped (closed).
@@ -215,6 +219,7 @@ impl Db {
             maintenance: parking_lot::Mutex::new(()),
             striped: stripes.is_some(),
             stripe_seed: crate::store::log::new_generation() | 1,
+            listener: std::sync::OnceLock::new(),
             _lock: lock,
         })
     }
@@ -326,18 +331,55 @@ impl Db {
         self.shards.iter().map(|s| s.state.read().store.len()).sum()
     }
 
-    /// Removes every record.
+    /// Removes every record. With an update listener every shard is locked
+    /// first, so the one CLEAR logged sits between the same writes in the log
+    /// as in the store.
     pub fn clear(&self) -> Result<()> {
         self.check_writable()?;
-        for s in &self.shards {
+        let Some(listener) = self.listener.get() else {
+            for s in &self.shards {
+                s.mark_dirty();
+                s.state.write().store.clear()?;
+            }
+            return Ok(());
+        };
+        let mut guards: Vec<_> = self.shards.iter().map(|s| s.state.write()).collect();
+        for (s, g) in self.shards.iter().zip(guards.iter_mut()) {
             s.mark_dirty();
-            s.state.write().store.clear()?;
+            g.store.clear()?;
+        }
+        listener.on_change(&Change {
+            op: UlogOp::Clear,
+            key: b"",
+            value: b"",
+            flags: 0,
+            expires_at: 0,
+        })
+    }
+
+    /// Makes `listener` hear of every change from now on (the server's
+    /// update log). Set once; a second call is refused.
+    pub fn set_update_listener(&self, listener: Arc<dyn UpdateListener>) -> Result<()> {
+        self.listener
+            .set(listener.clone())
+            .map_err(|_| Error::Precondition("an update listener is already set".into()))?;
+        for s in &self.shards {
+            s.state.write().listener = Some(listener.clone());
         }
         Ok(())
     }
 
-    /// Hands buffered writes to the OS, shard by shard; with `hard`, fsyncs them.
+    /// The update listener's counters (`ulog_bytes`, ...), empty without one.
+    pub fn update_log_stats(&self) -> Vec<(&'static str, u64)> {
+        self.listener.get().map(|l| l.stats()).unwrap_or_default()
+    }
+
+    /// Hands buffered writes to the OS, shard by shard; with `hard`, fsyncs
+    /// them. The update log first, so it never holds less than the store.
     pub fn synchronize(&self, hard: bool) -> Result<()> {
+        if let Some(l) = self.listener.get() {
+            l.synchronize(hard)?;
+        }
         for s in &self.shards {
             s.activity.timed(Maintenance::Sync, || {
                 s.state.write().store.synchronize(hard)
@@ -374,6 +416,9 @@ impl Db {
     /// calls it after every batch of replies; engines whose write-back is a
     /// whole snapshot (`.tkmt`) do nothing here (see `Store::flush`).
     pub fn flush_dirty(&self) -> Result<()> {
+        if let Some(l) = self.listener.get() {
+            l.flush()?;
+        }
         for s in &self.shards {
             let dirty = &s.dirty;
             if dirty.load(std::sync::atomic::Ordering::Relaxed)
@@ -388,6 +433,9 @@ impl Db {
     /// Synchronizes and closes every shard. Later calls that write fail.
     pub fn close(&self) -> Result<()> {
         let mut first_err = None;
+        if let Some(Err(e)) = self.listener.get().map(|l| l.synchronize(true)) {
+            first_err = Some(e);
+        }
         for s in &self.shards {
             if let Err(e) = s.state.write().store.close() {
                 first_err.get_or_insert(e);

@@ -64,6 +64,18 @@ pub trait FileSystem: Send + Sync + Debug {
     fn lock_store(&self, _path: &Path, _exclusive: bool) -> Result<Option<StoreLock>> {
         Ok(None)
     }
+    /// The files directly inside `dir` (the update log finds its segments
+    /// this way). Only file systems that hold update logs need it.
+    fn list_dir(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        Err(Error::Precondition(format!(
+            "cannot list {}: not supported here",
+            dir.display()
+        )))
+    }
+    /// Creates `dir` and its parents unless they exist.
+    fn create_dir(&self, _dir: &Path) -> Result<()> {
+        Ok(())
+    }
 }
 
 fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
@@ -138,6 +150,17 @@ impl FileSystem for RealFs {
     }
     fn lock_store(&self, path: &Path, exclusive: bool) -> Result<Option<StoreLock>> {
         StoreLock::acquire(path, exclusive)
+    }
+    fn list_dir(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        let entries = std::fs::read_dir(dir).map_err(|e| io_err("cannot list", dir, e))?;
+        let mut out = Vec::new();
+        for e in entries {
+            out.push(e.map_err(|e| io_err("cannot list", dir, e))?.path());
+        }
+        Ok(out)
+    }
+    fn create_dir(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create directory", dir, e))
     }
 }
 
@@ -348,6 +371,15 @@ impl FileSystem for SimFs {
     }
     fn sync_dir(&self, _path: &Path) -> Result<()> {
         Ok(())
+    }
+    fn list_dir(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        Ok(self
+            .files
+            .lock()
+            .keys()
+            .filter(|p| p.parent() == Some(dir))
+            .cloned()
+            .collect())
     }
 }
 

@@ -28,6 +28,7 @@ pub mod shard;
 pub mod snapshot;
 pub mod status;
 pub mod store;
+pub mod ulog;
 
 pub use arith::Origin;
 pub use db::Db;

@@ -5,9 +5,11 @@
 use crate::record::{Meta, Record};
 use crate::status::{Error, Result};
 use crate::store::Store;
+use crate::ulog::{Change, UlogOp, UpdateListener};
 use bytes::Bytes;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// What a record processor wants done with the record it was shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +35,9 @@ pub struct ShardState {
     pub last_cas: u64,
     /// `ktopts=p`: every write is stored without an expiry.
     persistent: bool,
+    /// Told of every change after it is applied (the update log), under
+    /// this shard's write lock so the log's order is the apply order.
+    pub listener: Option<Arc<dyn UpdateListener>>,
 }
 
 impl ShardState {
@@ -42,6 +47,29 @@ impl ShardState {
             store,
             last_cas,
             persistent,
+            listener: None,
+        }
+    }
+
+    /// Tells the listener, if any, of a change just applied.
+    #[inline]
+    fn notify(
+        &self,
+        op: UlogOp,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+        expires_at: u64,
+    ) -> Result<()> {
+        match &self.listener {
+            None => Ok(()),
+            Some(l) => l.on_change(&Change {
+                op,
+                key,
+                value,
+                flags,
+                expires_at,
+            }),
         }
     }
 
@@ -107,6 +135,7 @@ impl ShardState {
                 cas,
             },
         )?;
+        self.notify(UlogOp::Set, key, value, flags, expires_at)?;
         Ok(cas)
     }
 
@@ -121,6 +150,7 @@ impl ShardState {
             } => {
                 let cas = self.next_cas()?;
                 let expires_at = self.expiry(expires_at);
+                let logged = self.listener.is_some().then(|| value.clone());
                 self.store.put(
                     key,
                     value,
@@ -130,15 +160,22 @@ impl ShardState {
                         cas,
                     },
                 )?;
+                if let Some(v) = logged {
+                    self.notify(UlogOp::Set, key, &v, flags, expires_at)?;
+                }
                 Ok(Some(cas))
             }
             Action::Remove => {
-                self.store.remove(key)?;
+                if self.store.remove(key)? {
+                    self.notify(UlogOp::Remove, key, b"", 0, 0)?;
+                }
                 Ok(None)
             }
             Action::Touch { expires_at } => {
                 let expires_at = self.expiry(expires_at);
                 if let Some(r) = self.store.get(key)? {
+                    let flags = r.meta.flags;
+                    let logged = self.listener.is_some().then(|| r.value.clone());
                     self.store.put(
                         key,
                         r.value,
@@ -147,6 +184,9 @@ impl ShardState {
                             ..r.meta
                         },
                     )?;
+                    if let Some(v) = logged {
+                        self.notify(UlogOp::Set, key, &v, flags, expires_at)?;
+                    }
                 }
                 Ok(None)
             }

@@ -97,6 +97,9 @@ pub struct Args {
     /// config file, and exit.
     #[arg(long = "print-config")]
     pub print_config: bool,
+    /// The update log (`--ulog-dir`, `--server-id`, ...; crate::ulog).
+    #[command(flatten)]
+    pub ulog: crate::ulog::UlogArgs,
     /// Print help.
     #[arg(short = 'h', long = "help", action = clap::ArgAction::Help)]
     pub help: Option<bool>,

@@ -37,6 +37,7 @@ pub mod slow;
 pub mod startup;
 pub mod stats;
 pub mod text;
+pub mod ulog;
 
 /// Reported by `version` / VERSION / `stats version`: the memcached protocol
 /// level memstored speaks, not memstored's own version. libmemcached (and so

@@ -71,6 +71,14 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         })?;
         dbs.push((store, Arc::new(db)));
     }
+    let all: Vec<Arc<Db>> = dbs.iter().map(|(_, db)| db.clone()).collect();
+    crate::ulog::attach(&args.ulog, &all).map_err(|e| StartError::Open {
+        store: format!(
+            "update log {:?}",
+            args.ulog.ulog_dir.clone().unwrap_or_default()
+        ),
+        source: e,
+    })?;
     let (store, db) = dbs.remove(0);
     if let Some(p) = &args.pid_file {
         std::fs::write(p, format!("{}\n", std::process::id()))

@@ -198,5 +198,10 @@ fn general(srv: &Server) -> Vec<(String, String)> {
     v.push(("store", srv.cfg.store.clone()));
     let mut out: Vec<(String, String)> = v.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     out.extend(crate::databases::stats(srv));
+    let ulog = srv.db.update_log_stats();
+    out.extend(
+        ulog.into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
     out
 }

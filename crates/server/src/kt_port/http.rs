@@ -97,6 +97,14 @@ async fn handle(
     req: Request<Incoming>,
 ) -> Reply {
     let mut reply = read_and_route(srv, shared, boundary, req).await;
+    // As every other session after a batch: the writes (and their update
+    // log entries) reach the OS before the reply, so SIGKILL loses no
+    // acknowledged write.
+    for db in crate::databases::all(srv) {
+        if let Err(e) = db.flush_dirty() {
+            tracing::error!("handing writes to the OS failed: {e}");
+        }
+    }
     let server = format!("memstored/{}", crate::MEMSTORED_VERSION);
     if let Ok(v) = HeaderValue::from_str(&server) {
         reply.headers_mut().insert(SERVER, v);

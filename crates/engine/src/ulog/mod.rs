@@ -1,0 +1,51 @@
+//! The update log: every change a database applies, in apply order, so that
+//! a replica can replay it (issue 18; Tkrzw-RPC's `--ulog_prefix`).
+//!
+//! The hook is in the engine, not in the server's commands: `ShardState`
+//! calls its `UpdateListener` after each successful change, under the
+//! shard's write lock, so no protocol can change data without a log entry
+//! and the log holds the changes of one key in the order they were applied.
+//! Expired records reclaimed by vacuum are not changes and are not logged
+//! (a replica expires them itself from the logged expiry).
+
+mod reader;
+mod record;
+mod segment;
+mod writer;
+
+pub use reader::{read_dir, Updates};
+pub use record::{UlogOp, Update, HEADER_LEN, MAGIC};
+pub use writer::{UlogOptions, UlogStats, UpdateLog};
+
+use crate::status::Result;
+
+/// A change about to be logged, borrowed from the shard that applies it.
+#[derive(Debug, Clone, Copy)]
+pub struct Change<'a> {
+    pub op: UlogOp,
+    pub key: &'a [u8],
+    pub value: &'a [u8],
+    pub flags: u32,
+    pub expires_at: u64,
+}
+
+/// Told of every change a database applies. Called with the shard's write
+/// lock held: implementations must not call back into the database.
+pub trait UpdateListener: Send + Sync {
+    /// One change, already applied to the store. An error is returned to the
+    /// caller of the write (the store keeps the change).
+    fn on_change(&self, change: &Change<'_>) -> Result<()>;
+    /// Hands buffered entries to the OS (the server calls it after each
+    /// batch of replies, as it flushes the store's buffers).
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Flushes and, with `hard`, fsyncs.
+    fn synchronize(&self, _hard: bool) -> Result<()> {
+        Ok(())
+    }
+    /// Counters for `stats` (`ulog_bytes`, ...).
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}

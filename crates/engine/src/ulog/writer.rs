@@ -1,0 +1,312 @@
+//! Appending to the update log: segments, rotation, retention, sync.
+
+use super::record::{encode, SEGMENT_HEADER_LEN};
+use super::segment::{self, list_segments, segment_header, segment_path};
+use super::{Change, UpdateListener, Updates};
+use crate::io::{DataFile, FileSystem};
+use crate::name::SyncMode;
+use crate::status::{Error, Result};
+use parking_lot::Mutex;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Entries buffered before they are handed to the OS regardless of batches.
+const WRITE_BUFFER: usize = 1 << 20;
+
+/// How an update log is kept.
+#[derive(Debug, Clone)]
+pub struct UlogOptions {
+    pub dir: PathBuf,
+    /// Written into every record, so that dual masters can skip their own.
+    pub server_id: u16,
+    /// A new segment is started when a record would take the current one
+    /// past this many bytes (a record bigger than it gets a segment alone).
+    pub segment_size: u64,
+    /// Oldest segments are removed while all of them take more bytes (0 = no limit).
+    pub keep_bytes: u64,
+    /// ... or while there are more segments than this (0 = no limit).
+    pub keep_segments: usize,
+    /// As the store's `#sync=`: `Always` fsyncs every record before the
+    /// write returns; otherwise entries reach the OS after each batch and the
+    /// disk on `synchronize(true)` (the server's `--sync-interval`) and close.
+    pub sync: SyncMode,
+}
+
+/// Counters for `stats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UlogStats {
+    pub bytes: u64,
+    pub records: u64,
+    pub segments: u64,
+    pub last_timestamp: u64,
+}
+
+struct Segment {
+    num: u64,
+    bytes: u64,
+    records: u64,
+}
+
+struct Inner {
+    /// Oldest first; the last is the one appended to.
+    segments: Vec<Segment>,
+    file: Arc<dyn DataFile>,
+    /// Bytes of the current segment already handed to the OS.
+    flushed: u64,
+    buf: Vec<u8>,
+    last_ts: u64,
+}
+
+/// An open update log directory. Share it (`Arc`) among a server's databases
+/// and give each a `listener(dbm_index)`.
+pub struct UpdateLog {
+    fs: Arc<dyn FileSystem>,
+    opts: UlogOptions,
+    inner: Mutex<Inner>,
+}
+
+/// Microseconds since the Unix epoch.
+fn now_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+impl UpdateLog {
+    /// Opens (creating) the log in `opts.dir`. Every kept segment is read
+    /// once to count its records; the last one's torn tail (a crash in the
+    /// middle of a write) is cut off, as the store's recovery rule says, and
+    /// damage anywhere refuses the open.
+    pub fn open(fs: Arc<dyn FileSystem>, opts: UlogOptions) -> Result<UpdateLog> {
+        fs.create_dir(&opts.dir)?;
+        let nums = list_segments(&*fs, &opts.dir)?;
+        let mut segments = Vec::with_capacity(nums.len());
+        let mut last_ts = 0;
+        let mut current = None;
+        for (i, &num) in nums.iter().enumerate() {
+            let is_last = i + 1 == nums.len();
+            let path = segment_path(&opts.dir, num);
+            let file = fs.open(&path, is_last, false)?;
+            let mut len = file.len()?;
+            if is_last && len < SEGMENT_HEADER_LEN as u64 {
+                // A crash while the segment was being created.
+                file.set_len(0)?;
+                file.write_at(&segment_header(num), 0)?;
+                file.sync()?;
+                len = SEGMENT_HEADER_LEN as u64;
+            }
+            segment::check_header(&*file, len, &path)?;
+            let mut at = SEGMENT_HEADER_LEN as u64;
+            let mut records = 0;
+            while let Some((u, end)) = segment::read_record(&*file, len, at)? {
+                at = end;
+                records += 1;
+                last_ts = last_ts.max(u.timestamp);
+            }
+            if at < len {
+                if let Some(next) = segment::valid_record_after(&*file, len, at)? {
+                    return Err(segment::damaged(&path, at, next));
+                }
+                if !is_last {
+                    return Err(Error::BrokenData(format!(
+                        "{}: a sealed update-log segment ends with {} bytes that are not a record",
+                        path.display(),
+                        len - at
+                    )));
+                }
+                tracing::warn!(
+                    "{}: cut a torn tail of {} bytes (a crash in the middle of a write)",
+                    path.display(),
+                    len - at
+                );
+                file.set_len(at)?;
+                file.sync()?;
+            }
+            segments.push(Segment {
+                num,
+                bytes: at,
+                records,
+            });
+            if is_last {
+                current = Some((file, at));
+            }
+        }
+        let (file, flushed) = match current {
+            Some(c) => c,
+            None => {
+                let file = create_segment(&*fs, &opts, 1)?;
+                segments.push(Segment {
+                    num: 1,
+                    bytes: SEGMENT_HEADER_LEN as u64,
+                    records: 0,
+                });
+                (file, SEGMENT_HEADER_LEN as u64)
+            }
+        };
+        Ok(UpdateLog {
+            fs,
+            opts,
+            inner: Mutex::new(Inner {
+                segments,
+                file,
+                flushed,
+                buf: Vec::new(),
+                last_ts,
+            }),
+        })
+    }
+
+    pub fn options(&self) -> &UlogOptions {
+        &self.opts
+    }
+
+    /// Appends one change of database `dbm_index`; returns its timestamp.
+    pub fn append(&self, change: &Change<'_>, dbm_index: u32) -> Result<u64> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let ts = now_micros().max(inner.last_ts + 1);
+        let size = (super::HEADER_LEN + change.key.len() + change.value.len()) as u64;
+        let cur = inner.segments.last().map_or(0, |s| s.bytes);
+        let has_records = inner.segments.last().is_some_and(|s| s.records > 0);
+        if has_records && cur + size > self.opts.segment_size {
+            self.rotate(inner)?;
+        }
+        encode(&mut inner.buf, change, ts, self.opts.server_id, dbm_index)?;
+        inner.last_ts = ts;
+        if let Some(s) = inner.segments.last_mut() {
+            s.bytes += size;
+            s.records += 1;
+        }
+        if self.opts.sync == SyncMode::Always {
+            flush(inner)?;
+            inner.file.sync()?;
+        } else if inner.buf.len() >= WRITE_BUFFER {
+            flush(inner)?;
+        }
+        Ok(ts)
+    }
+
+    /// Seals the current segment (flushed and fsynced, so a reader may
+    /// treat any bad byte in it as damage), starts the next and applies
+    /// the retention policy.
+    fn rotate(&self, inner: &mut Inner) -> Result<()> {
+        flush(inner)?;
+        inner.file.sync()?;
+        let num = inner.segments.last().map_or(0, |s| s.num) + 1;
+        inner.file = create_segment(&*self.fs, &self.opts, num)?;
+        inner.flushed = SEGMENT_HEADER_LEN as u64;
+        inner.segments.push(Segment {
+            num,
+            bytes: SEGMENT_HEADER_LEN as u64,
+            records: 0,
+        });
+        loop {
+            let total: u64 = inner.segments.iter().map(|s| s.bytes).sum();
+            let n = inner.segments.len();
+            let over = (self.opts.keep_segments > 0 && n > self.opts.keep_segments)
+                || (self.opts.keep_bytes > 0 && total > self.opts.keep_bytes);
+            if n <= 1 || !over {
+                return Ok(());
+            }
+            let old = inner.segments.remove(0);
+            self.fs.remove(&segment_path(&self.opts.dir, old.num))?;
+        }
+    }
+
+    /// Hands buffered entries to the OS.
+    pub fn flush(&self) -> Result<()> {
+        let mut g = self.inner.lock();
+        if g.buf.is_empty() {
+            return Ok(());
+        }
+        flush(&mut g)
+    }
+
+    /// Flushes and, with `hard`, fsyncs the current segment.
+    pub fn synchronize(&self, hard: bool) -> Result<()> {
+        let mut g = self.inner.lock();
+        flush(&mut g)?;
+        if hard {
+            g.file.sync()?;
+        }
+        Ok(())
+    }
+
+    pub fn stats(&self) -> UlogStats {
+        let g = self.inner.lock();
+        UlogStats {
+            bytes: g.segments.iter().map(|s| s.bytes).sum(),
+            records: g.segments.iter().map(|s| s.records).sum(),
+            segments: g.segments.len() as u64,
+            last_timestamp: g.last_ts,
+        }
+    }
+
+    /// Every kept update with `timestamp >= from`, oldest first (buffered
+    /// ones are flushed first, so the reader sees every append made so far).
+    pub fn read_from(&self, from: u64) -> Result<Updates> {
+        self.flush()?;
+        super::read_dir(self.fs.clone(), &self.opts.dir, from)
+    }
+
+    /// A listener that logs the changes of database `dbm_index`.
+    pub fn listener(self: &Arc<Self>, dbm_index: u32) -> Arc<dyn UpdateListener> {
+        Arc::new(DbListener {
+            log: self.clone(),
+            dbm_index,
+        })
+    }
+}
+
+impl Drop for UpdateLog {
+    fn drop(&mut self) {
+        if let Err(e) = self.synchronize(true) {
+            tracing::error!("closing the update log: {e}");
+        }
+    }
+}
+
+fn flush(inner: &mut Inner) -> Result<()> {
+    if !inner.buf.is_empty() {
+        inner.file.write_at(&inner.buf, inner.flushed)?;
+        inner.flushed += inner.buf.len() as u64;
+        inner.buf.clear();
+    }
+    Ok(())
+}
+
+fn create_segment(fs: &dyn FileSystem, opts: &UlogOptions, num: u64) -> Result<Arc<dyn DataFile>> {
+    let path = segment_path(&opts.dir, num);
+    let file = fs.open(&path, true, true)?;
+    file.set_len(0)?;
+    file.write_at(&segment_header(num), 0)?;
+    file.sync()?;
+    fs.sync_dir(&path)?;
+    Ok(file)
+}
+
+struct DbListener {
+    log: Arc<UpdateLog>,
+    dbm_index: u32,
+}
+
+impl UpdateListener for DbListener {
+    fn on_change(&self, change: &Change<'_>) -> Result<()> {
+        self.log.append(change, self.dbm_index).map(|_| ())
+    }
+    fn flush(&self) -> Result<()> {
+        self.log.flush()
+    }
+    fn synchronize(&self, hard: bool) -> Result<()> {
+        self.log.synchronize(hard)
+    }
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        let s = self.log.stats();
+        vec![
+            ("ulog_bytes", s.bytes),
+            ("ulog_records", s.records),
+            ("ulog_segments", s.segments),
+            ("ulog_last_timestamp", s.last_timestamp),
+        ]
+    }
+}
