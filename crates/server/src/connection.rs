@@ -131,13 +131,27 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
     let mut cs = ConnState::default();
     let mut session: Option<AnySession> = None;
     let (late_tx, mut late_rx) = mpsc::unbounded_channel::<BytesMut>();
+    // Shutdown is watched by one `changed()` future that lives as long as
+    // the connection. A fresh one per wait was built, registered in the
+    // channel's waiter list and removed again on every request, each step
+    // under the lock of a list all connections share (about 2% of the CPU
+    // in a profile, docs/bench/server-notes.md); the live one is only
+    // polled. `probe` checks for a stop with one atomic load on every
+    // wait, for connections whose socket is always ready.
+    let probe = srv.shutdown.clone();
     let mut shutdown = srv.shutdown.clone();
+    if *shutdown.borrow_and_update() {
+        return Ok(());
+    }
+    let stopping = shutdown.changed();
+    tokio::pin!(stopping);
     let mut wait = true;
     let mut eof = false;
     let mut need = 0usize;
     loop {
         if wait {
-            if *shutdown.borrow() {
+            // Err: the sender is gone, which ends the server too.
+            if probe.has_changed().unwrap_or(true) {
                 return Ok(());
             }
             let in_flight = session.as_ref().map_or(0, AnySession::in_flight);
@@ -164,7 +178,7 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
                     }
                     continue;
                 }
-                _ = shutdown.changed() => return Ok(()),
+                _ = &mut stopping => return Ok(()),
             }
         }
         // Keep free space for the read; room for the rest of the frame when
