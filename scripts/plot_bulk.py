@@ -40,7 +40,24 @@ def fmt_rate(x):
     return f"{x:,.0f}"
 
 
-def plot(rows, bulks, out_png):
+MEMCACHED_SERIES = [
+    ("memstored", "binary", "#1f77b4"),
+    ("memcached", "binary", "#aec7e8"),
+    ("memstored", "text", "#2ca02c"),
+    ("memcached", "text", "#98df8a"),
+    ("memstored", "rpc", "#d62728"),
+]
+KT_SERIES = [
+    ("memstored", "kt-http", "#1f77b4"),
+    ("ktserver", "kt-http", "#aec7e8"),
+    ("memstored", "kt-binary", "#2ca02c"),
+    ("ktserver", "kt-binary", "#98df8a"),
+    ("memstored", "rpc", "#d62728"),
+]
+
+
+def plot(rows, bulks, out_png, series=MEMCACHED_SERIES,
+         title="1M records, 4 threads: memstored vs memcached (memstore bench)"):
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -55,13 +72,6 @@ def plot(rows, bulks, out_png):
     except ImportError:
         print("matplotlib unavailable: no chart", file=sys.stderr)
         return False
-    series = [
-        ("memstored", "binary", "#1f77b4"),
-        ("memcached", "binary", "#aec7e8"),
-        ("memstored", "text", "#2ca02c"),
-        ("memcached", "text", "#98df8a"),
-        ("memstored", "rpc", "#d62728"),
-    ]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
     width = 0.8 / len(series)
     for ax, phase in zip(axes, ["set", "get"]):
@@ -80,7 +90,7 @@ def plot(rows, bulks, out_png):
         ax.grid(axis="y", which="both", alpha=0.3)
     axes[0].set_ylabel("records / second (log)")
     axes[1].legend(fontsize=8, loc="upper left")
-    fig.suptitle("1M records, 4 threads: memstored vs memcached (memstore bench)")
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(out_png, dpi=110)
     return True
@@ -144,47 +154,9 @@ def kt_section(w, rows, bulks, m1, out_dir):
             + (f" in {len(short)} of {len(ratios)} rows: {detail}." if short else f" in all {len(ratios)} rows.")
         )
     w("")
-    if plot_kt(rows, bulks, os.path.join(out_dir, "bulk-kt.png")):
+    title = "Seed 003's table: 1M records, 4 threads, memstored vs ktserver"
+    if plot(rows, bulks, os.path.join(out_dir, "bulk-kt.png"), KT_SERIES, title):
         w("![seed 003's table: records/s](bulk-kt.png)\n")
-
-
-def plot_kt(rows, bulks, out_png):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    series = [
-        ("memstored", "kt-http", "#1f77b4"),
-        ("ktserver", "kt-http", "#aec7e8"),
-        ("memstored", "kt-binary", "#2ca02c"),
-        ("ktserver", "kt-binary", "#98df8a"),
-        ("memstored", "rpc", "#d62728"),
-    ]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
-    width = 0.8 / len(series)
-    for ax, phase in zip(axes, ["set", "get"]):
-        for i, (srv, proto, color) in enumerate(series):
-            xs, ys = [], []
-            for j, b in enumerate(bulks):
-                rs = rows.get((srv, proto, b, phase))
-                if rs:
-                    xs.append(j + (i - len(series) / 2 + 0.5) * width)
-                    ys.append(med(rs, "records_per_sec"))
-            ax.bar(xs, ys, width, label=f"{srv} {proto}", color=color)
-        ax.set_xticks(range(len(bulks)))
-        ax.set_xticklabels([f"bulk {b}" for b in bulks])
-        ax.set_yscale("log")
-        ax.set_title(f"{phase}: records/s (median)")
-        ax.grid(axis="y", which="both", alpha=0.3)
-    axes[0].set_ylabel("records / second (log)")
-    axes[1].legend(fontsize=8, loc="upper left")
-    fig.suptitle("Seed 003's table: 1M records, 4 threads, memstored vs ktserver")
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=110)
-    return True
 
 
 def main():
