@@ -202,6 +202,39 @@ mod tests {
         assert_eq!(st["db_1_engine"], "mem_tree");
     }
 
+    /// ktserver's report covers every database whatever `DB` says: a
+    /// `db_N` line each, totals and counters summed over them.
+    #[test]
+    fn report_lists_every_database() {
+        let srv = three();
+        call(&srv, "set", &[bin("a"), bin("1")]).unwrap();
+        for (k, db) in [("b", 2u64), ("c", 2)] {
+            call(
+                &srv,
+                "set",
+                &with_db(vec![bin(k), bin("2")], Value::from(db)),
+            )
+            .unwrap();
+        }
+        for db in [None, Some(Value::from(1u64))] {
+            let p = db.map_or_else(Vec::new, |db| with_db(Vec::new(), db));
+            let r = call(&srv, "report", &p).unwrap();
+            let Value::Map(m) = &r else { panic!("{r}") };
+            let field = |k: &str| {
+                memstored_protocol::rpc::map_get(m, k)
+                    .and_then(value_str)
+                    .unwrap_or_else(|| panic!("{k} missing from {r}"))
+                    .to_string()
+            };
+            assert!(field("db_0").starts_with("count=1 "), "{r}");
+            assert!(field("db_1").starts_with("count=0 "), "{r}");
+            assert!(field("db_2").starts_with("count=2 "), "{r}");
+            assert!(field("db_0").ends_with(" path=*"), "{r}");
+            assert_eq!(field("db_total_count"), "3");
+            assert_eq!(field("cnt_set"), "3", "every database's sets");
+        }
+    }
+
     #[test]
     fn a_database_answers_to_its_name_path_and_file_name() {
         let n = "/data/casket.kct#bnum=1m";

@@ -67,63 +67,86 @@ pub fn status(srv: &Server, _params: &[Value]) -> RpcResult {
     Ok(strings(out))
 }
 
-/// `report()`: Kyoto Tycoon's report, every value a string. The counters
-/// are memstored's (shared by every protocol), mapped onto KT's names: see
-/// docs/kt-compat.md.
+/// `report()`: Kyoto Tycoon's report, every value a string, for the whole
+/// server whatever the `DB` option says (as ktserver's): one `db_N` line per
+/// database and counters summed over them. The counters are memstored's
+/// (shared by every protocol), mapped onto KT's names: see docs/kt-compat.md.
 pub fn report(srv: &Server) -> RpcResult {
-    let db = &*srv.db;
-    let (count, size) = (db.count(), size(db));
+    let servers: Vec<&Server> = std::iter::once(srv)
+        .chain(srv.others.iter().map(|s| &**s))
+        .collect();
+    let (mut total_count, mut total_size) = (0u64, 0u64);
+    let mut dbs = Vec::new();
+    for (i, s) in servers.iter().enumerate() {
+        let (count, size) = (s.db.count(), size(&s.db));
+        total_count += count;
+        total_size += size;
+        dbs.push((
+            format!("db_{i}"),
+            format!("count={count} size={size} path={}", s.db.name().path),
+        ));
+    }
+    // Each database's calls bump its own server's counters.
+    let n = |f: fn(&crate::stats::Counters) -> &std::sync::atomic::AtomicU64| {
+        servers
+            .iter()
+            .map(|s| f(&s.counters).load(Relaxed))
+            .sum::<u64>()
+    };
     let c = &srv.counters;
-    let n = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let mut out: Vec<(String, String)> = [
-        (
-            "db_0",
-            format!("count={count} size={size} path={}", db.name().path),
-        ),
-        ("db_total_count", count.to_string()),
-        ("db_total_size", size.to_string()),
-        ("serv_conn_count", n(&c.curr_connections).to_string()),
-        // Requests are served by their connection's task: nothing queues.
-        ("serv_task_count", "0".to_string()),
-        ("serv_thread_count", srv.cfg.threads.to_string()),
-        ("serv_current_time", format!("{now:.6}")),
-        (
-            "serv_running_term",
-            format!("{:.6}", srv.started.elapsed().as_secs_f64()),
-        ),
-        ("serv_proc_id", std::process::id().to_string()),
-        ("cnt_set", n(&c.cmd_set).to_string()),
-        (
-            "cnt_set_misses",
-            (n(&c.cas_misses) + n(&c.cas_badval)).to_string(),
-        ),
-        (
-            "cnt_remove",
-            (n(&c.delete_hits) + n(&c.delete_misses)).to_string(),
-        ),
-        ("cnt_remove_misses", n(&c.delete_misses).to_string()),
-        ("cnt_get", n(&c.cmd_get).to_string()),
-        ("cnt_get_misses", n(&c.get_misses).to_string()),
-        ("cnt_script", "0".to_string()),
-        ("cnt_misc", (n(&c.cmd_flush) + n(&c.cmd_touch)).to_string()),
-        (
-            "conf_kt_version",
-            format!("memstored {}", crate::MEMSTORED_VERSION),
-        ),
-        ("conf_kt_features", "(memstored)".to_string()),
-        (
-            "conf_kc_version",
-            format!("memstored engine {}", db.name().kind.label()),
-        ),
-        ("conf_kc_features", "(memstored)".to_string()),
-        ("conf_os_name", os_name().to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    let mut out: Vec<(String, String)> = dbs;
+    out.extend(
+        [
+            ("db_total_count", total_count.to_string()),
+            ("db_total_size", total_size.to_string()),
+            (
+                "serv_conn_count",
+                c.curr_connections.load(Relaxed).to_string(),
+            ),
+            // Requests are served by their connection's task: nothing queues.
+            ("serv_task_count", "0".to_string()),
+            ("serv_thread_count", srv.cfg.threads.to_string()),
+            ("serv_current_time", format!("{now:.6}")),
+            (
+                "serv_running_term",
+                format!("{:.6}", srv.started.elapsed().as_secs_f64()),
+            ),
+            ("serv_proc_id", std::process::id().to_string()),
+            ("cnt_set", n(|c| &c.cmd_set).to_string()),
+            (
+                "cnt_set_misses",
+                (n(|c| &c.cas_misses) + n(|c| &c.cas_badval)).to_string(),
+            ),
+            (
+                "cnt_remove",
+                (n(|c| &c.delete_hits) + n(|c| &c.delete_misses)).to_string(),
+            ),
+            ("cnt_remove_misses", n(|c| &c.delete_misses).to_string()),
+            ("cnt_get", n(|c| &c.cmd_get).to_string()),
+            ("cnt_get_misses", n(|c| &c.get_misses).to_string()),
+            ("cnt_script", "0".to_string()),
+            (
+                "cnt_misc",
+                (n(|c| &c.cmd_flush) + n(|c| &c.cmd_touch)).to_string(),
+            ),
+            (
+                "conf_kt_version",
+                format!("memstored {}", crate::MEMSTORED_VERSION),
+            ),
+            ("conf_kt_features", "(memstored)".to_string()),
+            (
+                "conf_kc_version",
+                format!("memstored engine {}", srv.db.name().kind.label()),
+            ),
+            ("conf_kc_features", "(memstored)".to_string()),
+            ("conf_os_name", os_name().to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v)),
+    );
     out.extend(super::sysinfo::sys_info());
     Ok(strings(out))
 }

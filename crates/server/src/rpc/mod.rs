@@ -228,6 +228,10 @@ pub fn call_reply(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<R
 
 /// Runs the call on the database its `DB` option names (`crate::databases`).
 fn on_selected(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<Reply, RpcError> {
+    if method == "report" {
+        // The whole server's report, as ktserver's, whatever `DB` says.
+        return basic::report(srv).map(Reply::Value);
+    }
     let target = crate::databases::select(srv, params)?;
     if Arc::ptr_eq(target, srv) {
         return reply_on(srv, method, params);
@@ -258,7 +262,6 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
         "ping" | "void" => Ok(Value::Nil),
         "echo" => basic::echo(params),
         "status" => basic::status(srv, params),
-        "report" => basic::report(srv),
 
         "set" => record::set(srv, params),
         "add" => record::add(srv, params),
