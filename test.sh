@@ -22,6 +22,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 # libmemstored.*: the Python binding's cdylib is libmemstored_python.so.
 cargo build -p memstored-server -p memstored-c -p memstored-ruby
 cargo test --workspace "$@"
+# The server's tests once more on the shared tokio runtime, the scheduler's
+# fallback (`--scheduler shared`; per-core is the default): both stay correct.
+MEMSTORED_SCHEDULER=shared cargo test -p memstored-server --tests
 c_lib_dir="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
 # The Java binding loads the debug libmemstored.so just built. Maven runs on
 # the binding's JDK; the Unsafe flag quiets Maven 3.8's own libraries on JDK

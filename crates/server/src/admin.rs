@@ -95,7 +95,7 @@ pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) {
         }
     };
     if listed {
-        tokio::task::block_in_place(|| metadump(srv, out));
+        crate::workers::block_here(|| metadump(srv, out));
     }
     out.put(b"END\r\n");
 }

@@ -35,7 +35,7 @@ pub fn reply(srv: &Server, args: &[Bytes], out: &mut Out) {
         return;
     }
     if class == THE_CLASS {
-        tokio::task::block_in_place(|| list(srv, limit, out));
+        crate::workers::block_here(|| list(srv, limit, out));
     }
     out.put(b"END\r\n");
 }

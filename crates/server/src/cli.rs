@@ -44,6 +44,18 @@ pub struct Args {
     /// tkrzw_server's name for it.
     #[arg(short = 'R', long = "read-threads", visible_alias = "threads")]
     pub read_threads: Option<usize>,
+    /// How connections are scheduled: `per-core` (each worker thread runs
+    /// its own event loop and keeps a connection for life, as memcached's
+    /// threads do) or `shared` (one tokio runtime whose workers steal tasks
+    /// from each other). The test suite runs a second time with
+    /// MEMSTORED_SCHEDULER=shared, so both stay correct.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "per-core",
+        env = "MEMSTORED_SCHEDULER"
+    )]
+    pub scheduler: crate::workers::Scheduler,
     /// Accepted for tkrzw_server's command line. memstored is always
     /// asynchronous: every connection is a task on the worker threads
     /// (-R), and slow work (sync, backup, rebuild) runs on -W threads.

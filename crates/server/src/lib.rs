@@ -38,6 +38,7 @@ pub mod startup;
 pub mod stats;
 pub mod text;
 pub mod ulog;
+pub mod workers;
 
 /// Reported by `version` / VERSION / `stats version`: the memcached protocol
 /// level memstored speaks, not memstored's own version. libmemcached (and so

@@ -3,6 +3,7 @@
 use crate::connection;
 use crate::server::Server;
 use crate::stats::bump;
+use crate::workers::Workers;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
@@ -31,7 +32,7 @@ pub async fn run(listener: TcpListener, srv: Arc<Server>) {
 /// connection limit and counters are shared by every listener.
 pub async fn run_with<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F)
 where
-    F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut,
+    F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let mut shutdown = srv.shutdown.clone();
@@ -61,11 +62,40 @@ where
         c.curr_connections.fetch_add(1, Relaxed);
         bump(&c.total_connections);
         let live = Live(srv.clone());
-        let serving = serve(stream, peer, live.0.clone());
-        tokio::spawn(async move {
-            serving.await;
-            drop(live);
-        });
+        match &srv.workers {
+            None => {
+                let serving = serve(stream, peer, live.0.clone());
+                tokio::spawn(async move {
+                    serving.await;
+                    drop(live);
+                });
+            }
+            Some(workers) => place(workers, stream, peer, live, serve.clone()),
+        }
     }
     tracing::info!("stopped accepting connections");
+}
+
+/// Hands an accepted connection to the next per-core worker, which
+/// registers its socket with its own reactor and serves it for life.
+fn place<F, Fut>(workers: &Workers, stream: TcpStream, peer: SocketAddr, live: Live, serve: F)
+where
+    F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    // Leaves the socket non-blocking, as `from_std` wants it.
+    let stream = match stream.into_std() {
+        Ok(s) => s,
+        Err(e) => return tracing::warn!("{peer}: handing over: {e}"),
+    };
+    workers.place(Box::new(move || match TcpStream::from_std(stream) {
+        Ok(stream) => {
+            let serving = serve(stream, peer, live.0.clone());
+            tokio::spawn(async move {
+                serving.await;
+                drop(live);
+            });
+        }
+        Err(e) => tracing::warn!("{peer}: registering on a worker: {e}"),
+    }));
 }

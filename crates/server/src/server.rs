@@ -34,6 +34,8 @@ pub struct Config {
     pub search_timeout: Duration,
     /// `-A`/`--enable-shutdown`: the text `shutdown` command stops the server.
     pub enable_shutdown: bool,
+    /// `--scheduler`: how connections are placed on threads (`workers.rs`).
+    pub scheduler: crate::workers::Scheduler,
 }
 
 /// Everything a connection needs, shared through an `Arc`.
@@ -66,6 +68,9 @@ pub struct Server {
     /// Woken by the `shutdown` command; startup.rs waits on it beside the
     /// stop signals.
     pub stop_requested: Notify,
+    /// The per-core scheduler's worker threads, which the accept loops hand
+    /// connections to; `None`: connections are tasks on the shared runtime.
+    pub workers: Option<Arc<crate::workers::Workers>>,
 }
 
 impl Config {
@@ -86,6 +91,7 @@ impl Config {
             write_threads: 2,
             search_timeout: Duration::from_secs(5),
             enable_shutdown: false,
+            scheduler: crate::workers::Scheduler::Shared,
         }
     }
 }
@@ -137,7 +143,14 @@ impl Server {
             detail: crate::detail::Detail::default(),
             verbosity: AtomicU32::new(u32::from(cfg_verbose)),
             stop_requested: Notify::new(),
+            workers: None,
         }
+    }
+
+    /// This server handing its connections to per-core `workers`.
+    pub fn with_workers(mut self, workers: Option<Arc<crate::workers::Workers>>) -> Server {
+        self.workers = workers;
+        self
     }
 
     /// This server with further databases (`databases.rs`).
@@ -153,7 +166,7 @@ impl Server {
         if delay == 0 {
             let db = self.db.clone();
             self.marks.clear();
-            return tokio::task::block_in_place(move || db.clear());
+            return crate::workers::block_here(move || db.clear());
         }
         let srv = self.clone();
         tokio::spawn(async move {

@@ -54,6 +54,7 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("conn_memory", cfg.conn_memory.to_string()),
         ("read_only", yes_no(cfg.read_only)),
         ("store", cfg.store.clone()),
+        ("scheduler", cfg.scheduler.label().to_string()),
     ];
     v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }

@@ -2,6 +2,7 @@
 //! store, announce the port, serve until a signal, close the store.
 
 use crate::server::{Config, Server};
+use crate::workers::{Scheduler, Workers};
 use crate::{cli, listener, sasl, signals, MEMSTORED_VERSION};
 use memstored_engine::Db;
 use std::sync::atomic::Ordering::Relaxed;
@@ -100,19 +101,31 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         write_threads: args.write_threads.max(1),
         search_timeout: args.search_timeout,
         enable_shutdown: args.enable_shutdown,
+        scheduler: args.scheduler,
+    };
+    let starting = |e| io("starting the runtime".into(), e);
+    // Per-core: connections run on their workers' own runtimes; the main
+    // one keeps the accept loops, signals and timers, on one thread.
+    let (main_threads, workers) = match cfg.scheduler {
+        Scheduler::Shared => (threads, None),
+        Scheduler::PerCore => (
+            1,
+            Some(Workers::start(threads, cfg.write_threads).map_err(starting)?),
+        ),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
+        .worker_threads(main_threads)
         .max_blocking_threads(cfg.write_threads)
-        .thread_name("memstored-worker")
+        .thread_name("memstored-main")
         .enable_all()
         .build()
-        .map_err(|e| io("starting the runtime".into(), e))?;
+        .map_err(starting)?;
     let started = Started {
         listener,
         kt_listener,
         port_file: args.port_file.clone(),
         sync_interval: args.sync_interval,
+        workers,
     };
     let result = runtime.block_on(serve(db.clone(), dbs, cfg, credentials, started));
     runtime.shutdown_timeout(Duration::from_millis(500));
@@ -130,6 +143,8 @@ struct Started {
     kt_listener: Option<std::net::TcpListener>,
     port_file: Option<std::path::PathBuf>,
     sync_interval: Option<u64>,
+    /// The per-core scheduler's workers (`--scheduler per-core`).
+    workers: Option<Arc<Workers>>,
 }
 
 /// Tells whoever started us where we listen, once the store is open and the
@@ -186,7 +201,11 @@ async fn serve(
             Arc::new(Server::new(db, cfg, None, stop_rx.clone()))
         })
         .collect();
-    let srv = Arc::new(Server::new(db.clone(), cfg, credentials, stop_rx).with_others(others));
+    let srv = Arc::new(
+        Server::new(db.clone(), cfg, credentials, stop_rx)
+            .with_others(others)
+            .with_workers(started.workers),
+    );
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
     let accept = tokio::spawn(listener::run(listener, srv.clone()));
