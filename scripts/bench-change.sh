@@ -7,6 +7,11 @@
 # by cmd_get+cmd_set from its stats).
 #
 #   scripts/bench-change.sh OLD_BIN NEW_BIN [RUNS] [SECS] > docs/bench/change-XXX.tsv
+#   WORKLOADS="text binary c128" scripts/bench-change.sh ...   # c128: seed 000's
+#       memcslap --test=get --concurrency=128 --binary (EXEC=N per thread, 10000)
+#
+# OLD_BIN and NEW_BIN may be wrappers (`exec memstored --flag "$@"`) to
+# compare two settings of one binary.
 #
 # A binary that predates --port-file (memstored < the port-0 change) is
 # started on a port probed free just before; the script then checks with
@@ -49,21 +54,29 @@ start() { # bin -> sets PID PORT
 
 printf 'workload\tbinary\trun\ttps\trequests\tcpu_ticks\tus_per_req\tload\n'
 for run in $(seq 1 "$RUNS"); do
-  for wl in text binary; do
-    flag=; [ "$wl" = binary ] && flag=-B
+  for wl in ${WORKLOADS:-text binary}; do
     for side in old new; do
       bin=$OLD; [ "$side" = new ] && bin=$NEW
       start "$bin"
       load=$(cut -d' ' -f1 /proc/loadavg)
       r0=$(( $(stat_of "$PORT" cmd_get) + $(stat_of "$PORT" cmd_set) ))
       c0=$(cpu_ticks "$PID")
-      memcaslap -s "127.0.0.1:$PORT" -T 1 -c 64 -X 100 -t "${SECS}s" $flag >"$WORK/client" 2>&1
+      t0=$(date +%s.%N)
+      case $wl in
+        text) memcaslap -s "127.0.0.1:$PORT" -T 1 -c 64 -X 100 -t "${SECS}s" >"$WORK/client" 2>&1 ;;
+        binary) memcaslap -s "127.0.0.1:$PORT" -T 1 -c 64 -X 100 -t "${SECS}s" -B >"$WORK/client" 2>&1 ;;
+        c128) memcslap --servers="127.0.0.1:$PORT" --test=get --concurrency=128 \
+          --execute-number="${EXEC:-10000}" --binary >"$WORK/client" 2>&1 ;;
+      esac
+      t1=$(date +%s.%N)
       c1=$(cpu_ticks "$PID")
       r1=$(( $(stat_of "$PORT" cmd_get) + $(stat_of "$PORT" cmd_set) ))
       kill -TERM "$PID"; wait "$PID" 2>/dev/null || true; PID=
       tps=$(sed -n 's/^Run time: .* TPS: \([0-9]*\) .*/\1/p' "$WORK/client" | tail -n1)
+      # memcslap prints no TPS: requests over its wall time.
+      [ -n "$tps" ] || tps=$(awk -v n=$((r1 - r0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }')
       us=$(awk -v t=$((c1 - c0)) -v hz="$TICK" -v n=$((r1 - r0)) 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "memcaslap $wl" "$side" "$run" "$tps" $((r1 - r0)) $((c1 - c0)) "$us" "$load"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$side" "$run" "$tps" $((r1 - r0)) $((c1 - c0)) "$us" "$load"
     done
   done
 done
