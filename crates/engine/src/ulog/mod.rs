@@ -15,9 +15,37 @@ mod writer;
 
 pub use reader::{read_dir, Updates};
 pub use record::{UlogOp, Update, HEADER_LEN, MAGIC};
-pub use writer::{UlogOptions, UlogStats, UpdateLog};
+pub use writer::{Position, UlogOptions, UlogStats, UpdateLog};
 
 use crate::status::Result;
+use std::cell::Cell;
+
+thread_local! {
+    /// The server id the changes made by this thread are logged under,
+    /// when not this server's own (`with_origin`).
+    static ORIGIN: Cell<Option<u16>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with every change it makes logged under `server_id` instead of
+/// the log's own: a replica replaying its master's updates (Tkrzw-RPC's
+/// thread-local server id override). Carried by the thread rather than by
+/// each `Change`, so that no write path between the replica and the shard
+/// has to pass it along.
+pub fn with_origin<R>(server_id: u16, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<u16>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ORIGIN.with(|o| o.set(self.0));
+        }
+    }
+    let _restore = Restore(ORIGIN.with(|o| o.replace(Some(server_id))));
+    f()
+}
+
+/// The origin `with_origin` set on this thread, if any.
+pub(crate) fn origin() -> Option<u16> {
+    ORIGIN.with(Cell::get)
+}
 
 /// A change about to be logged, borrowed from the shard that applies it.
 #[derive(Debug, Clone, Copy)]
