@@ -66,6 +66,8 @@ pub struct Server {
     /// Woken by the `shutdown` command; startup.rs waits on it beside the
     /// stop signals.
     pub stop_requested: Notify,
+    /// The update log it streams and, on a replica, its state (`replication`).
+    pub replication: crate::replication::Replication,
 }
 
 impl Config {
@@ -137,6 +139,7 @@ impl Server {
             detail: crate::detail::Detail::default(),
             verbosity: AtomicU32::new(u32::from(cfg_verbose)),
             stop_requested: Notify::new(),
+            replication: Default::default(),
         }
     }
 

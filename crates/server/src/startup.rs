@@ -72,7 +72,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         dbs.push((store, Arc::new(db)));
     }
     let all: Vec<Arc<Db>> = dbs.iter().map(|(_, db)| db.clone()).collect();
-    crate::ulog::attach(&args.ulog, &all).map_err(|e| StartError::Open {
+    let ulog = crate::ulog::attach(&args.ulog, &all).map_err(|e| StartError::Open {
         store: format!(
             "update log {:?}",
             args.ulog.ulog_dir.clone().unwrap_or_default()
@@ -113,6 +113,9 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         kt_listener,
         port_file: args.port_file.clone(),
         sync_interval: args.sync_interval,
+        ulog,
+        replica: args.replica.clone(),
+        ulog_args: args.ulog.clone(),
     };
     let result = runtime.block_on(serve(db.clone(), dbs, cfg, credentials, started));
     runtime.shutdown_timeout(Duration::from_millis(500));
@@ -130,6 +133,10 @@ struct Started {
     kt_listener: Option<std::net::TcpListener>,
     port_file: Option<std::path::PathBuf>,
     sync_interval: Option<u64>,
+    /// `--ulog-dir`'s log, opened; replication streams it.
+    ulog: Option<Arc<memstored_engine::ulog::UpdateLog>>,
+    replica: crate::replication::ReplicaArgs,
+    ulog_args: crate::ulog::UlogArgs,
 }
 
 /// Tells whoever started us where we listen, once the store is open and the
@@ -187,6 +194,11 @@ async fn serve(
         })
         .collect();
     let srv = Arc::new(Server::new(db.clone(), cfg, credentials, stop_rx).with_others(others));
+    if let Some(log) = started.ulog {
+        let _ = srv.replication.ulog.set(log);
+    }
+    let replica = crate::replication::start(&srv, &started.replica, &started.ulog_args)
+        .map_err(StartError::Flags)?;
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
     let accept = tokio::spawn(listener::run(listener, srv.clone()));
@@ -217,6 +229,10 @@ async fn serve(
     };
     while busy() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if let Some(r) = replica {
+        // It applies its last batch and stops before the stores close.
+        let _ = tokio::task::spawn_blocking(move || r.stop()).await;
     }
     for closing in crate::databases::all(&srv) {
         tokio::task::spawn_blocking(move || {

@@ -1,0 +1,105 @@
+//! Replication (issue 18): a master streams its update log to replicas
+//! over MessagePack-RPC on the main port (`master`, `wire`); a replica
+//! (`--replicate-from`) follows it, applies each update and remembers how
+//! far it got in a timestamp file (`replica`, `rts`).
+
+pub mod master;
+pub mod replica;
+pub mod rts;
+pub mod wire;
+
+use memstored_engine::ulog::UpdateLog;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
+
+/// The replica's flags (flattened into `cli::Args`, so they are config
+/// file keys too).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ReplicaArgs {
+    /// Follow the master at HOST:PORT (its main port): stream its update
+    /// log from this server's saved position, apply every update, and
+    /// reconnect after failures. Needs --ulog-dir (the position is kept
+    /// there, in `replication.rts`) and a --server-id of its own.
+    #[arg(long = "replicate-from", value_name = "HOST:PORT")]
+    pub replicate_from: Option<String>,
+    /// Let clients write to a replica too (a dual master). Without it a
+    /// replica refuses every change from clients, as --read-only does.
+    #[arg(long = "replica-writable")]
+    pub replica_writable: bool,
+}
+
+/// Replication state shared by the server's connections.
+#[derive(Default)]
+pub struct Replication {
+    /// The server's update log (`--ulog-dir`); what `replicate` streams.
+    pub ulog: OnceLock<Arc<UpdateLog>>,
+    /// Set on a replica (`--replicate-from`).
+    pub replica: OnceLock<Arc<replica::Status>>,
+    /// Replication streams being served now (this server as a master).
+    pub streams: AtomicU64,
+    /// Streams served since start.
+    pub streams_total: AtomicU64,
+}
+
+impl Replication {
+    /// `stats` lines: `repl_*`.
+    pub fn stats(&self) -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        if self.ulog.get().is_some() {
+            v.push(("repl_streams", self.streams.load(Relaxed).to_string()));
+            v.push((
+                "repl_streams_total",
+                self.streams_total.load(Relaxed).to_string(),
+            ));
+        }
+        if let Some(r) = self.replica.get() {
+            v.extend(r.stats());
+        }
+        v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+}
+
+/// Starts following the master when `--replicate-from` is given: marks the
+/// databases as a replica (unless `--replica-writable`), loads the saved
+/// position and starts the thread. `Err` is a configuration error.
+pub fn start(
+    srv: &crate::server::Server,
+    args: &ReplicaArgs,
+    ulog: &crate::ulog::UlogArgs,
+) -> Result<Option<replica::Handle>, String> {
+    let Some(master) = &args.replicate_from else {
+        return Ok(None);
+    };
+    let Some(dir) = &ulog.ulog_dir else {
+        return Err(
+            "--replicate-from needs --ulog-dir (the replica's position is kept there)".into(),
+        );
+    };
+    let dbs = crate::databases::all(srv);
+    if !args.replica_writable {
+        for db in &dbs {
+            db.set_replica(true);
+        }
+    }
+    let fsync = crate::ulog::strictest_sync(&dbs) == memstored_engine::SyncMode::Always;
+    let path = rts::path_in(dir);
+    let (rts, saved) =
+        rts::Rts::open(&path, fsync).map_err(|e| format!("{}: {e}", path.display()))?;
+    // A store without files starts empty: a position saved by an earlier
+    // run would skip what it lost.
+    let persistent = dbs.iter().all(|db| db.name().kind.has_file());
+    let start_ts = if persistent { saved } else { 0 };
+    let status = Arc::new(replica::Status::default());
+    let _ = srv.replication.replica.set(status.clone());
+    let follower = replica::Follower {
+        master: master.clone(),
+        server_id: ulog.server_id,
+        dbs,
+        rts,
+        status,
+    };
+    follower
+        .spawn(start_ts)
+        .map(Some)
+        .map_err(|e| format!("starting the replica thread: {e}"))
+}

@@ -1,0 +1,305 @@
+//! Replication with real processes on loopback (issue 18): a replica
+//! started empty catches up with a master's 100k records and follows live
+//! writes made over text, binary and MessagePack-RPC; it refuses client
+//! writes; it survives kill -9 mid-stream and resumes from its saved
+//! position; it rides out a master killed and restarted with a torn
+//! update-log tail; a replica that stops reading is dropped without
+//! stalling anyone. Convergence is checked by comparing whole dumps of the
+//! two stores, read with the engine after both servers stopped.
+
+mod common;
+use common::{call, rpc_request, rpc_response, set_extras, stat, stats, wait_until};
+use common::{Announce, Server, Spawned, Text, DELETE, SET};
+use memstored_engine::Db;
+use memstored_protocol::rpc::Value;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Starts memstored with `args` on `port` (0 = one the kernel picks).
+fn start_on(port: u16, args: &[String]) -> Server {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    cmd.args(args)
+        .args(["-l", &format!("127.0.0.1:{port}"), "-R", "2"]);
+    Spawned::launch(&mut cmd, "memstored", Announce::Stdout)
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn master_args(dir: &Path) -> Vec<String> {
+    strings(&[
+        "-s",
+        &format!("{}/master.tkh", dir.display()),
+        "--ulog-dir",
+        &format!("{}/master-ulog", dir.display()),
+        "--server-id",
+        "1",
+        // Small segments: the stream crosses many of them.
+        "--ulog-segment-size",
+        "1m",
+    ])
+}
+
+fn replica_args(dir: &Path, master: &Server) -> Vec<String> {
+    strings(&[
+        "-s",
+        &format!("{}/replica.tkh", dir.display()),
+        "--ulog-dir",
+        &format!("{}/replica-ulog", dir.display()),
+        "--server-id",
+        "2",
+        "--replicate-from",
+        &format!("127.0.0.1:{}", master.port),
+    ])
+}
+
+fn stat_str(server: &Server, name: &str) -> String {
+    stats(server)
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no stat {name}"))
+}
+
+/// `n` records `key{i}` (from `from`) stored with RPC `set_bulk`, 1000 a call.
+fn load(server: &Server, from: usize, n: usize, value_len: usize) {
+    let mut s = server.connect();
+    for chunk in (from..from + n).collect::<Vec<_>>().chunks(1000) {
+        let map = chunk
+            .iter()
+            .map(|i| {
+                let v = format!("{i:0>value_len$}");
+                (Value::from(format!("_key{i}")), Value::from(v))
+            })
+            .collect();
+        s.write_all(&rpc_request(1, "set_bulk", &[Value::Map(map)]))
+            .unwrap();
+        rpc_response(&mut s).expect("set_bulk");
+    }
+}
+
+/// The replica has applied everything the master logged.
+fn caught_up(master: &Server, replica: &Server) -> bool {
+    let last = stat(master, "ulog_last_timestamp");
+    stat(replica, "repl_applied_timestamp") == last && stat(replica, "repl_lag_records") == 0
+}
+
+/// Every record of a stopped server's store: key → (value, flags).
+fn dump(path: &Path) -> BTreeMap<Vec<u8>, (Vec<u8>, u32)> {
+    let db = Db::open(path.to_str().unwrap(), false).expect("open the store");
+    let mut out = BTreeMap::new();
+    let mut c = db.cursor();
+    c.first().unwrap();
+    while let Ok((k, r)) = c.record() {
+        out.insert(k, (r.value.to_vec(), r.meta.flags));
+        c.next().unwrap();
+    }
+    out
+}
+
+fn stop_and_compare(master: Server, replica: Server, dir: &Path) -> usize {
+    assert!(replica.terminate().success(), "{}", replica.diagnose());
+    assert!(master.terminate().success(), "{}", master.diagnose());
+    let m = dump(&dir.join("master.tkh"));
+    let r = dump(&dir.join("replica.tkh"));
+    assert_eq!(m.len(), r.len(), "record counts differ");
+    let differing = m.iter().filter(|(k, v)| r.get(*k) != Some(v)).count();
+    assert_eq!(differing, 0, "records differ between master and replica");
+    m.len()
+}
+
+fn rpc(s: &mut TcpStream, method: &str, params: &[&str]) -> Result<Value, Value> {
+    let params: Vec<Value> = params.iter().map(|p| Value::from(*p)).collect();
+    s.write_all(&rpc_request(1, method, &params)).unwrap();
+    rpc_response(s)
+}
+
+#[test]
+fn an_empty_replica_catches_up_with_100k_records_then_follows_every_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    load(&master, 0, 100_000, 32);
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    wait_until(&replica, "the replica to catch up", |r| {
+        caught_up(&master, r)
+    });
+    assert_eq!(stat(&replica, "curr_items"), 100_000);
+    assert_eq!(
+        stat_str(&replica, "repl_master"),
+        format!("127.0.0.1:{}", master.port)
+    );
+    assert_eq!(stat(&replica, "repl_connected"), 1);
+    assert_eq!(stat(&replica, "repl_master_server_id"), 1);
+    assert_eq!(stat(&replica, "repl_lag_ms"), 0);
+    assert_eq!(stat(&master, "repl_streams"), 1);
+
+    // Live writes on every protocol of the master.
+    let mut text = Text::new(master.connect());
+    assert_eq!(text.cmd("set text-key 7 0 5\r\nhello\r\n"), "STORED");
+    assert_eq!(text.cmd("delete key5\r\n"), "DELETED");
+    let mut bin = master.connect();
+    assert_eq!(
+        call(&mut bin, SET, b"bin-key", &set_extras(9, 0), b"bin", 0).status,
+        0
+    );
+    assert_eq!(call(&mut bin, DELETE, b"key6", &[], &[], 0).status, 0);
+    let mut r = master.connect();
+    rpc(&mut r, "set", &["rpc-key", "rpc"]).unwrap();
+    rpc(&mut r, "remove", &["key7"]).unwrap();
+    wait_until(&replica, "the live writes", |r| caught_up(&master, r));
+    let mut on_replica = Text::new(replica.connect());
+    assert_eq!(on_replica.cmd("get text-key\r\n"), "VALUE text-key 7 5");
+    assert_eq!(on_replica.line(), "hello");
+    assert_eq!(on_replica.line(), "END");
+    assert_eq!(on_replica.cmd("get key5\r\n"), "END");
+    assert_eq!(stat(&replica, "curr_items"), 100_000 - 3 + 3);
+
+    // The replica refuses writes on every protocol, as --read-only does.
+    assert_eq!(
+        on_replica.cmd("set x 0 0 1\r\nx\r\n"),
+        "SERVER_ERROR read only"
+    );
+    assert_eq!(on_replica.cmd("delete key1\r\n"), "SERVER_ERROR read only");
+    let mut rbin = replica.connect();
+    let refused = call(&mut rbin, SET, b"x", &set_extras(0, 0), b"x", 0);
+    assert_ne!(refused.status, 0);
+    assert!(String::from_utf8_lossy(&refused.value).contains("read-only"));
+    let mut rr = replica.connect();
+    assert!(rpc(&mut rr, "set", &["x", "y"]).is_err());
+    assert_eq!(stat(&replica, "curr_items"), 100_000);
+
+    assert_eq!(stop_and_compare(master, replica, dir.path()), 100_000);
+}
+
+/// Writes `n` keys `live{i}` over text, every 10th then deleted.
+fn write_live(master_port: u16, n: usize) {
+    let s = TcpStream::connect(("127.0.0.1", master_port)).unwrap();
+    let mut t = Text::new(s);
+    for i in 0..n {
+        assert_eq!(
+            t.cmd(&format!("set live{i} {i} 0 8\r\n{i:08}\r\n")),
+            "STORED"
+        );
+        if i % 10 == 0 {
+            assert_eq!(t.cmd(&format!("delete live{i}\r\n")), "DELETED");
+        }
+    }
+}
+
+#[test]
+fn a_replica_killed_mid_stream_resumes_from_its_position_without_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    load(&master, 0, 50_000, 200);
+    let port = master.port;
+    let writer = std::thread::spawn(move || write_live(port, 20_000));
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    wait_until(&replica, "some updates applied", |r| {
+        stat(r, "repl_applied_records") >= 20_000
+    });
+    replica.kill9();
+    let before = stat(&master, "ulog_records");
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    writer.join().unwrap();
+    wait_until(&replica, "the restarted replica to catch up", |r| {
+        caught_up(&master, r)
+    });
+    // It resumed: the second run applied fewer updates than the log holds.
+    let total = stat(&master, "ulog_records");
+    let second_run = stat(&replica, "repl_applied_records");
+    assert!(
+        second_run < total && second_run + 20_000 <= before.max(total),
+        "the restarted replica applied {second_run} of {total} updates"
+    );
+    stop_and_compare(master, replica, dir.path());
+}
+
+#[test]
+fn a_master_killed_and_restarted_with_a_torn_log_tail_is_followed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    let port = master.port;
+    load(&master, 0, 10_000, 16);
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    wait_until(&replica, "the first catch-up", |r| caught_up(&master, r));
+    master.kill9();
+    // A write the crash cut short: the start of a record at the log's end.
+    let log_dir = dir.path().join("master-ulog");
+    let mut segs: Vec<PathBuf> = std::fs::read_dir(&log_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    segs.sort();
+    let last = segs.last().unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(last).unwrap();
+    f.write_all(&[0x5a; 23]).unwrap();
+    drop(f);
+    wait_until(&replica, "the replica to notice", |r| {
+        stat(r, "repl_connected") == 0
+    });
+    // Same port: the replica reconnects to the address it was given.
+    let master = start_on(port, &master_args(dir.path()));
+    assert!(String::from_utf8_lossy(&master.stderr()).contains("torn tail"));
+    load(&master, 10_000, 5_000, 16);
+    let mut t = Text::new(master.connect());
+    assert_eq!(t.cmd("delete key3\r\n"), "DELETED");
+    wait_until(
+        &replica,
+        "the replica to follow the restarted master",
+        |r| caught_up(&master, r),
+    );
+    assert!(stat(&replica, "repl_connects") >= 2);
+    assert_eq!(stop_and_compare(master, replica, dir.path()), 14_999);
+}
+
+#[test]
+fn a_replica_that_stops_reading_is_dropped_and_stalls_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    // 40 MB of log: far more than the socket buffers hold.
+    load(&master, 0, 40_000, 1000);
+    let base = master.peak_kib();
+    let mut stuck = master.connect();
+    stuck
+        .write_all(&rpc_request(1, "replicate", &[0.into(), 9.into()]))
+        .unwrap();
+    wait_until(&master, "the stream to start", |m| {
+        stat(m, "repl_streams") == 1
+    });
+    // Other clients are served while the stream is blocked.
+    let mut t = Text::new(master.connect());
+    for i in 0..100 {
+        assert_eq!(t.cmd(&format!("set other{i} 0 0 1\r\nx\r\n")), "STORED");
+    }
+    wait_until(&master, "the stuck stream to be dropped", |m| {
+        stat(m, "repl_streams") == 0
+    });
+    assert_eq!(stat(&master, "repl_streams_total"), 1);
+    // Its memory stayed bounded: nothing near the 40 MB it was owed.
+    let grew = master.peak_kib().saturating_sub(base);
+    assert!(grew < 16 * 1024, "peak memory grew by {grew} KiB");
+    drop(stuck);
+    assert!(master.terminate().success());
+}
+
+#[test]
+fn replicate_is_refused_without_an_update_log_or_with_bad_parameters() {
+    let plain = Server::start(&[]);
+    let mut s = plain.connect();
+    s.write_all(&rpc_request(1, "replicate", &[0.into(), 2.into()]))
+        .unwrap();
+    let e = rpc_response(&mut s).unwrap_err();
+    assert!(format!("{e:?}").contains("update log"), "{e:?}");
+    // The connection goes on as a plain RPC one.
+    assert!(rpc(&mut s, "set", &["k", "v"]).is_ok());
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    let mut s = master.connect();
+    s.write_all(&rpc_request(1, "replicate", &["x".into()]))
+        .unwrap();
+    assert!(rpc_response(&mut s).is_err());
+}
