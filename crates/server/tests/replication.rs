@@ -8,6 +8,7 @@
 //! two stores, read with the engine after both servers stopped.
 
 mod common;
+use common::kt_http::{start_kt, Http};
 use common::{call, rpc_request, rpc_response, set_extras, stat, stats, wait_until};
 use common::{Announce, Server, Spawned, Text, DELETE, SET};
 use memstored_engine::Db;
@@ -123,7 +124,9 @@ fn an_empty_replica_catches_up_with_100k_records_then_follows_every_protocol() {
     let dir = tempfile::tempdir().unwrap();
     let master = start_on(0, &master_args(dir.path()));
     load(&master, 0, 100_000, 32);
-    let replica = start_on(0, &replica_args(dir.path(), &master));
+    let args = replica_args(dir.path(), &master);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (replica, kt_port) = start_kt(&args);
     wait_until(&replica, "the replica to catch up", |r| {
         caught_up(&master, r)
     });
@@ -136,6 +139,16 @@ fn an_empty_replica_catches_up_with_100k_records_then_follows_every_protocol() {
     assert_eq!(stat(&replica, "repl_master_server_id"), 1);
     assert_eq!(stat(&replica, "repl_lag_ms"), 0);
     assert_eq!(stat(&master, "repl_streams"), 1);
+    let metrics = Http::connect(kt_port).request("GET", "/metrics", &[], b"");
+    let body = String::from_utf8_lossy(&metrics.body);
+    for series in [
+        "\nmemstored_replica_connected 1",
+        "\nmemstored_replica_lag_records 0",
+        "\nmemstored_replica_lag_seconds 0",
+        "\nmemstored_replica_applied_records_total 100000",
+    ] {
+        assert!(body.contains(series), "{series} in {body}");
+    }
 
     // Live writes on every protocol of the master.
     let mut text = Text::new(master.connect());

@@ -206,10 +206,18 @@ impl Follower {
             match conn.next(stop)? {
                 Message::Response(r) => {
                     let head = r.into_result().map_err(|e| Ended::Refused(e.to_string()))?;
-                    if let Value::Map(m) = &head {
-                        let id = rpc::map_get(m, "server_id").and_then(Value::as_u64);
-                        self.status.master_id.store(id.unwrap_or(0), Relaxed);
+                    let id = match &head {
+                        Value::Map(m) => rpc::map_get(m, "server_id").and_then(Value::as_u64),
+                        _ => None,
+                    };
+                    if id == Some(u64::from(self.server_id)) {
+                        // Every update would look like our own and be skipped.
+                        return Err(Ended::Refused(format!(
+                            "the master has this server's id {}: give each server its own --server-id",
+                            self.server_id
+                        )));
                     }
+                    self.status.master_id.store(id.unwrap_or(0), Relaxed);
                     self.status.connected.store(true, Relaxed);
                 }
                 Message::Notification(n) if n.method == wire::METHOD => {
