@@ -46,15 +46,20 @@ fn master_args(dir: &Path) -> Vec<String> {
 }
 
 fn replica_args(dir: &Path, master: &Server) -> Vec<String> {
+    named_replica_args(dir, "replica", 2, master.port)
+}
+
+/// A replica with store `NAME.tkh`, update log `NAME-ulog` and server `id`.
+fn named_replica_args(dir: &Path, name: &str, id: u16, master_port: u16) -> Vec<String> {
     strings(&[
         "-s",
-        &format!("{}/replica.tkh", dir.display()),
+        &format!("{}/{name}.tkh", dir.display()),
         "--ulog-dir",
-        &format!("{}/replica-ulog", dir.display()),
+        &format!("{}/{name}-ulog", dir.display()),
         "--server-id",
-        "2",
+        &id.to_string(),
         "--replicate-from",
-        &format!("127.0.0.1:{}", master.port),
+        &format!("127.0.0.1:{master_port}"),
     ])
 }
 
@@ -103,13 +108,18 @@ fn dump(path: &Path) -> BTreeMap<Vec<u8>, (Vec<u8>, u32)> {
 }
 
 fn stop_and_compare(master: Server, replica: Server, dir: &Path) -> usize {
-    assert!(replica.terminate().success(), "{}", replica.diagnose());
-    assert!(master.terminate().success(), "{}", master.diagnose());
-    let m = dump(&dir.join("master.tkh"));
-    let r = dump(&dir.join("replica.tkh"));
+    stop_and_compare_stores(master, "master", replica, "replica", dir)
+}
+
+/// Stops both servers, then compares their stores `NAME.tkh` record by record.
+fn stop_and_compare_stores(a: Server, a_name: &str, b: Server, b_name: &str, dir: &Path) -> usize {
+    assert!(b.terminate().success(), "{}", b.diagnose());
+    assert!(a.terminate().success(), "{}", a.diagnose());
+    let m = dump(&dir.join(format!("{a_name}.tkh")));
+    let r = dump(&dir.join(format!("{b_name}.tkh")));
     assert_eq!(m.len(), r.len(), "record counts differ");
     let differing = m.iter().filter(|(k, v)| r.get(*k) != Some(v)).count();
-    assert_eq!(differing, 0, "records differ between master and replica");
+    assert_eq!(differing, 0, "records differ between {a_name} and {b_name}");
     m.len()
 }
 
@@ -315,4 +325,53 @@ fn replicate_is_refused_without_an_update_log_or_with_bad_parameters() {
     s.write_all(&rpc_request(1, "replicate", &["x".into()]))
         .unwrap();
     assert!(rpc_response(&mut s).is_err());
+}
+
+#[test]
+fn after_the_master_dies_a_replica_is_promoted_and_the_other_follows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = start_on(0, &master_args(dir.path()));
+    load(&a, 0, 20_000, 16);
+    let b = start_on(0, &named_replica_args(dir.path(), "b", 2, a.port));
+    let c = start_on(0, &named_replica_args(dir.path(), "c", 3, a.port));
+    wait_until(&b, "b to catch up", |r| caught_up(&a, r));
+    wait_until(&c, "c to catch up", |r| caught_up(&a, r));
+    a.kill9();
+
+    // b is promoted: it follows nobody and takes writes.
+    let mut on_b = b.connect();
+    rpc(&mut on_b, "changemaster", &[]).unwrap();
+    let mut t = Text::new(b.connect());
+    assert_eq!(t.cmd("set after-failover 0 0 2\r\nok\r\n"), "STORED");
+    assert_eq!(t.cmd("delete key1\r\n"), "DELETED");
+    assert_eq!(stat_str(&b, "repl_master"), "");
+    // c follows b: b's log holds a's updates, re-logged as b applied them.
+    let mut on_c = c.connect();
+    let skew = Value::Map(vec![("ts_skew".into(), 5.into())]);
+    let to_b = Value::from(format!("127.0.0.1:{}", b.port));
+    on_c.write_all(&rpc_request(1, "changemaster", &[to_b, skew]))
+        .unwrap();
+    rpc_response(&mut on_c).unwrap();
+    // Still a replica: c refuses writes.
+    let mut tc = Text::new(c.connect());
+    assert_eq!(tc.cmd("set x 0 0 1\r\nx\r\n"), "SERVER_ERROR read only");
+    wait_until(&c, "c to follow b", |r| caught_up(&b, r));
+    assert_eq!(stat(&c, "repl_master_server_id"), 2);
+    assert_eq!(stop_and_compare_stores(b, "b", c, "c", dir.path()), 20_000);
+}
+
+#[test]
+fn changemaster_is_refused_on_a_server_that_is_not_a_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    let mut s = master.connect();
+    // kt-msgpack's dialect (str only) gets the bare code, 41 (logical)...
+    let e = rpc(&mut s, "changemaster", &["127.0.0.1:1"]).unwrap_err();
+    assert_eq!(e.as_i64(), Some(41), "{e:?}");
+    // ... one that speaks bin gets the message too.
+    let bin = Value::Binary(b"127.0.0.1:1".to_vec());
+    s.write_all(&rpc_request(1, "changemaster", &[bin]))
+        .unwrap();
+    let e = rpc_response(&mut s).unwrap_err();
+    assert!(format!("{e:?}").contains("not a replica"), "{e:?}");
 }

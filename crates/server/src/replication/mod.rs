@@ -35,6 +35,8 @@ pub struct Replication {
     pub ulog: OnceLock<Arc<UpdateLog>>,
     /// Set on a replica (`--replicate-from`).
     pub replica: OnceLock<Arc<replica::Status>>,
+    /// `--replica-writable`: clients may write while it follows a master.
+    pub replica_writable: std::sync::atomic::AtomicBool,
     /// Replication streams being served now (this server as a master).
     pub streams: AtomicU64,
     /// Streams served since start.
@@ -76,6 +78,9 @@ pub fn start(
         );
     };
     let dbs = crate::databases::all(srv);
+    srv.replication
+        .replica_writable
+        .store(args.replica_writable, Relaxed);
     if !args.replica_writable {
         for db in &dbs {
             db.set_replica(true);
@@ -92,14 +97,56 @@ pub fn start(
     let status = Arc::new(replica::Status::default());
     let _ = srv.replication.replica.set(status.clone());
     let follower = replica::Follower {
-        master: master.clone(),
         server_id: ulog.server_id,
         dbs,
         rts,
         status,
     };
     follower
-        .spawn(start_ts)
+        .spawn(master, start_ts)
         .map(Some)
         .map_err(|e| format!("starting the replica thread: {e}"))
+}
+
+/// `changemaster [master, {ts_skew: MS}]` (Tkrzw-RPC's ChangeMaster): a
+/// replica follows `master` (HOST:PORT) from now on, its position stepped
+/// back by `ts_skew` milliseconds; an empty or absent `master` promotes it:
+/// it stops following and accepts client writes. Only on a server started
+/// with `--replicate-from` (it has the position file and the thread).
+pub fn change_master(
+    srv: &crate::server::Server,
+    params: &[memstored_protocol::rpc::Value],
+) -> Result<memstored_protocol::rpc::Value, crate::rpc::RpcError> {
+    use crate::rpc::{code, RpcError};
+    let Some(status) = srv.replication.replica.get() else {
+        return Err(RpcError::new(
+            code::LOGICAL,
+            "not a replica: start the server with --replicate-from (and --ulog-dir)",
+        ));
+    };
+    let a = crate::rpc::Args::new(params, 0);
+    let master = match a.pos_or_opt(0, "master") {
+        None => String::new(),
+        Some(v) => memstored_protocol::rpc::value_bytes(v)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .ok_or_else(|| RpcError::argument("master must be a string HOST:PORT"))?
+            .trim()
+            .to_string(),
+    };
+    let skew_ms = a.opt_i64("ts_skew")?.unwrap_or(0).max(0);
+    let skew_us = u64::try_from(skew_ms).unwrap_or(0).saturating_mul(1000);
+    let writable = master.is_empty() || srv.replication.replica_writable.load(Relaxed);
+    for db in crate::databases::all(srv) {
+        db.set_replica(!writable);
+    }
+    tracing::info!(
+        "changemaster: {} (position stepped back {skew_ms} ms)",
+        if master.is_empty() {
+            "promoted, following nobody"
+        } else {
+            master.as_str()
+        }
+    );
+    status.change_master(&master, skew_us);
+    Ok(memstored_protocol::rpc::Value::Nil)
 }

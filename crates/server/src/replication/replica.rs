@@ -47,9 +47,30 @@ pub struct Status {
     pub pending: AtomicU64,
     /// Connections made to the master since start.
     pub connects: AtomicU64,
+    /// Bumped by `changemaster`: the connection in use ends, and the next
+    /// one goes to `master` (none while it is empty: promoted).
+    pub generation: AtomicU64,
+    /// Microseconds to step the position back on the next connection
+    /// (`changemaster --ts_skew`: the new master's clock may be behind).
+    pub skew_us: AtomicU64,
 }
 
 impl Status {
+    /// The master to follow now; empty when promoted.
+    pub fn master(&self) -> String {
+        self.master.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    /// `changemaster`: follow `master` (empty: none) from the current
+    /// position stepped back by `skew_us`.
+    pub fn change_master(&self, master: &str, skew_us: u64) {
+        if let Ok(mut m) = self.master.lock() {
+            master.clone_into(&mut m);
+        }
+        self.skew_us.store(skew_us, Relaxed);
+        self.generation.fetch_add(1, Relaxed);
+    }
+
     /// How far behind the master, in milliseconds of the master's clock
     /// (its newest write's timestamp minus the last applied one's): 0 when
     /// nothing is pending.
@@ -62,7 +83,7 @@ impl Status {
     }
 
     pub fn stats(&self) -> Vec<(&'static str, String)> {
-        let master = self.master.lock().map(|m| m.clone()).unwrap_or_default();
+        let master = self.master();
         let n = |a: &AtomicU64| a.load(Relaxed).to_string();
         vec![
             ("repl_master", master),
@@ -99,6 +120,8 @@ enum Ended {
     MasterStopping,
     #[error("this server is stopping")]
     Stopping,
+    #[error("told to change its master")]
+    Switched,
 }
 
 /// The running replica thread.
@@ -122,7 +145,6 @@ impl Handle {
 
 /// Everything the thread needs.
 pub struct Follower {
-    pub master: String,
     pub server_id: u16,
     pub dbs: Vec<Arc<Db>>,
     pub rts: Rts,
@@ -131,13 +153,11 @@ pub struct Follower {
 
 impl Follower {
     /// Starts following; `start_ts` is the saved position.
-    pub fn spawn(self, start_ts: u64) -> io::Result<Handle> {
+    pub fn spawn(self, master: &str, start_ts: u64) -> io::Result<Handle> {
         let stop = Arc::new(AtomicBool::new(false));
         let (wake, sleeper) = mpsc::channel();
         self.status.applied_ts.store(start_ts, Relaxed);
-        if let Ok(mut m) = self.status.master.lock() {
-            m.clone_from(&self.master);
-        }
+        self.status.change_master(master, 0);
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("memstored-replica".into())
@@ -153,11 +173,23 @@ impl Follower {
         let mut backoff = BACKOFF_MIN;
         while !stop.load(Relaxed) {
             let applied_before = self.status.applied.load(Relaxed);
-            let r = self.follow(stop);
+            let master = self.status.master();
+            if master.is_empty() {
+                // Promoted: nothing to follow until `changemaster` names one.
+                if let Err(mpsc::RecvTimeoutError::Disconnected) = sleeper.recv_timeout(POLL) {
+                    return;
+                }
+                continue;
+            }
+            let r = self.follow(&master, stop);
             self.status.connected.store(false, Relaxed);
             match r {
                 Err(Ended::Stopping) => return,
-                Err(e) => tracing::warn!("replication from {}: {e}", self.master),
+                Err(Ended::Switched) => {
+                    backoff = BACKOFF_MIN;
+                    continue;
+                }
+                Err(e) => tracing::warn!("replication from {master}: {e}"),
                 Ok(()) => {}
             }
             // A connection that carried updates was healthy: start over.
@@ -172,9 +204,9 @@ impl Follower {
         }
     }
 
-    fn connect(&self) -> io::Result<TcpStream> {
+    fn connect(master: &str) -> io::Result<TcpStream> {
         let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
-        for a in self.master.to_socket_addrs()? {
+        for a in master.to_socket_addrs()? {
             match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {
                 Ok(s) => return Ok(s),
                 Err(e) => last = e,
@@ -184,20 +216,24 @@ impl Follower {
     }
 
     /// One connection: the request, the answer, then batches until it ends.
-    fn follow(&self, stop: &AtomicBool) -> Result<(), Ended> {
-        let mut sock = self.connect()?;
+    fn follow(&self, master: &str, stop: &AtomicBool) -> Result<(), Ended> {
+        let generation = self.status.generation.load(Relaxed);
+        let mut sock = Self::connect(master)?;
         sock.set_nodelay(true)?;
         sock.set_read_timeout(Some(POLL))?;
         sock.set_write_timeout(Some(DEAD_AFTER))?;
         self.status.connects.fetch_add(1, Relaxed);
-        let applied = self.status.applied_ts.load(Relaxed);
+        let skew = self.status.skew_us.swap(0, Relaxed);
+        let applied = self.status.applied_ts.load(Relaxed).saturating_sub(skew);
         let from = if applied == 0 { 0 } else { applied + 1 };
         let mut out = BytesMut::new();
         let params = [Value::from(from), Value::from(self.server_id)];
         rpc::encode_request(1, wire::METHOD, &params, &mut out);
         sock.write_all(&out)?;
-        tracing::info!("replicating from {} (timestamps from {from})", self.master);
+        tracing::info!("replicating from {master} (timestamps from {from})");
         let mut conn = Conn {
+            generation,
+            status: self.status.clone(),
             sock,
             buf: BytesMut::with_capacity(1 << 16),
             decoder: Decoder::new(Limits::with_max_frame(1 << 30)),
@@ -275,6 +311,9 @@ impl Follower {
 
 /// The socket and what was read from it.
 struct Conn {
+    /// `Status::generation` when connected: a change ends the connection.
+    generation: u64,
+    status: Arc<Status>,
     sock: TcpStream,
     buf: BytesMut,
     decoder: Decoder,
@@ -296,6 +335,9 @@ impl Conn {
             }
             if stop.load(Relaxed) {
                 return Err(Ended::Stopping);
+            }
+            if self.status.generation.load(Relaxed) != self.generation {
+                return Err(Ended::Switched);
             }
             if since.elapsed() > DEAD_AFTER.max(HEARTBEAT * 3) {
                 return Err(Ended::Silent(since.elapsed()));
