@@ -375,3 +375,48 @@ fn changemaster_is_refused_on_a_server_that_is_not_a_replica() {
     let e = rpc_response(&mut s).unwrap_err();
     assert!(format!("{e:?}").contains("not a replica"), "{e:?}");
 }
+
+/// `n` text sets `{prefix}{i}` on `server`, every 7th then deleted.
+fn write_some(server: &Server, prefix: &str, n: usize) -> usize {
+    let mut t = Text::new(server.connect());
+    let mut kept = 0;
+    for i in 0..n {
+        let set = format!("set {prefix}{i} 3 0 4\r\n{i:04}\r\n");
+        assert_eq!(t.cmd(&set), "STORED");
+        if i % 7 == 0 {
+            assert_eq!(t.cmd(&format!("delete {prefix}{i}\r\n")), "DELETED");
+        } else {
+            kept += 1;
+        }
+    }
+    kept
+}
+
+#[test]
+fn dual_masters_writing_different_keys_converge_without_looping() {
+    let dir = tempfile::tempdir().unwrap();
+    let writable = |mut v: Vec<String>| {
+        v.push("--replica-writable".into());
+        v
+    };
+    // a's master is named once b exists: port 1 refuses until then.
+    let a = start_on(0, &writable(named_replica_args(dir.path(), "a", 1, 1)));
+    let b = start_on(0, &writable(named_replica_args(dir.path(), "b", 2, a.port)));
+    let mut on_a = a.connect();
+    let to_b = Value::Binary(format!("127.0.0.1:{}", b.port).into_bytes());
+    on_a.write_all(&rpc_request(1, "changemaster", &[to_b]))
+        .unwrap();
+    rpc_response(&mut on_a).unwrap();
+    let kept = write_some(&a, "from-a-", 2000) + write_some(&b, "from-b-", 2000);
+    for (s, name) in [(&a, "a"), (&b, "b")] {
+        wait_until(s, &format!("{name} to hold both sides' records"), |s| {
+            stat(s, "curr_items") == kept as u64 && stat(s, "repl_lag_records") == 0
+        });
+    }
+    // Nothing came back to where it was written: each log holds its own
+    // writes once and the other's once (2000 sets + 286 deletes a side).
+    for s in [&a, &b] {
+        assert_eq!(stat(s, "ulog_records"), 2 * (2000 + 286));
+    }
+    assert_eq!(stop_and_compare_stores(a, "a", b, "b", dir.path()), kept);
+}
