@@ -26,24 +26,33 @@ impl Db {
     /// listener under `u.server_id` (the origin, so that a server fed back
     /// its own changes by a dual master can tell them), with this server's
     /// own timestamp (its log stays in its own time order).
-    pub fn apply_update(&self, u: &Update) -> Result<()> {
+    ///
+    /// Last writer wins, per key: when the listener remembers a later change
+    /// of the key (`UpdateListener::last_change`, by origin timestamp, then
+    /// server id), the update is not applied and `false` is returned. CLEAR
+    /// is always applied.
+    pub fn apply_update(&self, u: &Update) -> Result<bool> {
         self.check_writable()?;
-        with_origin(u.server_id, || match u.op {
-            UlogOp::Set => {
-                let shard = self.shard_of(&u.key);
-                let mut state = shard.state.write();
-                shard.mark_dirty();
-                state
-                    .put_slice(&u.key, &u.value, u.flags, u.expires_at)
-                    .map(|_| ())
+        with_origin(u.server_id, u.timestamp, || {
+            let (key, action) = match u.op {
+                UlogOp::Clear => return self.clear_unchecked().map(|()| true),
+                UlogOp::Set => (&u.key[..], None),
+                UlogOp::Remove => (&u.key[..], Some(Action::Remove)),
+            };
+            let shard = self.shard_of(key);
+            let mut state = shard.state.write();
+            // Under the shard's lock: no local write to the key can come
+            // between this check and the change.
+            let later = state.listener.as_ref().and_then(|l| l.last_change(key));
+            if later.is_some_and(|t| t > (u.timestamp, u.server_id)) {
+                return Ok(false);
             }
-            UlogOp::Remove => {
-                let shard = self.shard_of(&u.key);
-                let mut state = shard.state.write();
-                shard.mark_dirty();
-                state.apply(&u.key, Action::Remove).map(|_| ())
-            }
-            UlogOp::Clear => self.clear_unchecked(),
+            shard.mark_dirty();
+            match action {
+                None => state.put_slice(key, &u.value, u.flags, u.expires_at)?,
+                Some(a) => state.apply(key, a).map(|_| 0)?,
+            };
+            Ok(true)
         })
     }
 }

@@ -149,3 +149,41 @@ fn wait_visible_returns_when_records_are_handed_to_the_os() {
     assert!(seen > before);
     assert!(t.elapsed() < Duration::from_secs(10));
 }
+
+#[test]
+fn with_recent_changes_tracked_the_last_writer_by_timestamp_wins() {
+    let fs = SimFs::new();
+    let log = log_on(&fs, 1);
+    log.track_recent(1000);
+    let db = Db::open_with_fs("*", true, fs.clone()).unwrap();
+    db.set_update_listener(log.listener(0)).unwrap();
+    db.set(b"k", b"local", true).unwrap();
+    let local_ts = log.stats().last_timestamp;
+    // Older than the local write: not applied, not logged.
+    assert!(!db
+        .apply_update(&update(local_ts - 1, UlogOp::Set, "k", "old"))
+        .unwrap());
+    assert!(!db
+        .apply_update(&update(local_ts - 1, UlogOp::Remove, "k", ""))
+        .unwrap());
+    assert_eq!(&db.get(b"k").unwrap()[..], b"local");
+    assert_eq!(log.stats().records, 1);
+    // Later: applied, and remembered at the origin's timestamp.
+    let later = local_ts + 10_000_000;
+    assert!(db
+        .apply_update(&update(later, UlogOp::Set, "k", "new"))
+        .unwrap());
+    assert_eq!(log.last_change(b"k"), Some((later, 9)));
+    assert!(!db
+        .apply_update(&update(later - 5, UlogOp::Set, "k", "x"))
+        .unwrap());
+    // The same timestamp: the higher server id wins (9 was there).
+    let mut tie = update(later, UlogOp::Set, "k", "tie");
+    tie.server_id = 3;
+    assert!(!db.apply_update(&tie).unwrap());
+    assert_eq!(&db.get(b"k").unwrap()[..], b"new");
+    // Keys never changed here are applied.
+    assert!(db
+        .apply_update(&update(1, UlogOp::Set, "other", "v"))
+        .unwrap());
+}

@@ -392,21 +392,23 @@ fn write_some(server: &Server, prefix: &str, n: usize) -> usize {
     kept
 }
 
-#[test]
-fn dual_masters_writing_different_keys_converge_without_looping() {
-    let dir = tempfile::tempdir().unwrap();
+/// Two servers `a` (id 1) and `b` (id 2), each replicating the other and
+/// taking writes. a's master is named once b exists (port 1 refuses).
+fn start_dual(dir: &Path) -> (Server, Server) {
     let writable = |mut v: Vec<String>| {
         v.push("--replica-writable".into());
         v
     };
-    // a's master is named once b exists: port 1 refuses until then.
-    let a = start_on(0, &writable(named_replica_args(dir.path(), "a", 1, 1)));
-    let b = start_on(0, &writable(named_replica_args(dir.path(), "b", 2, a.port)));
-    let mut on_a = a.connect();
-    let to_b = Value::Binary(format!("127.0.0.1:{}", b.port).into_bytes());
-    on_a.write_all(&rpc_request(1, "changemaster", &[to_b]))
-        .unwrap();
-    rpc_response(&mut on_a).unwrap();
+    let a = start_on(0, &writable(named_replica_args(dir, "a", 1, 1)));
+    let b = start_on(0, &writable(named_replica_args(dir, "b", 2, a.port)));
+    change_master(&a, Some(b.port));
+    (a, b)
+}
+
+#[test]
+fn dual_masters_writing_different_keys_converge_without_looping() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = start_dual(dir.path());
     let kept = write_some(&a, "from-a-", 2000) + write_some(&b, "from-b-", 2000);
     for (s, name) in [(&a, "a"), (&b, "b")] {
         wait_until(s, &format!("{name} to hold both sides' records"), |s| {
@@ -419,4 +421,74 @@ fn dual_masters_writing_different_keys_converge_without_looping() {
         assert_eq!(stat(s, "ulog_records"), 2 * (2000 + 286));
     }
     assert_eq!(stop_and_compare_stores(a, "a", b, "b", dir.path()), kept);
+}
+
+fn has(server: &Server, key: &str) -> bool {
+    let mut t = Text::new(server.connect());
+    let first = t.cmd(&format!("get {key}\r\n"));
+    if first == "END" {
+        return false;
+    }
+    t.line();
+    t.line();
+    true
+}
+
+/// `changemaster` on `server`: follow 127.0.0.1:`port`, or nobody (None).
+fn change_master(server: &Server, port: Option<u16>) {
+    let to = port.map_or(String::new(), |p| format!("127.0.0.1:{p}"));
+    let mut s = server.connect();
+    s.write_all(&rpc_request(
+        1,
+        "changemaster",
+        &[Value::Binary(to.into_bytes())],
+    ))
+    .unwrap();
+    rpc_response(&mut s).unwrap();
+}
+
+#[test]
+fn dual_masters_writing_the_same_keys_apart_agree_on_the_last_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = start_dual(dir.path());
+    // Cut apart: each key is written on both sides before either can see
+    // the other's write, the later writer alternating key by key.
+    change_master(&a, None);
+    change_master(&b, None);
+    let (mut ta, mut tb) = (Text::new(a.connect()), Text::new(b.connect()));
+    for i in 0..200 {
+        let set = |t: &mut Text, v: &str| {
+            let cmd = format!("set shared{i} 0 0 {}\r\n{v}\r\n", v.len());
+            assert_eq!(t.cmd(&cmd), "STORED");
+        };
+        let (va, vb) = (format!("a{i}"), format!("b{i}"));
+        if i % 2 == 0 {
+            set(&mut ta, &va);
+            set(&mut tb, &vb);
+        } else {
+            set(&mut tb, &vb);
+            set(&mut ta, &va);
+        }
+    }
+    // Joined: each streams the other's writes, from where it left off.
+    change_master(&a, Some(b.port));
+    change_master(&b, Some(a.port));
+    assert_eq!(ta.cmd("set done-a 0 0 1\r\nx\r\n"), "STORED");
+    assert_eq!(tb.cmd("set done-b 0 0 1\r\nx\r\n"), "STORED");
+    for s in [&a, &b] {
+        wait_until(s, "both sides' last writes", |s| {
+            has(s, "done-a") && has(s, "done-b") && stat(s, "repl_lag_records") == 0
+        });
+    }
+    assert_eq!(stop_and_compare_stores(a, "a", b, "b", dir.path()), 202);
+    let both = dump(&dir.path().join("a.tkh"));
+    for i in 0..200 {
+        let later = if i % 2 == 0 {
+            format!("b{i}")
+        } else {
+            format!("a{i}")
+        };
+        let got = &both[format!("shared{i}").as_bytes()].0;
+        assert_eq!(got, later.as_bytes(), "shared{i}");
+    }
 }

@@ -57,6 +57,8 @@ struct Inner {
     last_ts: u64,
     /// The last timestamp handed to the OS, so visible to readers.
     visible_ts: u64,
+    /// Each recently changed key's last change (`track_recent`).
+    recent: Option<super::recent::Recent>,
 }
 
 /// Where a reader is in the log: a segment and how many of its records it
@@ -165,9 +167,23 @@ impl UpdateLog {
                 buf: Vec::new(),
                 last_ts,
                 visible_ts: last_ts,
+                recent: None,
             }),
             visible: Condvar::new(),
         })
+    }
+
+    /// Remembers the last change of up to `cap` recently changed keys
+    /// (`last_change`): what a dual master needs for its conflict rule.
+    /// Costs a map insert per change, so it is off unless asked for.
+    pub fn track_recent(&self, cap: usize) {
+        self.inner.lock().recent = Some(super::recent::Recent::new(cap));
+    }
+
+    /// (origin timestamp, origin server id) of `key`'s last change, if
+    /// tracked and still remembered.
+    pub fn last_change(&self, key: &[u8]) -> Option<(u64, u16)> {
+        self.inner.lock().recent.as_ref()?.get(key)
     }
 
     pub fn options(&self) -> &UlogOptions {
@@ -185,8 +201,13 @@ impl UpdateLog {
         if has_records && cur + size > self.opts.segment_size {
             self.rotate(inner)?;
         }
-        let server_id = super::origin().unwrap_or(self.opts.server_id);
+        let (server_id, origin_ts) = super::origin().unwrap_or((self.opts.server_id, ts));
         encode(&mut inner.buf, change, ts, server_id, dbm_index)?;
+        if let Some(r) = &mut inner.recent {
+            if change.op != super::UlogOp::Clear {
+                r.record(change.key, origin_ts, server_id);
+            }
+        }
         inner.last_ts = ts;
         if let Some(s) = inner.segments.last_mut() {
             s.bytes += size;
@@ -344,6 +365,9 @@ impl UpdateListener for DbListener {
     }
     fn flush(&self) -> Result<()> {
         self.log.flush()
+    }
+    fn last_change(&self, key: &[u8]) -> Option<(u64, u16)> {
+        self.log.last_change(key)
     }
     fn synchronize(&self, hard: bool) -> Result<()> {
         self.log.synchronize(hard)

@@ -12,6 +12,10 @@ use memstored_engine::ulog::UpdateLog;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
+/// Keys whose last change a dual master remembers for its conflict rule
+/// (`memstored_engine::ulog::UpdateLog::track_recent`).
+const RECENT_KEYS: usize = 1 << 20;
+
 /// The replica's flags (flattened into `cli::Args`, so they are config
 /// file keys too).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -81,7 +85,12 @@ pub fn start(
     srv.replication
         .replica_writable
         .store(args.replica_writable, Relaxed);
-    if !args.replica_writable {
+    if args.replica_writable {
+        // A dual master: the conflict rule needs each key's last change.
+        if let Some(log) = srv.replication.ulog.get() {
+            log.track_recent(RECENT_KEYS);
+        }
+    } else {
         for db in &dbs {
             db.set_replica(true);
         }

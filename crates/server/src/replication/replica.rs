@@ -291,8 +291,8 @@ impl Follower {
                 );
                 continue;
             };
-            db.apply_update(u)?;
-            applied += 1;
+            // false: a later local change of the key won (dual master).
+            applied += u64::from(db.apply_update(u)?);
         }
         let s = &self.status;
         if let Some(last) = b.updates.last() {
