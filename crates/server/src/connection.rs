@@ -266,7 +266,11 @@ async fn run(
             late: &late_tx,
         };
         loop {
+            // Which of its writes the batch's replies wait for (--sync-replicas).
+            memstored_engine::ulog::take_last_appended();
             let step = s.process(&mut cx, &mut cs, &mut rbuf);
+            crate::replication::before_replies(srv, memstored_engine::ulog::take_last_appended())
+                .await;
             if !write(
                 stream,
                 srv,

@@ -492,3 +492,82 @@ fn dual_masters_writing_the_same_keys_apart_agree_on_the_last_writer() {
         assert_eq!(got, later.as_bytes(), "shared{i}");
     }
 }
+
+/// Sets `ack{i}` (10 KB values) for i = 0, 1, ... over text until the
+/// connection fails; returns how many were acknowledged (STORED).
+fn write_until_failure(port: u16) -> usize {
+    use std::io::BufRead;
+    let Ok(s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return 0;
+    };
+    let Ok(w) = s.try_clone() else { return 0 };
+    let (mut w, mut r) = (w, std::io::BufReader::new(s));
+    let value = "v".repeat(10_000);
+    let mut acked = 0;
+    loop {
+        let mut line = String::new();
+        let cmd = format!("set ack{acked} 0 0 10000\r\n{value}\r\n");
+        if w.write_all(cmd.as_bytes()).is_err() || r.read_line(&mut line).is_err() {
+            return acked;
+        }
+        if line != "STORED\r\n" {
+            return acked;
+        }
+        acked += 1;
+    }
+}
+
+fn signal(server: &Server, sig: i32) {
+    // SAFETY: kill(2) on our own child's pid has no memory effects.
+    assert_eq!(unsafe { libc::kill(server.pid as i32, sig) }, 0);
+}
+
+#[test]
+fn in_semi_synchronous_mode_a_promoted_replica_has_every_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = master_args(dir.path());
+    args.extend(strings(&[
+        "--sync-replicas",
+        "1",
+        "--sync-replicas-timeout",
+        "60000",
+    ]));
+    let master = start_on(0, &args);
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    wait_until(&master, "the replica's stream", |m| {
+        stat(m, "repl_streams") == 1
+    });
+    let port = master.port;
+    let writer = std::thread::spawn(move || write_until_failure(port));
+    wait_until(&master, "some writes", |m| stat(m, "ulog_records") >= 300);
+    // The replica freezes: from now on nothing may be acknowledged. A
+    // master that acknowledged anyway would write tens of MB in this
+    // second, more than the sockets between the two hold, all lost below.
+    signal(&replica, libc::SIGSTOP);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(stat(&master, "repl_sync_waits") > 0);
+    assert_eq!(stat(&master, "repl_sync_timeouts"), 0);
+    assert_eq!(stat(&master, "repl_sync_unguarded"), 0);
+    master.kill9();
+    signal(&replica, libc::SIGCONT);
+    let acked = writer.join().unwrap();
+    // The write in flight at the freeze is not acknowledged.
+    assert!(acked >= 299, "{acked}");
+    // It drains what reached it, then sees the master gone.
+    wait_until(&replica, "the master's end", |r| {
+        stat(r, "repl_connected") == 0
+    });
+    change_master(&replica, None);
+    let mut t = Text::new(replica.connect());
+    assert_eq!(t.cmd("set after 0 0 1\r\nx\r\n"), "STORED");
+    assert!(replica.terminate().success());
+    let kept = dump(&dir.path().join("replica.tkh"));
+    let missing: Vec<usize> = (0..acked)
+        .filter(|i| !kept.contains_key(format!("ack{i}").as_bytes()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} acknowledged but lost",
+        missing.len()
+    );
+}

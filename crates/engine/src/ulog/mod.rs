@@ -25,6 +25,20 @@ thread_local! {
     /// The server id and timestamp of the change this thread is making,
     /// when it is another server's, replayed (`with_origin`).
     static ORIGIN: Cell<Option<(u16, u64)>> = const { Cell::new(None) };
+    /// The timestamp of the last record this thread appended (0 = none
+    /// since `take_last_appended`).
+    static LAST_APPENDED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The timestamp of the last record appended by this thread since the
+/// previous call (0 = none), and forgets it: a server's connection learns
+/// which of its own writes a reply must wait for (`--sync-replicas`).
+pub fn take_last_appended() -> u64 {
+    LAST_APPENDED.with(|c| c.replace(0))
+}
+
+pub(crate) fn appended(ts: u64) {
+    LAST_APPENDED.with(|c| c.set(ts));
 }
 
 /// Runs `f` with every change it makes logged under `server_id` instead of

@@ -209,6 +209,7 @@ impl UpdateLog {
             }
         }
         inner.last_ts = ts;
+        super::appended(ts);
         if let Some(s) = inner.segments.last_mut() {
             s.bytes += size;
             s.records += 1;

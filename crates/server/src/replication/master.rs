@@ -74,11 +74,13 @@ pub async fn serve(stream: tokio::net::TcpStream, srv: Arc<Server>, req: StreamR
                 req.replica_id,
                 req.min_ts
             );
+            let acks = AckReader::start(&srv, &sock);
             match run(sock, &srv, &log, &req) {
                 Ok(why) => tracing::info!("replication stream to {peer} ended: {why}"),
                 Err(e) => tracing::info!("replication stream to {peer} dropped: {e}"),
             }
             r.streams.fetch_sub(1, Relaxed);
+            drop(acks);
             let _ = done_tx.send(());
         });
     match started {
@@ -117,6 +119,8 @@ fn run(
             u64::from(log.options().server_id).into(),
         ),
         ("last_timestamp".into(), log.stats().last_timestamp.into()),
+        // Acknowledgements are sent only when read (semi-synchronous mode).
+        ("ack".into(), srv.replication.semi.get().is_some().into()),
     ]);
     memstored_protocol::rpc::encode_response(req.msgid, Ok(&head), &mut out);
     send(&mut sock, &mut out)?;
@@ -157,6 +161,85 @@ fn run(
         if exhausted {
             let wait = POLL.min(HEARTBEAT.saturating_sub(last_sent.elapsed()));
             seen = log.wait_visible(seen, wait);
+        }
+    }
+}
+
+/// Reads the replica's `replicate_ack`s on a thread of its own (the
+/// stream's thread only writes) and records them for `--sync-replicas`.
+/// Dropped when the stream ends: the socket is shut down, which ends the
+/// reader, and the stream is forgotten.
+struct AckReader {
+    sock: Option<TcpStream>,
+    srv: Arc<Server>,
+    slot: Option<Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl AckReader {
+    fn start(srv: &Arc<Server>, sock: &TcpStream) -> AckReader {
+        let mut me = AckReader {
+            sock: None,
+            srv: srv.clone(),
+            slot: None,
+        };
+        let Some(semi) = srv.replication.semi.get() else {
+            return me;
+        };
+        let (Ok(keep), Ok(mut rd)) = (sock.try_clone(), sock.try_clone()) else {
+            return me;
+        };
+        let slot = semi.register();
+        let (srv2, slot2) = (srv.clone(), slot.clone());
+        let spawned = std::thread::Builder::new()
+            .name("memstored-repl-ack".into())
+            .spawn(move || read_acks(&mut rd, &srv2, &slot2));
+        me.slot = Some(slot);
+        if spawned.is_ok() {
+            me.sock = Some(keep);
+        }
+        me
+    }
+}
+
+impl Drop for AckReader {
+    fn drop(&mut self) {
+        if let Some(s) = &self.sock {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+        if let (Some(semi), Some(slot)) = (self.srv.replication.semi.get(), &self.slot) {
+            semi.forget(slot);
+        }
+    }
+}
+
+fn read_acks(sock: &mut TcpStream, srv: &Server, slot: &std::sync::atomic::AtomicU64) {
+    use memstored_protocol::rpc::{Decoder, Limits, Message};
+    use memstored_protocol::Parse;
+    use std::io::Read;
+    let Some(semi) = srv.replication.semi.get() else {
+        return;
+    };
+    let mut dec = Decoder::new(Limits::with_max_frame(1 << 16));
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match dec.decode(&buf) {
+            Ok(Parse::Complete(m, used)) => {
+                buf.drain(..used);
+                if let Message::Notification(n) = m {
+                    let ts = n.params.first().and_then(|v| v.as_u64());
+                    if let (wire::ACK, Some(ts)) = (n.method.as_str(), ts) {
+                        semi.ack(slot, ts);
+                    }
+                }
+                continue;
+            }
+            Ok(Parse::Incomplete) => {}
+            Err(_) => return,
+        }
+        match sock.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
     }
 }

@@ -6,6 +6,7 @@
 pub mod master;
 pub mod replica;
 pub mod rts;
+pub mod semisync;
 pub mod wire;
 
 use memstored_engine::ulog::UpdateLog;
@@ -30,6 +31,18 @@ pub struct ReplicaArgs {
     /// replica refuses every change from clients, as --read-only does.
     #[arg(long = "replica-writable")]
     pub replica_writable: bool,
+    /// Semi-synchronous mode (on a master): replies to writes wait until K
+    /// connected replicas have applied them (not while fewer than K are
+    /// connected; at most --sync-replicas-timeout).
+    #[arg(long = "sync-replicas", value_name = "K", default_value_t = 0)]
+    pub sync_replicas: usize,
+    /// How long a reply waits for --sync-replicas acknowledgements, in ms.
+    #[arg(
+        long = "sync-replicas-timeout",
+        value_name = "MS",
+        default_value_t = 1000
+    )]
+    pub sync_replicas_timeout: u64,
 }
 
 /// Replication state shared by the server's connections.
@@ -45,6 +58,8 @@ pub struct Replication {
     pub streams: AtomicU64,
     /// Streams served since start.
     pub streams_total: AtomicU64,
+    /// `--sync-replicas`, when given.
+    pub semi: OnceLock<semisync::SemiSync>,
 }
 
 impl Replication {
@@ -61,6 +76,9 @@ impl Replication {
         if let Some(r) = self.replica.get() {
             v.extend(r.stats());
         }
+        if let Some(s) = self.semi.get() {
+            v.extend(s.stats());
+        }
         v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
 }
@@ -73,6 +91,16 @@ pub fn start(
     args: &ReplicaArgs,
     ulog: &crate::ulog::UlogArgs,
 ) -> Result<Option<replica::Handle>, String> {
+    if args.sync_replicas > 0 {
+        if srv.replication.ulog.get().is_none() {
+            return Err("--sync-replicas needs --ulog-dir (replicas stream the update log)".into());
+        }
+        let timeout = std::time::Duration::from_millis(args.sync_replicas_timeout);
+        let _ = srv
+            .replication
+            .semi
+            .set(semisync::SemiSync::new(args.sync_replicas, timeout));
+    }
     let Some(master) = &args.replicate_from else {
         return Ok(None);
     };
@@ -158,4 +186,16 @@ pub fn change_master(
     );
     status.change_master(&master, skew_us);
     Ok(memstored_protocol::rpc::Value::Nil)
+}
+
+/// Called by a connection before it sends a batch of replies, with the
+/// timestamp of the batch's last logged write (0: it wrote nothing): with
+/// `--sync-replicas`, waits for the replicas to have it (`semisync`).
+pub async fn before_replies(srv: &crate::server::Server, wrote: u64) {
+    if wrote == 0 {
+        return;
+    }
+    if let Some(semi) = srv.replication.semi.get() {
+        semi.wait(wrote).await;
+    }
 }

@@ -238,14 +238,17 @@ impl Follower {
             buf: BytesMut::with_capacity(1 << 16),
             decoder: Decoder::new(Limits::with_max_frame(1 << 30)),
         };
+        let mut acks = false;
         loop {
             match conn.next(stop)? {
                 Message::Response(r) => {
                     let head = r.into_result().map_err(|e| Ended::Refused(e.to_string()))?;
-                    let id = match &head {
-                        Value::Map(m) => rpc::map_get(m, "server_id").and_then(Value::as_u64),
+                    let field = |name| match &head {
+                        Value::Map(m) => rpc::map_get(m, name),
                         _ => None,
                     };
+                    let id = field("server_id").and_then(Value::as_u64);
+                    acks = field("ack").and_then(Value::as_bool).unwrap_or(false);
                     if id == Some(u64::from(self.server_id)) {
                         // Every update would look like our own and be skipped.
                         return Err(Ended::Refused(format!(
@@ -260,6 +263,13 @@ impl Follower {
                     let b = wire::decode_batch(&n.params)
                         .map_err(|e| Ended::Malformed(e.to_string()))?;
                     self.apply(&b)?;
+                    if let Some(last) = b.updates.last().filter(|_| acks) {
+                        // For a master in semi-synchronous mode.
+                        out.clear();
+                        let ack = [Value::from(last.timestamp)];
+                        rpc::encode_notification(wire::ACK, &ack, &mut out);
+                        conn.sock.write_all(&out)?;
+                    }
                 }
                 Message::Notification(n) if n.method == wire::END => {
                     return Err(Ended::MasterStopping)

@@ -6,7 +6,8 @@
 //! those logged under `server_id` (the replica's own, come back through a
 //! dual master) are not. The master answers `[1, msgid, nil, {"server_id":
 //! N, "last_timestamp": T}]` (or an error, and the connection goes on as a
-//! plain RPC one), then sends notifications until the connection ends:
+//! plain RPC one; `"ack": true` when it wants `replicate_ack`s), then sends
+//! notifications until the connection ends:
 //!
 //! - `[2, "replicate", [last_timestamp, pending, [update...]]]`: a batch of
 //!   updates in log order, each `[timestamp, server_id, dbm_index, op,
@@ -24,6 +25,10 @@ use rmp::encode as enc;
 
 pub const METHOD: &str = "replicate";
 pub const END: &str = "replicate_end";
+/// Replica to master, after each batch applied: `[2, "replicate_ack",
+/// [timestamp]]`, the master timestamp of the batch's last update
+/// (`--sync-replicas`).
+pub const ACK: &str = "replicate_ack";
 
 /// Writing into memory cannot fail: `BytesMut`'s writer grows as needed.
 fn ok<T, E>(r: Result<T, E>) {
