@@ -571,3 +571,33 @@ fn in_semi_synchronous_mode_a_promoted_replica_has_every_acknowledged_write() {
         missing.len()
     );
 }
+
+#[test]
+fn a_replica_cannot_be_read_only_or_without_an_update_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("{}/r.tkh", dir.path().display());
+    let ulog = format!("{}/r-ulog", dir.path().display());
+    // The first run leaves the store behind: --read-only needs one.
+    for (extra, why) in [
+        (vec![], "needs --ulog-dir"),
+        (vec!["--ulog-dir", &ulog, "--read-only"], "--read-only"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+            .args([
+                "-s",
+                &store,
+                "-l",
+                "127.0.0.1:0",
+                "--replicate-from",
+                "127.0.0.1:1",
+            ])
+            .args(&extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(why),
+            "{extra:?}: {err}"
+        );
+    }
+}

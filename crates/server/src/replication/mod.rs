@@ -110,6 +110,9 @@ pub fn start(
         );
     };
     let dbs = crate::databases::all(srv);
+    if dbs.iter().any(|db| !db.is_writable()) {
+        return Err("--replicate-from cannot be combined with --read-only: the replica writes what it applies".into());
+    }
     srv.replication
         .replica_writable
         .store(args.replica_writable, Relaxed);
