@@ -8,7 +8,7 @@
 //! replies (`connection.rs`), it waits until K streams have acknowledged
 //! the batch's last logged write, or `--sync-replicas-timeout`; a batch
 //! that wrote nothing does not wait. Writes made off the connection's
-//! thread (RPC slow calls, the KT port's HTTP) do not wait. The
+//! thread (RPC slow calls) and on the `--kt-listen` port do not wait. The
 //! wait is skipped while fewer than K replicas are connected (the mode
 //! falls back to asynchronous then, as MySQL's semi-sync does; counted in
 //! `repl_sync_unguarded`), and a wait that times out is counted in
