@@ -110,6 +110,15 @@ pub enum RemoteCmd {
         /// Parameters as KEY=VALUE (accepted; memstored needs none).
         params: Vec<String>,
     },
+    /// Makes a replica follow MASTER (HOST:PORT) from now on; without
+    /// MASTER it is promoted: it follows nobody and accepts writes.
+    Changemaster {
+        master: Option<String>,
+        /// Steps the replica's position back this many milliseconds first,
+        /// for a new master whose clock is behind the old one's.
+        #[arg(long = "ts_skew", alias = "ts-skew", default_value_t = 0)]
+        ts_skew: u64,
+    },
     /// Performance tests, like tkrzw_dbm_remote_perf.
     Perf {
         #[command(subcommand)]
@@ -262,6 +271,14 @@ pub fn run(a: RemoteArgs) -> Result<()> {
         }
         RemoteCmd::Rebuild { params } => {
             r.call("rebuild", &[Value::Map(param_entries(&params)?)])?;
+        }
+        RemoteCmd::Changemaster { master, ts_skew } => {
+            // As bin: an error then comes back with its message (bare code otherwise).
+            let m = bin(&master.unwrap_or_default());
+            r.call(
+                "changemaster",
+                &[m, opts(vec![("ts_skew", ts_skew.into())])],
+            )?;
         }
         RemoteCmd::Perf {
             cmd: PerfCmd::Sequence(p),

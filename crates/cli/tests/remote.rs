@@ -231,3 +231,35 @@ fn auth() {
         "v\n"
     );
 }
+
+/// `remote changemaster`: without a master it promotes a replica (writes
+/// accepted), with one it makes it follow that master again (writes
+/// refused); on a server that is no replica it fails and says why.
+#[test]
+fn changemaster_promotes_and_demotes_a_replica() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let master = Server::start(d, "m.tkh", &["--ulog-dir", "m-ulog", "--server-id", "1"]);
+    let m = &master.address();
+    let replica = Server::start(
+        d,
+        "r.tkh",
+        &[
+            "--ulog-dir",
+            "r-ulog",
+            "--server-id",
+            "2",
+            "--replicate-from",
+            m,
+        ],
+    );
+    let r = &replica.address();
+    assert!(fails(d, r, &["remote", "set", "k", "v"]).contains("read-only"));
+    ok(d, r, &["remote", "changemaster"]);
+    ok(d, r, &["remote", "set", "k", "v"]);
+    ok(d, r, &["remote", "changemaster", m, "--ts_skew", "10"]);
+    assert!(fails(d, r, &["remote", "set", "k", "w"]).contains("read-only"));
+    assert_eq!(ok(d, r, &["remote", "get", "k"]).trim_end(), "v");
+    let e = fails(d, m, &["remote", "changemaster", r]);
+    assert!(e.contains("not a replica"), "{e}");
+}

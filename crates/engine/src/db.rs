@@ -36,6 +36,9 @@ pub struct Db {
     /// The update log's hook (`set_update_listener`), also held by every
     /// shard; here for `clear`, flushes and stats.
     listener: std::sync::OnceLock<Arc<dyn UpdateListener>>,
+    /// Set on a replica (`set_replica`): changes are refused as on a
+    /// read-only database, except those `apply_update` replays.
+    pub(crate) replica: std::sync::atomic::AtomicBool,
     /// The store's advisory lock (`lock.rs`), for stores with files. Declared
     /// last: fields drop in order, so it is released only after every shard
     /// has been dropped (closed).
@@ -220,6 +223,7 @@ impl Db {
             striped: stripes.is_some(),
             stripe_seed: crate::store::log::new_generation() | 1,
             listener: std::sync::OnceLock::new(),
+            replica: std::sync::atomic::AtomicBool::new(false),
             _lock: lock,
         })
     }
@@ -255,12 +259,27 @@ impl Db {
         }
     }
 
+    /// For maintenance that keeps the contents (rebuild, vacuum): a
+    /// replica may run it.
     pub(crate) fn check_writable(&self) -> Result<()> {
         if self.writable {
             Ok(())
         } else {
             Err(Error::Precondition("the database is open read-only".into()))
         }
+    }
+
+    /// For a change a client asked for: refused on a read-only database
+    /// and on a replica, with the same error (callers map `Precondition`
+    /// to their protocol's read-only answer).
+    pub(crate) fn check_client_write(&self) -> Result<()> {
+        self.check_writable()?;
+        if self.replica.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::Precondition(
+                "the database is a replica: write to its master".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// The live record of `key` with its metadata, or `None`.
@@ -277,7 +296,7 @@ impl Db {
         key: &[u8],
         f: impl FnOnce(Option<&Record>) -> Result<(Action, R)>,
     ) -> Result<(R, Option<u64>)> {
-        self.check_writable()?;
+        self.check_client_write()?;
         let shard = self.shard_of(key);
         let mut state = shard.state.write();
         let current = state.live_now(key)?;
@@ -297,7 +316,7 @@ impl Db {
         key: &[u8],
         f: impl FnOnce(Option<&Meta>) -> Result<(Action, R)>,
     ) -> Result<(R, Option<u64>)> {
-        self.check_writable()?;
+        self.check_client_write()?;
         let shard = self.shard_of(key);
         let mut state = shard.state.write();
         let current = state.live_meta_now(key)?;
@@ -319,7 +338,7 @@ impl Db {
         flags: u32,
         expires_at: u64,
     ) -> Result<u64> {
-        self.check_writable()?;
+        self.check_client_write()?;
         let shard = self.shard_of(key);
         let mut state = shard.state.write();
         shard.mark_dirty();
@@ -335,7 +354,12 @@ impl Db {
     /// first, so the one CLEAR logged sits between the same writes in the log
     /// as in the store.
     pub fn clear(&self) -> Result<()> {
-        self.check_writable()?;
+        self.check_client_write()?;
+        self.clear_unchecked()
+    }
+
+    /// `clear` without the client-write check (a replica replays a CLEAR).
+    pub(crate) fn clear_unchecked(&self) -> Result<()> {
         let Some(listener) = self.listener.get() else {
             for s in &self.shards {
                 s.mark_dirty();

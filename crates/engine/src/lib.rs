@@ -21,6 +21,7 @@ mod multi;
 pub mod name;
 mod ops;
 pub mod record;
+mod replicated;
 pub mod restore;
 pub mod scan;
 pub mod search;

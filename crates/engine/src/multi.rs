@@ -16,7 +16,7 @@ impl Db {
         expected: &[(&[u8], Option<&[u8]>)],
         desired: &[(&[u8], Option<&[u8]>)],
     ) -> Result<()> {
-        self.check_writable()?;
+        self.check_client_write()?;
         let keys: Vec<&[u8]> = expected.iter().chain(desired).map(|(k, _)| *k).collect();
         let mut locked = self.lock_shards(&keys);
         let now = now_secs();

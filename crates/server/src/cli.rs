@@ -112,6 +112,9 @@ pub struct Args {
     /// The update log (`--ulog-dir`, `--server-id`, ...; crate::ulog).
     #[command(flatten)]
     pub ulog: crate::ulog::UlogArgs,
+    /// Replication (`--replicate-from`, ...; crate::replication).
+    #[command(flatten)]
+    pub replica: crate::replication::ReplicaArgs,
     /// Print help.
     #[arg(short = 'h', long = "help", action = clap::ArgAction::Help)]
     pub help: Option<bool>,

@@ -100,9 +100,14 @@ fn read_some(stream: &TcpStream, rbuf: &mut BytesMut) -> io::Result<ReadResult> 
 /// Serves one connection until it closes.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
     let _ = stream.set_nodelay(true);
-    match run(&stream, &srv).await {
+    let mut handover = None;
+    match run(&stream, &srv, &mut handover).await {
         Ok(()) => tracing::debug!("{peer}: closed"),
         Err(e) => tracing::debug!("{peer}: {e}"),
+    }
+    // A `replicate` call turned the connection into a replication stream.
+    if let Some(req) = handover {
+        crate::replication::master::serve(stream, srv, req).await;
     }
 }
 
@@ -121,7 +126,11 @@ fn read_charge(capacity: usize, unbudgeted: usize) -> usize {
 /// Replies pending up to this size are not charged to the budget.
 const UNBUDGETED_OUT: usize = 64 << 10;
 
-async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
+async fn run(
+    stream: &TcpStream,
+    srv: &Arc<Server>,
+    handover: &mut Option<crate::replication::master::StreamRequest>,
+) -> io::Result<()> {
     let initial = srv.cfg.initial_size.max(64);
     let reserve = srv.cfg.reserve_size.max(64);
     let unbudgeted = initial.max(UNBUDGETED_READ);
@@ -257,7 +266,11 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
             late: &late_tx,
         };
         loop {
+            // Which of its writes the batch's replies wait for (--sync-replicas).
+            memstored_engine::ulog::take_last_appended();
             let step = s.process(&mut cx, &mut cs, &mut rbuf);
+            crate::replication::before_replies(srv, memstored_engine::ulog::take_last_appended())
+                .await;
             if !write(
                 stream,
                 srv,
@@ -275,7 +288,12 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
                     break;
                 }
                 Step::Flush => continue,
-                Step::Close => return Ok(()),
+                Step::Close => {
+                    if let AnySession::Rpc(s) = s {
+                        *handover = s.take_stream();
+                    }
+                    return Ok(());
+                }
             }
         }
     }

@@ -26,6 +26,7 @@ pub mod meta;
 pub mod metrics;
 pub mod out;
 pub mod replay;
+pub mod replication;
 pub mod rpc;
 pub mod rpc_conn;
 pub mod sasl;

@@ -390,7 +390,8 @@ impl Snapshot {
 impl Collector for Snapshot {
     fn encode(&self, mut enc: DescriptorEncoder) -> fmt::Result {
         self.encode_memcached(&mut enc)?;
-        self.encode_databases(&mut enc)
+        self.encode_databases(&mut enc)?;
+        self.encode_replication(&mut enc)
     }
 }
 
@@ -405,5 +406,6 @@ fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, v: f64) -> fmt::
     c.encode(enc.encode_descriptor(name, help, None, c.metric_type())?)
 }
 
+mod replication;
 #[cfg(test)]
 mod tests;

@@ -22,6 +22,8 @@ pub struct RpcSession {
     in_flight: usize,
     /// Slow procedures queued or running, notifications included (bounded).
     slow: crate::slow::ConnSlots,
+    /// A `replicate` call accepted: the connection becomes its stream.
+    stream: Option<crate::replication::master::StreamRequest>,
 }
 
 impl RpcSession {
@@ -32,6 +34,7 @@ impl RpcSession {
             auth: crate::sasl::AuthState::new(srv),
             in_flight: 0,
             slow: crate::slow::ConnSlots::default(),
+            stream: None,
         }
     }
 
@@ -57,6 +60,43 @@ impl RpcSession {
                 flow,
             )
         }
+    }
+
+    /// The accepted `replicate` call, once the session has closed for it.
+    pub fn take_stream(&mut self) -> Option<crate::replication::master::StreamRequest> {
+        self.stream.take()
+    }
+
+    /// `replicate [min_timestamp, server_id]`: accepted, the session ends
+    /// and the connection hands its socket to `replication::master`.
+    fn replicate(
+        &mut self,
+        srv: &Server,
+        msgid: Option<u32>,
+        params: &[Value],
+        out: &mut Out,
+    ) -> Flow {
+        let Some(msgid) = msgid else {
+            return Flow::Continue;
+        };
+        let refused = if srv.replication.ulog.get().is_none() {
+            RpcError::new(
+                code::LOGICAL,
+                "this server keeps no update log (--ulog-dir)",
+            )
+        } else if let Some((min_ts, replica_id)) = crate::replication::wire::decode_request(params)
+        {
+            self.stream = Some(crate::replication::master::StreamRequest {
+                msgid,
+                min_ts,
+                replica_id,
+            });
+            return Flow::Close;
+        } else {
+            RpcError::argument("replicate takes [min_timestamp, server_id]")
+        };
+        encode(msgid, Err(refused), out);
+        Flow::Continue
     }
 
     fn spawn_slow(
@@ -123,6 +163,9 @@ impl Session for RpcSession {
                 encode(id, Err(e), cx.out);
             }
             return Flow::Continue;
+        }
+        if method == crate::replication::wire::METHOD {
+            return self.replicate(cx.srv, msgid, &params, cx.out);
         }
         if is_slow(&method, &params) {
             match self.slow.admit(cx.srv) {

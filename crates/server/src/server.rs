@@ -71,6 +71,8 @@ pub struct Server {
     /// The per-core scheduler's worker threads, which the accept loops hand
     /// connections to; `None`: connections are tasks on the shared runtime.
     pub workers: Option<Arc<crate::workers::Workers>>,
+    /// The update log it streams and, on a replica, its state (`replication`).
+    pub replication: crate::replication::Replication,
 }
 
 impl Config {
@@ -144,6 +146,7 @@ impl Server {
             verbosity: AtomicU32::new(u32::from(cfg_verbose)),
             stop_requested: Notify::new(),
             workers: None,
+            replication: Default::default(),
         }
     }
 

@@ -73,7 +73,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         dbs.push((store, Arc::new(db)));
     }
     let all: Vec<Arc<Db>> = dbs.iter().map(|(_, db)| db.clone()).collect();
-    crate::ulog::attach(&args.ulog, &all).map_err(|e| StartError::Open {
+    let ulog = crate::ulog::attach(&args.ulog, &all).map_err(|e| StartError::Open {
         store: format!(
             "update log {:?}",
             args.ulog.ulog_dir.clone().unwrap_or_default()
@@ -126,6 +126,9 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         port_file: args.port_file.clone(),
         sync_interval: args.sync_interval,
         workers,
+        ulog,
+        replica: args.replica.clone(),
+        ulog_args: args.ulog.clone(),
     };
     let result = runtime.block_on(serve(db.clone(), dbs, cfg, credentials, started));
     runtime.shutdown_timeout(Duration::from_millis(500));
@@ -145,6 +148,10 @@ struct Started {
     sync_interval: Option<u64>,
     /// The per-core scheduler's workers (`--scheduler per-core`).
     workers: Option<Arc<Workers>>,
+    /// `--ulog-dir`'s log, opened; replication streams it.
+    ulog: Option<Arc<memstored_engine::ulog::UpdateLog>>,
+    replica: crate::replication::ReplicaArgs,
+    ulog_args: crate::ulog::UlogArgs,
 }
 
 /// Tells whoever started us where we listen, once the store is open and the
@@ -206,6 +213,11 @@ async fn serve(
             .with_others(others)
             .with_workers(started.workers),
     );
+    if let Some(log) = started.ulog {
+        let _ = srv.replication.ulog.set(log);
+    }
+    let replica = crate::replication::start(&srv, &started.replica, &started.ulog_args)
+        .map_err(StartError::Flags)?;
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
     let accept = tokio::spawn(listener::run(listener, srv.clone()));
@@ -236,6 +248,10 @@ async fn serve(
     };
     while busy() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if let Some(r) = replica {
+        // It applies its last batch and stops before the stores close.
+        let _ = tokio::task::spawn_blocking(move || r.stop()).await;
     }
     for closing in crate::databases::all(&srv) {
         tokio::task::spawn_blocking(move || {

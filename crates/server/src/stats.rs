@@ -203,5 +203,6 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ulog.into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string())),
     );
+    out.extend(srv.replication.stats());
     out
 }

@@ -59,7 +59,7 @@ fn parse_segment_size(s: &str) -> Result<u64, String> {
 
 /// The strictest `#sync=` among the databases: a log fsynced less often
 /// than the store would let a crash lose logged writes the store kept.
-fn strictest_sync(dbs: &[Arc<Db>]) -> SyncMode {
+pub fn strictest_sync(dbs: &[Arc<Db>]) -> SyncMode {
     let rank = |m: SyncMode| match m {
         SyncMode::Always => 2,
         SyncMode::Interval => 1,
@@ -72,10 +72,14 @@ fn strictest_sync(dbs: &[Arc<Db>]) -> SyncMode {
 }
 
 /// Opens the log (when `--ulog-dir` is given) and makes every database, in
-/// `-s` order (its dbm index), append its changes to it.
-pub fn attach(args: &UlogArgs, dbs: &[Arc<Db>]) -> memstored_engine::Result<()> {
+/// `-s` order (its dbm index), append its changes to it. Returns the log,
+/// which replication streams.
+pub fn attach(
+    args: &UlogArgs,
+    dbs: &[Arc<Db>],
+) -> memstored_engine::Result<Option<Arc<UpdateLog>>> {
     let Some(dir) = &args.ulog_dir else {
-        return Ok(());
+        return Ok(None);
     };
     let (keep_segments, keep_bytes) = match args.ulog_keep {
         Keep::Segments(n) => (n, 0),
@@ -105,7 +109,7 @@ pub fn attach(args: &UlogArgs, dbs: &[Arc<Db>]) -> memstored_engine::Result<()> 
         let index = u32::try_from(i).unwrap_or(u32::MAX);
         db.set_update_listener(log.listener(index))?;
     }
-    Ok(())
+    Ok(Some(log))
 }
 
 #[cfg(test)]

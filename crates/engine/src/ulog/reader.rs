@@ -3,6 +3,7 @@
 
 use super::record::{Update, SEGMENT_HEADER_LEN};
 use super::segment::{self, list_segments, segment_path};
+use super::Position;
 use crate::io::{DataFile, FileSystem};
 use crate::status::Result;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,8 @@ pub struct Updates {
     from: u64,
     /// The segment being read, its file and the offset of the next record.
     seg: Option<(u64, Arc<dyn DataFile>, u64)>,
+    /// Records of the current segment passed so far (`position`).
+    passed: u64,
     failed: bool,
 }
 
@@ -42,6 +45,7 @@ pub fn read_dir(fs: Arc<dyn FileSystem>, dir: &Path, from: u64) -> Result<Update
         dir: dir.to_path_buf(),
         from,
         seg: None,
+        passed: 0,
         failed: false,
     };
     if let Some(n) = start {
@@ -56,7 +60,16 @@ impl Updates {
         let file = self.fs.open(&path, false, false)?;
         segment::check_header(&*file, file.len()?, &path)?;
         self.seg = Some((num, file, SEGMENT_HEADER_LEN as u64));
+        self.passed = 0;
         Ok(())
+    }
+
+    /// Where the reader is: for `UpdateLog::pending_after`.
+    pub fn position(&self) -> Position {
+        Position {
+            segment: self.seg.as_ref().map_or(0, |s| s.0),
+            records: self.passed,
+        }
     }
 
     /// The segment after `num`, if one exists now.
@@ -81,6 +94,7 @@ impl Updates {
             let len = file.len()?;
             if let Some((u, end)) = segment::read_record(&**file, len, *offset)? {
                 *offset = end;
+                self.passed += 1;
                 if u.timestamp >= self.from {
                     return Ok(Some(u));
                 }

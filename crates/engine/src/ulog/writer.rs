@@ -6,7 +6,7 @@ use super::{Change, UpdateListener, Updates};
 use crate::io::{DataFile, FileSystem};
 use crate::name::SyncMode;
 use crate::status::{Error, Result};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -55,6 +55,18 @@ struct Inner {
     flushed: u64,
     buf: Vec<u8>,
     last_ts: u64,
+    /// The last timestamp handed to the OS, so visible to readers.
+    visible_ts: u64,
+    /// Each recently changed key's last change (`track_recent`).
+    recent: Option<super::recent::Recent>,
+}
+
+/// Where a reader is in the log: a segment and how many of its records it
+/// has passed (`Updates::position`), for counting what is left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Position {
+    pub segment: u64,
+    pub records: u64,
 }
 
 /// An open update log directory. Share it (`Arc`) among a server's databases
@@ -63,6 +75,8 @@ pub struct UpdateLog {
     fs: Arc<dyn FileSystem>,
     opts: UlogOptions,
     inner: Mutex<Inner>,
+    /// Notified whenever records become visible to readers (`wait_visible`).
+    visible: Condvar,
 }
 
 /// Microseconds since the Unix epoch.
@@ -152,8 +166,24 @@ impl UpdateLog {
                 flushed,
                 buf: Vec::new(),
                 last_ts,
+                visible_ts: last_ts,
+                recent: None,
             }),
+            visible: Condvar::new(),
         })
+    }
+
+    /// Remembers the last change of up to `cap` recently changed keys
+    /// (`last_change`): what a dual master needs for its conflict rule.
+    /// Costs a map insert per change, so it is off unless asked for.
+    pub fn track_recent(&self, cap: usize) {
+        self.inner.lock().recent = Some(super::recent::Recent::new(cap));
+    }
+
+    /// (origin timestamp, origin server id) of `key`'s last change, if
+    /// tracked and still remembered.
+    pub fn last_change(&self, key: &[u8]) -> Option<(u64, u16)> {
+        self.inner.lock().recent.as_ref()?.get(key)
     }
 
     pub fn options(&self) -> &UlogOptions {
@@ -171,8 +201,15 @@ impl UpdateLog {
         if has_records && cur + size > self.opts.segment_size {
             self.rotate(inner)?;
         }
-        encode(&mut inner.buf, change, ts, self.opts.server_id, dbm_index)?;
+        let (server_id, origin_ts) = super::origin().unwrap_or((self.opts.server_id, ts));
+        encode(&mut inner.buf, change, ts, server_id, dbm_index)?;
+        if let Some(r) = &mut inner.recent {
+            if change.op != super::UlogOp::Clear {
+                r.record(change.key, origin_ts, server_id);
+            }
+        }
         inner.last_ts = ts;
+        super::appended(ts);
         if let Some(s) = inner.segments.last_mut() {
             s.bytes += size;
             s.records += 1;
@@ -180,8 +217,10 @@ impl UpdateLog {
         if self.opts.sync == SyncMode::Always {
             flush(inner)?;
             inner.file.sync()?;
+            self.visible.notify_all();
         } else if inner.buf.len() >= WRITE_BUFFER {
             flush(inner)?;
+            self.visible.notify_all();
         }
         Ok(ts)
     }
@@ -191,6 +230,7 @@ impl UpdateLog {
     /// the retention policy.
     fn rotate(&self, inner: &mut Inner) -> Result<()> {
         flush(inner)?;
+        self.visible.notify_all();
         inner.file.sync()?;
         let num = inner.segments.last().map_or(0, |s| s.num) + 1;
         inner.file = create_segment(&*self.fs, &self.opts, num)?;
@@ -219,7 +259,34 @@ impl UpdateLog {
         if g.buf.is_empty() {
             return Ok(());
         }
-        flush(&mut g)
+        flush(&mut g)?;
+        self.visible.notify_all();
+        Ok(())
+    }
+
+    /// Waits until records after timestamp `after` are visible to readers
+    /// (handed to the OS) or `timeout` passes; returns the last visible
+    /// timestamp. What a replication stream waits on once it has sent all.
+    pub fn wait_visible(&self, after: u64, timeout: std::time::Duration) -> u64 {
+        let mut g = self.inner.lock();
+        if g.visible_ts <= after {
+            self.visible.wait_for(&mut g, timeout);
+        }
+        g.visible_ts
+    }
+
+    /// Records kept in the log after `pos` (a reader's position), buffered
+    /// ones included: how far a replication stream is behind.
+    pub fn pending_after(&self, pos: Position) -> u64 {
+        let g = self.inner.lock();
+        g.segments
+            .iter()
+            .map(|s| match s.num.cmp(&pos.segment) {
+                std::cmp::Ordering::Less => 0,
+                std::cmp::Ordering::Equal => s.records.saturating_sub(pos.records),
+                std::cmp::Ordering::Greater => s.records,
+            })
+            .sum()
     }
 
     /// Flushes and, with `hard`, fsyncs the current segment.
@@ -229,6 +296,7 @@ impl UpdateLog {
         if hard {
             g.file.sync()?;
         }
+        self.visible.notify_all();
         Ok(())
     }
 
@@ -266,12 +334,14 @@ impl Drop for UpdateLog {
     }
 }
 
+/// Hands the buffer to the OS; the caller notifies `UpdateLog::visible`.
 fn flush(inner: &mut Inner) -> Result<()> {
     if !inner.buf.is_empty() {
         inner.file.write_at(&inner.buf, inner.flushed)?;
         inner.flushed += inner.buf.len() as u64;
         inner.buf.clear();
     }
+    inner.visible_ts = inner.last_ts;
     Ok(())
 }
 
@@ -296,6 +366,9 @@ impl UpdateListener for DbListener {
     }
     fn flush(&self) -> Result<()> {
         self.log.flush()
+    }
+    fn last_change(&self, key: &[u8]) -> Option<(u64, u16)> {
+        self.log.last_change(key)
     }
     fn synchronize(&self, hard: bool) -> Result<()> {
         self.log.synchronize(hard)

@@ -286,6 +286,7 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
         "rebuild" => maint::rebuild(db),
         "count" => maint::count(db),
 
+        "changemaster" => crate::replication::change_master(srv, params),
         "compare_exchange_multi" => tkrzw::compare_exchange_multi(db, params),
         "list" => tkrzw::list(db, params),
 

@@ -1,0 +1,245 @@
+//! The master's side of a replication stream: a `replicate` call turns its
+//! RPC connection into a one-way stream of the update log (`wire` for the
+//! frames), read from the requested timestamp and then followed live.
+//!
+//! The stream runs on a thread of its own with a blocking socket: reading
+//! the log is file I/O, and catching up a replica that is far behind must
+//! not hold a worker thread other clients need. What it has not sent stays
+//! in the log, not in memory: it encodes one batch (at most `BATCH_BYTES`
+//! of keys and values, or `BATCH_RECORDS` records) at a time and writes it
+//! before reading more, so its buffer is one batch and the socket's. A
+//! replica that stops reading for `STALL` is dropped (the write times
+//! out). At shutdown the stream sends `replicate_end` and closes.
+
+use super::wire;
+use crate::server::Server;
+use bytes::BytesMut;
+use memstored_engine::ulog::{Update, UpdateLog};
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Keys and values per batch, in bytes.
+const BATCH_BYTES: usize = 1 << 20;
+/// Updates per batch.
+const BATCH_RECORDS: usize = 4096;
+/// An idle stream sends an empty batch this often (the replica's liveness
+/// check and its lag when nothing is written).
+pub const HEARTBEAT: Duration = Duration::from_secs(1);
+/// How long a write may block before the replica is dropped as not reading.
+pub const STALL: Duration = Duration::from_secs(10);
+/// How often an idle stream looks at the shutdown flag.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A `replicate` call accepted by the RPC session, to be served once the
+/// connection hands its socket over.
+#[derive(Debug, Clone)]
+pub struct StreamRequest {
+    pub msgid: u32,
+    pub min_ts: u64,
+    pub replica_id: u16,
+}
+
+/// Serves the stream on `stream` (the connection's socket) until the
+/// replica goes away or the server stops. Awaited by the connection's task,
+/// so the connection stays counted, and the shutdown waits for it, while
+/// the work runs on its own thread.
+pub async fn serve(stream: tokio::net::TcpStream, srv: Arc<Server>, req: StreamRequest) {
+    let Some(log) = srv.replication.ulog.get().cloned() else {
+        return;
+    };
+    let sock = match stream.into_std().and_then(|s| {
+        s.set_nonblocking(false)?;
+        s.set_write_timeout(Some(STALL))?;
+        Ok(s)
+    }) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("replication stream: {e}");
+            return;
+        }
+    };
+    let peer = sock.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let started = std::thread::Builder::new()
+        .name("memstored-repl-out".into())
+        .spawn(move || {
+            let r = &srv.replication;
+            r.streams.fetch_add(1, Relaxed);
+            r.streams_total.fetch_add(1, Relaxed);
+            tracing::info!(
+                "replication stream to {peer} (server id {}) from timestamp {}",
+                req.replica_id,
+                req.min_ts
+            );
+            let acks = AckReader::start(&srv, &sock);
+            match run(sock, &srv, &log, &req) {
+                Ok(why) => tracing::info!("replication stream to {peer} ended: {why}"),
+                Err(e) => tracing::info!("replication stream to {peer} dropped: {e}"),
+            }
+            r.streams.fetch_sub(1, Relaxed);
+            drop(acks);
+            let _ = done_tx.send(());
+        });
+    match started {
+        Ok(_) => {
+            let _ = done_rx.await;
+        }
+        Err(e) => tracing::warn!("replication stream: cannot start a thread: {e}"),
+    }
+}
+
+fn stopping(srv: &Server) -> bool {
+    *srv.shutdown.borrow()
+}
+
+fn send(sock: &mut TcpStream, out: &mut BytesMut) -> std::io::Result<()> {
+    sock.write_all(out)?;
+    out.clear();
+    Ok(())
+}
+
+/// The stream's loop; `Ok` with why it ended cleanly.
+fn run(
+    mut sock: TcpStream,
+    srv: &Server,
+    log: &UpdateLog,
+    req: &StreamRequest,
+) -> Result<&'static str, Box<dyn std::error::Error>> {
+    let mut out = BytesMut::with_capacity(64 << 10);
+    // Everything written so far is visible to the reader once it is open
+    // (read_from flushes), so `seen` is sampled first.
+    let mut seen = log.wait_visible(u64::MAX, Duration::ZERO);
+    let mut reader = log.read_from(req.min_ts)?;
+    let head = memstored_protocol::rpc::Value::Map(vec![
+        (
+            "server_id".into(),
+            u64::from(log.options().server_id).into(),
+        ),
+        ("last_timestamp".into(), log.stats().last_timestamp.into()),
+        // Acknowledgements are sent only when read (semi-synchronous mode).
+        ("ack".into(), srv.replication.semi.get().is_some().into()),
+    ]);
+    memstored_protocol::rpc::encode_response(req.msgid, Ok(&head), &mut out);
+    send(&mut sock, &mut out)?;
+    let mut batch: Vec<Update> = Vec::new();
+    let mut last_sent = Instant::now();
+    loop {
+        if stopping(srv) {
+            memstored_protocol::rpc::encode_notification(
+                wire::END,
+                &["the master is stopping".into()],
+                &mut out,
+            );
+            send(&mut sock, &mut out)?;
+            return Ok("the server is stopping");
+        }
+        let mut bytes = 0;
+        let mut exhausted = true;
+        for u in reader.by_ref() {
+            let u = u?;
+            if u.server_id == req.replica_id {
+                continue;
+            }
+            bytes += u.key.len() + u.value.len();
+            batch.push(u);
+            if bytes >= BATCH_BYTES || batch.len() >= BATCH_RECORDS {
+                exhausted = false;
+                break;
+            }
+        }
+        if !batch.is_empty() || last_sent.elapsed() >= HEARTBEAT {
+            let pending = log.pending_after(reader.position());
+            let last_ts = log.stats().last_timestamp;
+            wire::encode_batch(last_ts, pending, &batch, &mut out);
+            batch.clear();
+            send(&mut sock, &mut out)?;
+            last_sent = Instant::now();
+        }
+        if exhausted {
+            let wait = POLL.min(HEARTBEAT.saturating_sub(last_sent.elapsed()));
+            seen = log.wait_visible(seen, wait);
+        }
+    }
+}
+
+/// Reads the replica's `replicate_ack`s on a thread of its own (the
+/// stream's thread only writes) and records them for `--sync-replicas`.
+/// Dropped when the stream ends: the socket is shut down, which ends the
+/// reader, and the stream is forgotten.
+struct AckReader {
+    sock: Option<TcpStream>,
+    srv: Arc<Server>,
+    slot: Option<Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl AckReader {
+    fn start(srv: &Arc<Server>, sock: &TcpStream) -> AckReader {
+        let mut me = AckReader {
+            sock: None,
+            srv: srv.clone(),
+            slot: None,
+        };
+        let Some(semi) = srv.replication.semi.get() else {
+            return me;
+        };
+        let (Ok(keep), Ok(mut rd)) = (sock.try_clone(), sock.try_clone()) else {
+            return me;
+        };
+        let slot = semi.register();
+        let (srv2, slot2) = (srv.clone(), slot.clone());
+        let spawned = std::thread::Builder::new()
+            .name("memstored-repl-ack".into())
+            .spawn(move || read_acks(&mut rd, &srv2, &slot2));
+        me.slot = Some(slot);
+        if spawned.is_ok() {
+            me.sock = Some(keep);
+        }
+        me
+    }
+}
+
+impl Drop for AckReader {
+    fn drop(&mut self) {
+        if let Some(s) = &self.sock {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+        if let (Some(semi), Some(slot)) = (self.srv.replication.semi.get(), &self.slot) {
+            semi.forget(slot);
+        }
+    }
+}
+
+fn read_acks(sock: &mut TcpStream, srv: &Server, slot: &std::sync::atomic::AtomicU64) {
+    use memstored_protocol::rpc::{Decoder, Limits, Message};
+    use memstored_protocol::Parse;
+    use std::io::Read;
+    let Some(semi) = srv.replication.semi.get() else {
+        return;
+    };
+    let mut dec = Decoder::new(Limits::with_max_frame(1 << 16));
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match dec.decode(&buf) {
+            Ok(Parse::Complete(m, used)) => {
+                buf.drain(..used);
+                if let Message::Notification(n) = m {
+                    let ts = n.params.first().and_then(|v| v.as_u64());
+                    if let (wire::ACK, Some(ts)) = (n.method.as_str(), ts) {
+                        semi.ack(slot, ts);
+                    }
+                }
+                continue;
+            }
+            Ok(Parse::Incomplete) => {}
+            Err(_) => return,
+        }
+        match sock.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! The replica's side (`--replicate-from`): a thread that connects to the
+//! master, asks for its update log from the saved position (`rts`),
+//! applies every update to the databases (by `dbm_index`, in `-s` order),
+//! saves the position after each batch, and reconnects with a growing
+//! backoff whenever the stream ends (the master restarting, the network
+//! dropping, no heartbeat for `DEAD_AFTER`).
+//!
+//! A thread and blocking I/O, not a task: applying is engine work that
+//! would otherwise hold a worker thread, and there is one stream.
+
+use super::rts::Rts;
+use super::wire;
+use crate::replication::master::HEARTBEAT;
+use bytes::{Buf, BytesMut};
+use memstored_engine::Db;
+use memstored_protocol::rpc::{self, Decoder, Limits, Message, Value};
+use memstored_protocol::Parse;
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// No frame from the master for this long: the connection is dead.
+const DEAD_AFTER: Duration = Duration::from_secs(5);
+/// How often a blocked read looks at the stop flag.
+const POLL: Duration = Duration::from_millis(100);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// What `stats` shows of the replica (`repl_*`).
+#[derive(Default)]
+pub struct Status {
+    pub master: Mutex<String>,
+    pub connected: AtomicBool,
+    /// The master's server id, from its answer to `replicate`.
+    pub master_id: AtomicU64,
+    /// The master timestamp of the last update applied (the saved position).
+    pub applied_ts: AtomicU64,
+    /// Updates applied since start.
+    pub applied: AtomicU64,
+    /// The master's newest timestamp and its records not yet sent, as of
+    /// the last batch.
+    pub master_ts: AtomicU64,
+    pub pending: AtomicU64,
+    /// Connections made to the master since start.
+    pub connects: AtomicU64,
+    /// Bumped by `changemaster`: the connection in use ends, and the next
+    /// one goes to `master` (none while it is empty: promoted).
+    pub generation: AtomicU64,
+    /// Microseconds to step the position back on the next connection
+    /// (`changemaster --ts_skew`: the new master's clock may be behind).
+    pub skew_us: AtomicU64,
+}
+
+impl Status {
+    /// The master to follow now; empty when promoted.
+    pub fn master(&self) -> String {
+        self.master.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    /// `changemaster`: follow `master` (empty: none) from the current
+    /// position stepped back by `skew_us`.
+    pub fn change_master(&self, master: &str, skew_us: u64) {
+        if let Ok(mut m) = self.master.lock() {
+            master.clone_into(&mut m);
+        }
+        self.skew_us.store(skew_us, Relaxed);
+        self.generation.fetch_add(1, Relaxed);
+    }
+
+    /// How far behind the master, in milliseconds of the master's clock
+    /// (its newest write's timestamp minus the last applied one's): 0 when
+    /// nothing is pending.
+    pub fn lag_ms(&self) -> u64 {
+        if self.pending.load(Relaxed) == 0 {
+            return 0;
+        }
+        let (m, a) = (self.master_ts.load(Relaxed), self.applied_ts.load(Relaxed));
+        m.saturating_sub(a) / 1000
+    }
+
+    pub fn stats(&self) -> Vec<(&'static str, String)> {
+        let master = self.master();
+        let n = |a: &AtomicU64| a.load(Relaxed).to_string();
+        vec![
+            ("repl_master", master),
+            (
+                "repl_connected",
+                u8::from(self.connected.load(Relaxed)).to_string(),
+            ),
+            ("repl_master_server_id", n(&self.master_id)),
+            ("repl_applied_timestamp", n(&self.applied_ts)),
+            ("repl_applied_records", n(&self.applied)),
+            ("repl_lag_records", n(&self.pending)),
+            ("repl_lag_ms", self.lag_ms().to_string()),
+            ("repl_connects", n(&self.connects)),
+        ]
+    }
+}
+
+/// Why one connection to the master ended.
+#[derive(Debug, thiserror::Error)]
+enum Ended {
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    #[error("the master refused: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Malformed(String),
+    #[error("applying an update: {0}")]
+    Apply(#[from] memstored_engine::Error),
+    #[error("no frame from the master for {0:?}")]
+    Silent(Duration),
+    #[error("the master closed the connection")]
+    Closed,
+    #[error("the master is stopping")]
+    MasterStopping,
+    #[error("this server is stopping")]
+    Stopping,
+    #[error("told to change its master")]
+    Switched,
+}
+
+/// The running replica thread.
+pub struct Handle {
+    stop: Arc<AtomicBool>,
+    wake: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Handle {
+    /// Stops the thread and waits for it (it ends within `POLL`, after the
+    /// batch it is applying).
+    pub fn stop(mut self) {
+        self.stop.store(true, Relaxed);
+        self.wake.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Everything the thread needs.
+pub struct Follower {
+    pub server_id: u16,
+    pub dbs: Vec<Arc<Db>>,
+    pub rts: Rts,
+    pub status: Arc<Status>,
+}
+
+impl Follower {
+    /// Starts following; `start_ts` is the saved position.
+    pub fn spawn(self, master: &str, start_ts: u64) -> io::Result<Handle> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (wake, sleeper) = mpsc::channel();
+        self.status.applied_ts.store(start_ts, Relaxed);
+        self.status.change_master(master, 0);
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("memstored-replica".into())
+            .spawn(move || self.run(&flag, &sleeper))?;
+        Ok(Handle {
+            stop,
+            wake: Some(wake),
+            thread: Some(thread),
+        })
+    }
+
+    fn run(self, stop: &AtomicBool, sleeper: &mpsc::Receiver<()>) {
+        let mut backoff = BACKOFF_MIN;
+        while !stop.load(Relaxed) {
+            let applied_before = self.status.applied.load(Relaxed);
+            let master = self.status.master();
+            if master.is_empty() {
+                // Promoted: nothing to follow until `changemaster` names one.
+                if let Err(mpsc::RecvTimeoutError::Disconnected) = sleeper.recv_timeout(POLL) {
+                    return;
+                }
+                continue;
+            }
+            let r = self.follow(&master, stop);
+            self.status.connected.store(false, Relaxed);
+            match r {
+                Err(Ended::Stopping) => return,
+                Err(Ended::Switched) => {
+                    backoff = BACKOFF_MIN;
+                    continue;
+                }
+                Err(e) => tracing::warn!("replication from {master}: {e}"),
+                Ok(()) => {}
+            }
+            // A connection that carried updates was healthy: start over.
+            if self.status.applied.load(Relaxed) != applied_before {
+                backoff = BACKOFF_MIN;
+            }
+            // Sleeps the backoff, or less when `Handle::stop` drops the sender.
+            if let Err(mpsc::RecvTimeoutError::Disconnected) = sleeper.recv_timeout(backoff) {
+                return;
+            }
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+        }
+    }
+
+    fn connect(master: &str) -> io::Result<TcpStream> {
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+        for a in master.to_socket_addrs()? {
+            match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// One connection: the request, the answer, then batches until it ends.
+    fn follow(&self, master: &str, stop: &AtomicBool) -> Result<(), Ended> {
+        let generation = self.status.generation.load(Relaxed);
+        let mut sock = Self::connect(master)?;
+        sock.set_nodelay(true)?;
+        sock.set_read_timeout(Some(POLL))?;
+        sock.set_write_timeout(Some(DEAD_AFTER))?;
+        self.status.connects.fetch_add(1, Relaxed);
+        let skew = self.status.skew_us.swap(0, Relaxed);
+        let applied = self.status.applied_ts.load(Relaxed).saturating_sub(skew);
+        let from = if applied == 0 { 0 } else { applied + 1 };
+        let mut out = BytesMut::new();
+        let params = [Value::from(from), Value::from(self.server_id)];
+        rpc::encode_request(1, wire::METHOD, &params, &mut out);
+        sock.write_all(&out)?;
+        tracing::info!("replicating from {master} (timestamps from {from})");
+        let mut conn = Conn {
+            generation,
+            status: self.status.clone(),
+            sock,
+            buf: BytesMut::with_capacity(1 << 16),
+            decoder: Decoder::new(Limits::with_max_frame(1 << 30)),
+        };
+        let mut acks = false;
+        loop {
+            match conn.next(stop)? {
+                Message::Response(r) => {
+                    let head = r.into_result().map_err(|e| Ended::Refused(e.to_string()))?;
+                    let field = |name| match &head {
+                        Value::Map(m) => rpc::map_get(m, name),
+                        _ => None,
+                    };
+                    let id = field("server_id").and_then(Value::as_u64);
+                    acks = field("ack").and_then(Value::as_bool).unwrap_or(false);
+                    if id == Some(u64::from(self.server_id)) {
+                        // Every update would look like our own and be skipped.
+                        return Err(Ended::Refused(format!(
+                            "the master has this server's id {}: give each server its own --server-id",
+                            self.server_id
+                        )));
+                    }
+                    self.status.master_id.store(id.unwrap_or(0), Relaxed);
+                    self.status.connected.store(true, Relaxed);
+                }
+                Message::Notification(n) if n.method == wire::METHOD => {
+                    let b = wire::decode_batch(&n.params)
+                        .map_err(|e| Ended::Malformed(e.to_string()))?;
+                    self.apply(&b)?;
+                    if let Some(last) = b.updates.last().filter(|_| acks) {
+                        // For a master in semi-synchronous mode.
+                        out.clear();
+                        let ack = [Value::from(last.timestamp)];
+                        rpc::encode_notification(wire::ACK, &ack, &mut out);
+                        conn.sock.write_all(&out)?;
+                    }
+                }
+                Message::Notification(n) if n.method == wire::END => {
+                    return Err(Ended::MasterStopping)
+                }
+                other => {
+                    return Err(Ended::Malformed(format!(
+                        "unexpected frame from the master: {other:?}"
+                    )))
+                }
+            }
+        }
+    }
+
+    /// Applies a batch, hands it to the OS, then saves the position.
+    fn apply(&self, b: &wire::Batch) -> Result<(), Ended> {
+        let mut applied = 0;
+        for u in &b.updates {
+            if u.server_id == self.server_id {
+                continue;
+            }
+            let Some(db) = usize::try_from(u.dbm_index)
+                .ok()
+                .and_then(|i| self.dbs.get(i))
+            else {
+                tracing::warn!(
+                    "replication: an update for database {} skipped: this server has {}",
+                    u.dbm_index,
+                    self.dbs.len()
+                );
+                continue;
+            };
+            // false: a later local change of the key won (dual master).
+            applied += u64::from(db.apply_update(u)?);
+        }
+        let s = &self.status;
+        if let Some(last) = b.updates.last() {
+            for db in &self.dbs {
+                db.flush_dirty()?;
+            }
+            self.rts.save(last.timestamp)?;
+            s.applied_ts.store(last.timestamp, Relaxed);
+            s.applied.fetch_add(applied, Relaxed);
+        }
+        s.master_ts.store(b.last_ts, Relaxed);
+        s.pending.store(b.pending, Relaxed);
+        Ok(())
+    }
+}
+
+/// The socket and what was read from it.
+struct Conn {
+    /// `Status::generation` when connected: a change ends the connection.
+    generation: u64,
+    status: Arc<Status>,
+    sock: TcpStream,
+    buf: BytesMut,
+    decoder: Decoder,
+}
+
+impl Conn {
+    /// The next frame; reads until one is whole, checking `stop` between
+    /// reads and giving up after `DEAD_AFTER` without one.
+    fn next(&mut self, stop: &AtomicBool) -> Result<Message, Ended> {
+        let since = Instant::now();
+        loop {
+            match self.decoder.decode(&self.buf) {
+                Ok(Parse::Complete(m, used)) => {
+                    self.buf.advance(used);
+                    return Ok(m);
+                }
+                Ok(Parse::Incomplete) => {}
+                Err(e) => return Err(Ended::Malformed(e.to_string())),
+            }
+            if stop.load(Relaxed) {
+                return Err(Ended::Stopping);
+            }
+            if self.status.generation.load(Relaxed) != self.generation {
+                return Err(Ended::Switched);
+            }
+            if since.elapsed() > DEAD_AFTER.max(HEARTBEAT * 3) {
+                return Err(Ended::Silent(since.elapsed()));
+            }
+            if self.buf.capacity() - self.buf.len() < 1 << 15 {
+                self.buf.reserve(1 << 16);
+            }
+            let len = self.buf.len();
+            self.buf.resize(self.buf.capacity(), 0);
+            match self.sock.read(&mut self.buf[len..]) {
+                Ok(0) => {
+                    self.buf.truncate(len);
+                    return Err(Ended::Closed);
+                }
+                Ok(n) => self.buf.truncate(len + n),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    self.buf.truncate(len)
+                }
+                Err(e) => {
+                    self.buf.truncate(len);
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+}

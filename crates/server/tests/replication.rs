@@ -1,0 +1,603 @@
+//! Replication with real processes on loopback (issue 18): a replica
+//! started empty catches up with a master's 100k records and follows live
+//! writes made over text, binary and MessagePack-RPC; it refuses client
+//! writes; it survives kill -9 mid-stream and resumes from its saved
+//! position; it rides out a master killed and restarted with a torn
+//! update-log tail; a replica that stops reading is dropped without
+//! stalling anyone. Convergence is checked by comparing whole dumps of the
+//! two stores, read with the engine after both servers stopped.
+
+mod common;
+use common::kt_http::{start_kt, Http};
+use common::{call, rpc_request, rpc_response, set_extras, stat, stats, wait_until};
+use common::{Announce, Server, Spawned, Text, DELETE, SET};
+use memstored_engine::Db;
+use memstored_protocol::rpc::Value;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Starts memstored with `args` on `port` (0 = one the kernel picks).
+fn start_on(port: u16, args: &[String]) -> Server {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    cmd.args(args)
+        .args(["-l", &format!("127.0.0.1:{port}"), "-R", "2"]);
+    Spawned::launch(&mut cmd, "memstored", Announce::Stdout)
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn master_args(dir: &Path) -> Vec<String> {
+    strings(&[
+        "-s",
+        &format!("{}/master.tkh", dir.display()),
+        "--ulog-dir",
+        &format!("{}/master-ulog", dir.display()),
+        "--server-id",
+        "1",
+        // Small segments: the stream crosses many of them.
+        "--ulog-segment-size",
+        "1m",
+    ])
+}
+
+fn replica_args(dir: &Path, master: &Server) -> Vec<String> {
+    named_replica_args(dir, "replica", 2, master.port)
+}
+
+/// A replica with store `NAME.tkh`, update log `NAME-ulog` and server `id`.
+fn named_replica_args(dir: &Path, name: &str, id: u16, master_port: u16) -> Vec<String> {
+    strings(&[
+        "-s",
+        &format!("{}/{name}.tkh", dir.display()),
+        "--ulog-dir",
+        &format!("{}/{name}-ulog", dir.display()),
+        "--server-id",
+        &id.to_string(),
+        "--replicate-from",
+        &format!("127.0.0.1:{master_port}"),
+    ])
+}
+
+fn stat_str(server: &Server, name: &str) -> String {
+    stats(server)
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no stat {name}"))
+}
+
+/// `n` records `key{i}` (from `from`) stored with RPC `set_bulk`, 1000 a call.
+fn load(server: &Server, from: usize, n: usize, value_len: usize) {
+    let mut s = server.connect();
+    for chunk in (from..from + n).collect::<Vec<_>>().chunks(1000) {
+        let map = chunk
+            .iter()
+            .map(|i| {
+                let v = format!("{i:0>value_len$}");
+                (Value::from(format!("_key{i}")), Value::from(v))
+            })
+            .collect();
+        s.write_all(&rpc_request(1, "set_bulk", &[Value::Map(map)]))
+            .unwrap();
+        rpc_response(&mut s).expect("set_bulk");
+    }
+}
+
+/// The replica has applied everything the master logged.
+fn caught_up(master: &Server, replica: &Server) -> bool {
+    let last = stat(master, "ulog_last_timestamp");
+    stat(replica, "repl_applied_timestamp") == last && stat(replica, "repl_lag_records") == 0
+}
+
+/// Every record of a stopped server's store: key → (value, flags).
+fn dump(path: &Path) -> BTreeMap<Vec<u8>, (Vec<u8>, u32)> {
+    let db = Db::open(path.to_str().unwrap(), false).expect("open the store");
+    let mut out = BTreeMap::new();
+    let mut c = db.cursor();
+    c.first().unwrap();
+    while let Ok((k, r)) = c.record() {
+        out.insert(k, (r.value.to_vec(), r.meta.flags));
+        c.next().unwrap();
+    }
+    out
+}
+
+fn stop_and_compare(master: Server, replica: Server, dir: &Path) -> usize {
+    stop_and_compare_stores(master, "master", replica, "replica", dir)
+}
+
+/// Stops both servers, then compares their stores `NAME.tkh` record by record.
+fn stop_and_compare_stores(a: Server, a_name: &str, b: Server, b_name: &str, dir: &Path) -> usize {
+    assert!(b.terminate().success(), "{}", b.diagnose());
+    assert!(a.terminate().success(), "{}", a.diagnose());
+    let m = dump(&dir.join(format!("{a_name}.tkh")));
+    let r = dump(&dir.join(format!("{b_name}.tkh")));
+    assert_eq!(m.len(), r.len(), "record counts differ");
+    let differing = m.iter().filter(|(k, v)| r.get(*k) != Some(v)).count();
+    assert_eq!(differing, 0, "records differ between {a_name} and {b_name}");
+    m.len()
+}
+
+fn rpc(s: &mut TcpStream, method: &str, params: &[&str]) -> Result<Value, Value> {
+    let params: Vec<Value> = params.iter().map(|p| Value::from(*p)).collect();
+    s.write_all(&rpc_request(1, method, &params)).unwrap();
+    rpc_response(s)
+}
+
+#[test]
+fn an_empty_replica_catches_up_with_100k_records_then_follows_every_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    load(&master, 0, 100_000, 32);
+    let args = replica_args(dir.path(), &master);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (replica, kt_port) = start_kt(&args);
+    wait_until(&replica, "the replica to catch up", |r| {
+        caught_up(&master, r)
+    });
+    assert_eq!(stat(&replica, "curr_items"), 100_000);
+    assert_eq!(
+        stat_str(&replica, "repl_master"),
+        format!("127.0.0.1:{}", master.port)
+    );
+    assert_eq!(stat(&replica, "repl_connected"), 1);
+    assert_eq!(stat(&replica, "repl_master_server_id"), 1);
+    assert_eq!(stat(&replica, "repl_lag_ms"), 0);
+    assert_eq!(stat(&master, "repl_streams"), 1);
+    let metrics = Http::connect(kt_port).request("GET", "/metrics", &[], b"");
+    let body = String::from_utf8_lossy(&metrics.body);
+    for series in [
+        "\nmemstored_replica_connected 1",
+        "\nmemstored_replica_lag_records 0",
+        "\nmemstored_replica_lag_seconds 0",
+        "\nmemstored_replica_applied_records_total 100000",
+    ] {
+        assert!(body.contains(series), "{series} in {body}");
+    }
+
+    // Live writes on every protocol of the master.
+    let mut text = Text::new(master.connect());
+    assert_eq!(text.cmd("set text-key 7 0 5\r\nhello\r\n"), "STORED");
+    assert_eq!(text.cmd("delete key5\r\n"), "DELETED");
+    let mut bin = master.connect();
+    assert_eq!(
+        call(&mut bin, SET, b"bin-key", &set_extras(9, 0), b"bin", 0).status,
+        0
+    );
+    assert_eq!(call(&mut bin, DELETE, b"key6", &[], &[], 0).status, 0);
+    let mut r = master.connect();
+    rpc(&mut r, "set", &["rpc-key", "rpc"]).unwrap();
+    rpc(&mut r, "remove", &["key7"]).unwrap();
+    wait_until(&replica, "the live writes", |r| caught_up(&master, r));
+    let mut on_replica = Text::new(replica.connect());
+    assert_eq!(on_replica.cmd("get text-key\r\n"), "VALUE text-key 7 5");
+    assert_eq!(on_replica.line(), "hello");
+    assert_eq!(on_replica.line(), "END");
+    assert_eq!(on_replica.cmd("get key5\r\n"), "END");
+    assert_eq!(stat(&replica, "curr_items"), 100_000 - 3 + 3);
+
+    // The replica refuses writes on every protocol, as --read-only does.
+    assert_eq!(
+        on_replica.cmd("set x 0 0 1\r\nx\r\n"),
+        "SERVER_ERROR read only"
+    );
+    assert_eq!(on_replica.cmd("delete key1\r\n"), "SERVER_ERROR read only");
+    let mut rbin = replica.connect();
+    let refused = call(&mut rbin, SET, b"x", &set_extras(0, 0), b"x", 0);
+    assert_ne!(refused.status, 0);
+    assert!(String::from_utf8_lossy(&refused.value).contains("read-only"));
+    let mut rr = replica.connect();
+    assert!(rpc(&mut rr, "set", &["x", "y"]).is_err());
+    assert_eq!(stat(&replica, "curr_items"), 100_000);
+
+    assert_eq!(stop_and_compare(master, replica, dir.path()), 100_000);
+}
+
+/// Writes `n` keys `live{i}` over text, every 10th then deleted.
+fn write_live(master_port: u16, n: usize) {
+    let s = TcpStream::connect(("127.0.0.1", master_port)).unwrap();
+    let mut t = Text::new(s);
+    for i in 0..n {
+        assert_eq!(
+            t.cmd(&format!("set live{i} {i} 0 8\r\n{i:08}\r\n")),
+            "STORED"
+        );
+        if i % 10 == 0 {
+            assert_eq!(t.cmd(&format!("delete live{i}\r\n")), "DELETED");
+        }
+    }
+}
+
+#[test]
+fn a_replica_killed_mid_stream_resumes_from_its_position_without_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    load(&master, 0, 50_000, 200);
+    let port = master.port;
+    let writer = std::thread::spawn(move || write_live(port, 20_000));
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    wait_until(&replica, "some updates applied", |r| {
+        stat(r, "repl_applied_records") >= 20_000
+    });
+    replica.kill9();
+    let before = stat(&master, "ulog_records");
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    writer.join().unwrap();
+    wait_until(&replica, "the restarted replica to catch up", |r| {
+        caught_up(&master, r)
+    });
+    // It resumed: the second run applied fewer updates than the log holds.
+    let total = stat(&master, "ulog_records");
+    let second_run = stat(&replica, "repl_applied_records");
+    assert!(
+        second_run < total && second_run + 20_000 <= before.max(total),
+        "the restarted replica applied {second_run} of {total} updates"
+    );
+    stop_and_compare(master, replica, dir.path());
+}
+
+#[test]
+fn a_master_killed_and_restarted_with_a_torn_log_tail_is_followed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    let port = master.port;
+    load(&master, 0, 10_000, 16);
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    wait_until(&replica, "the first catch-up", |r| caught_up(&master, r));
+    master.kill9();
+    // A write the crash cut short: the start of a record at the log's end.
+    let log_dir = dir.path().join("master-ulog");
+    let mut segs: Vec<PathBuf> = std::fs::read_dir(&log_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    segs.sort();
+    let last = segs.last().unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(last).unwrap();
+    f.write_all(&[0x5a; 23]).unwrap();
+    drop(f);
+    wait_until(&replica, "the replica to notice", |r| {
+        stat(r, "repl_connected") == 0
+    });
+    // Same port: the replica reconnects to the address it was given.
+    let master = start_on(port, &master_args(dir.path()));
+    assert!(String::from_utf8_lossy(&master.stderr()).contains("torn tail"));
+    load(&master, 10_000, 5_000, 16);
+    let mut t = Text::new(master.connect());
+    assert_eq!(t.cmd("delete key3\r\n"), "DELETED");
+    wait_until(
+        &replica,
+        "the replica to follow the restarted master",
+        |r| caught_up(&master, r),
+    );
+    assert!(stat(&replica, "repl_connects") >= 2);
+    assert_eq!(stop_and_compare(master, replica, dir.path()), 14_999);
+}
+
+#[test]
+fn a_replica_that_stops_reading_is_dropped_and_stalls_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    // 40 MB of log: far more than the socket buffers hold.
+    load(&master, 0, 40_000, 1000);
+    let base = master.peak_kib();
+    let mut stuck = master.connect();
+    stuck
+        .write_all(&rpc_request(1, "replicate", &[0.into(), 9.into()]))
+        .unwrap();
+    wait_until(&master, "the stream to start", |m| {
+        stat(m, "repl_streams") == 1
+    });
+    // Other clients are served while the stream is blocked.
+    let mut t = Text::new(master.connect());
+    for i in 0..100 {
+        assert_eq!(t.cmd(&format!("set other{i} 0 0 1\r\nx\r\n")), "STORED");
+    }
+    wait_until(&master, "the stuck stream to be dropped", |m| {
+        stat(m, "repl_streams") == 0
+    });
+    assert_eq!(stat(&master, "repl_streams_total"), 1);
+    // Its memory stayed bounded: nothing near the 40 MB it was owed.
+    let grew = master.peak_kib().saturating_sub(base);
+    assert!(grew < 16 * 1024, "peak memory grew by {grew} KiB");
+    drop(stuck);
+    assert!(master.terminate().success());
+}
+
+#[test]
+fn replicate_is_refused_without_an_update_log_or_with_bad_parameters() {
+    let plain = Server::start(&[]);
+    let mut s = plain.connect();
+    s.write_all(&rpc_request(1, "replicate", &[0.into(), 2.into()]))
+        .unwrap();
+    let e = rpc_response(&mut s).unwrap_err();
+    assert!(format!("{e:?}").contains("update log"), "{e:?}");
+    // The connection goes on as a plain RPC one.
+    assert!(rpc(&mut s, "set", &["k", "v"]).is_ok());
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    let mut s = master.connect();
+    s.write_all(&rpc_request(1, "replicate", &["x".into()]))
+        .unwrap();
+    assert!(rpc_response(&mut s).is_err());
+}
+
+#[test]
+fn after_the_master_dies_a_replica_is_promoted_and_the_other_follows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = start_on(0, &master_args(dir.path()));
+    load(&a, 0, 20_000, 16);
+    let b = start_on(0, &named_replica_args(dir.path(), "b", 2, a.port));
+    let c = start_on(0, &named_replica_args(dir.path(), "c", 3, a.port));
+    wait_until(&b, "b to catch up", |r| caught_up(&a, r));
+    wait_until(&c, "c to catch up", |r| caught_up(&a, r));
+    a.kill9();
+
+    // b is promoted: it follows nobody and takes writes.
+    let mut on_b = b.connect();
+    rpc(&mut on_b, "changemaster", &[]).unwrap();
+    let mut t = Text::new(b.connect());
+    assert_eq!(t.cmd("set after-failover 0 0 2\r\nok\r\n"), "STORED");
+    assert_eq!(t.cmd("delete key1\r\n"), "DELETED");
+    assert_eq!(stat_str(&b, "repl_master"), "");
+    // c follows b: b's log holds a's updates, re-logged as b applied them.
+    let mut on_c = c.connect();
+    let skew = Value::Map(vec![("ts_skew".into(), 5.into())]);
+    let to_b = Value::from(format!("127.0.0.1:{}", b.port));
+    on_c.write_all(&rpc_request(1, "changemaster", &[to_b, skew]))
+        .unwrap();
+    rpc_response(&mut on_c).unwrap();
+    // Still a replica: c refuses writes.
+    let mut tc = Text::new(c.connect());
+    assert_eq!(tc.cmd("set x 0 0 1\r\nx\r\n"), "SERVER_ERROR read only");
+    wait_until(&c, "c to follow b", |r| caught_up(&b, r));
+    assert_eq!(stat(&c, "repl_master_server_id"), 2);
+    assert_eq!(stop_and_compare_stores(b, "b", c, "c", dir.path()), 20_000);
+}
+
+#[test]
+fn changemaster_is_refused_on_a_server_that_is_not_a_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    let mut s = master.connect();
+    // kt-msgpack's dialect (str only) gets the bare code, 41 (logical)...
+    let e = rpc(&mut s, "changemaster", &["127.0.0.1:1"]).unwrap_err();
+    assert_eq!(e.as_i64(), Some(41), "{e:?}");
+    // ... one that speaks bin gets the message too.
+    let bin = Value::Binary(b"127.0.0.1:1".to_vec());
+    s.write_all(&rpc_request(1, "changemaster", &[bin]))
+        .unwrap();
+    let e = rpc_response(&mut s).unwrap_err();
+    assert!(format!("{e:?}").contains("not a replica"), "{e:?}");
+}
+
+/// `n` text sets `{prefix}{i}` on `server`, every 7th then deleted.
+fn write_some(server: &Server, prefix: &str, n: usize) -> usize {
+    let mut t = Text::new(server.connect());
+    let mut kept = 0;
+    for i in 0..n {
+        let set = format!("set {prefix}{i} 3 0 4\r\n{i:04}\r\n");
+        assert_eq!(t.cmd(&set), "STORED");
+        if i % 7 == 0 {
+            assert_eq!(t.cmd(&format!("delete {prefix}{i}\r\n")), "DELETED");
+        } else {
+            kept += 1;
+        }
+    }
+    kept
+}
+
+/// Two servers `a` (id 1) and `b` (id 2), each replicating the other and
+/// taking writes. a's master is named once b exists (port 1 refuses).
+fn start_dual(dir: &Path) -> (Server, Server) {
+    let writable = |mut v: Vec<String>| {
+        v.push("--replica-writable".into());
+        v
+    };
+    let a = start_on(0, &writable(named_replica_args(dir, "a", 1, 1)));
+    let b = start_on(0, &writable(named_replica_args(dir, "b", 2, a.port)));
+    change_master(&a, Some(b.port));
+    (a, b)
+}
+
+#[test]
+fn dual_masters_writing_different_keys_converge_without_looping() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = start_dual(dir.path());
+    let kept = write_some(&a, "from-a-", 2000) + write_some(&b, "from-b-", 2000);
+    for (s, name) in [(&a, "a"), (&b, "b")] {
+        wait_until(s, &format!("{name} to hold both sides' records"), |s| {
+            stat(s, "curr_items") == kept as u64 && stat(s, "repl_lag_records") == 0
+        });
+    }
+    // Nothing came back to where it was written: each log holds its own
+    // writes once and the other's once (2000 sets + 286 deletes a side).
+    for s in [&a, &b] {
+        assert_eq!(stat(s, "ulog_records"), 2 * (2000 + 286));
+    }
+    assert_eq!(stop_and_compare_stores(a, "a", b, "b", dir.path()), kept);
+}
+
+fn has(server: &Server, key: &str) -> bool {
+    let mut t = Text::new(server.connect());
+    let first = t.cmd(&format!("get {key}\r\n"));
+    if first == "END" {
+        return false;
+    }
+    t.line();
+    t.line();
+    true
+}
+
+/// `changemaster` on `server`: follow 127.0.0.1:`port`, or nobody (None).
+fn change_master(server: &Server, port: Option<u16>) {
+    let to = port.map_or(String::new(), |p| format!("127.0.0.1:{p}"));
+    let mut s = server.connect();
+    s.write_all(&rpc_request(
+        1,
+        "changemaster",
+        &[Value::Binary(to.into_bytes())],
+    ))
+    .unwrap();
+    rpc_response(&mut s).unwrap();
+}
+
+#[test]
+fn dual_masters_writing_the_same_keys_apart_agree_on_the_last_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = start_dual(dir.path());
+    // Cut apart: each key is written on both sides before either can see
+    // the other's write, the later writer alternating key by key.
+    change_master(&a, None);
+    change_master(&b, None);
+    let (mut ta, mut tb) = (Text::new(a.connect()), Text::new(b.connect()));
+    for i in 0..200 {
+        let set = |t: &mut Text, v: &str| {
+            let cmd = format!("set shared{i} 0 0 {}\r\n{v}\r\n", v.len());
+            assert_eq!(t.cmd(&cmd), "STORED");
+        };
+        let (va, vb) = (format!("a{i}"), format!("b{i}"));
+        if i % 2 == 0 {
+            set(&mut ta, &va);
+            set(&mut tb, &vb);
+        } else {
+            set(&mut tb, &vb);
+            set(&mut ta, &va);
+        }
+    }
+    // Joined: each streams the other's writes, from where it left off.
+    change_master(&a, Some(b.port));
+    change_master(&b, Some(a.port));
+    assert_eq!(ta.cmd("set done-a 0 0 1\r\nx\r\n"), "STORED");
+    assert_eq!(tb.cmd("set done-b 0 0 1\r\nx\r\n"), "STORED");
+    for s in [&a, &b] {
+        wait_until(s, "both sides' last writes", |s| {
+            has(s, "done-a") && has(s, "done-b") && stat(s, "repl_lag_records") == 0
+        });
+    }
+    assert_eq!(stop_and_compare_stores(a, "a", b, "b", dir.path()), 202);
+    let both = dump(&dir.path().join("a.tkh"));
+    for i in 0..200 {
+        let later = if i % 2 == 0 {
+            format!("b{i}")
+        } else {
+            format!("a{i}")
+        };
+        let got = &both[format!("shared{i}").as_bytes()].0;
+        assert_eq!(got, later.as_bytes(), "shared{i}");
+    }
+}
+
+/// Sets `ack{i}` (10 KB values) for i = 0, 1, ... over text until the
+/// connection fails; returns how many were acknowledged (STORED).
+fn write_until_failure(port: u16) -> usize {
+    use std::io::BufRead;
+    let Ok(s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return 0;
+    };
+    let Ok(w) = s.try_clone() else { return 0 };
+    let (mut w, mut r) = (w, std::io::BufReader::new(s));
+    let value = "v".repeat(10_000);
+    let mut acked = 0;
+    loop {
+        let mut line = String::new();
+        let cmd = format!("set ack{acked} 0 0 10000\r\n{value}\r\n");
+        if w.write_all(cmd.as_bytes()).is_err() || r.read_line(&mut line).is_err() {
+            return acked;
+        }
+        if line != "STORED\r\n" {
+            return acked;
+        }
+        acked += 1;
+    }
+}
+
+fn signal(server: &Server, sig: i32) {
+    // SAFETY: kill(2) on our own child's pid has no memory effects.
+    assert_eq!(unsafe { libc::kill(server.pid as i32, sig) }, 0);
+}
+
+#[test]
+fn in_semi_synchronous_mode_a_promoted_replica_has_every_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = master_args(dir.path());
+    args.extend(strings(&[
+        "--sync-replicas",
+        "1",
+        "--sync-replicas-timeout",
+        "60000",
+    ]));
+    let master = start_on(0, &args);
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    wait_until(&master, "the replica's stream", |m| {
+        stat(m, "repl_streams") == 1
+    });
+    let port = master.port;
+    let writer = std::thread::spawn(move || write_until_failure(port));
+    wait_until(&master, "some writes", |m| stat(m, "ulog_records") >= 300);
+    // The replica freezes: from now on nothing may be acknowledged. A
+    // master that acknowledged anyway would write tens of MB in this
+    // second, more than the sockets between the two hold, all lost below.
+    signal(&replica, libc::SIGSTOP);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(stat(&master, "repl_sync_waits") > 0);
+    assert_eq!(stat(&master, "repl_sync_timeouts"), 0);
+    assert_eq!(stat(&master, "repl_sync_unguarded"), 0);
+    master.kill9();
+    signal(&replica, libc::SIGCONT);
+    let acked = writer.join().unwrap();
+    // The write in flight at the freeze is not acknowledged.
+    assert!(acked >= 299, "{acked}");
+    // It drains what reached it, then sees the master gone.
+    wait_until(&replica, "the master's end", |r| {
+        stat(r, "repl_connected") == 0
+    });
+    change_master(&replica, None);
+    let mut t = Text::new(replica.connect());
+    assert_eq!(t.cmd("set after 0 0 1\r\nx\r\n"), "STORED");
+    assert!(replica.terminate().success());
+    let kept = dump(&dir.path().join("replica.tkh"));
+    let missing: Vec<usize> = (0..acked)
+        .filter(|i| !kept.contains_key(format!("ack{i}").as_bytes()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} acknowledged but lost",
+        missing.len()
+    );
+}
+
+#[test]
+fn a_replica_cannot_be_read_only_or_without_an_update_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("{}/r.tkh", dir.path().display());
+    let ulog = format!("{}/r-ulog", dir.path().display());
+    // The first run leaves the store behind: --read-only needs one.
+    for (extra, why) in [
+        (vec![], "needs --ulog-dir"),
+        (vec!["--ulog-dir", &ulog, "--read-only"], "--read-only"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+            .args([
+                "-s",
+                &store,
+                "-l",
+                "127.0.0.1:0",
+                "--replicate-from",
+                "127.0.0.1:1",
+            ])
+            .args(&extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(why),
+            "{extra:?}: {err}"
+        );
+    }
+}
