@@ -100,7 +100,9 @@ fn read_some(stream: &TcpStream, rbuf: &mut BytesMut) -> io::Result<ReadResult> 
 /// Serves one connection until it closes.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
     let _ = stream.set_nodelay(true);
-    match run(&stream, &srv).await {
+    // Dropped before `stream`: unlisted while its descriptor is still ours.
+    let listed = srv.conns.register(&stream, stream.local_addr(), Some(peer));
+    match run(&stream, &srv, listed.as_ref().map(|r| &*r.info)).await {
         Ok(()) => tracing::debug!("{peer}: closed"),
         Err(e) => tracing::debug!("{peer}: {e}"),
     }
@@ -121,7 +123,11 @@ fn read_charge(capacity: usize, unbudgeted: usize) -> usize {
 /// Replies pending up to this size are not charged to the budget.
 const UNBUDGETED_OUT: usize = 64 << 10;
 
-async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
+async fn run(
+    stream: &TcpStream,
+    srv: &Arc<Server>,
+    listed: Option<&crate::conns::ConnInfo>,
+) -> io::Result<()> {
     let initial = srv.cfg.initial_size.max(64);
     let reserve = srv.cfg.reserve_size.max(64);
     let unbudgeted = initial.max(UNBUDGETED_READ);
@@ -256,6 +262,9 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
             out: &mut out,
             late: &late_tx,
         };
+        if let Some(l) = listed {
+            l.begin();
+        }
         loop {
             let step = s.process(&mut cx, &mut cs, &mut rbuf);
             if !write(
@@ -272,6 +281,9 @@ async fn run(stream: &TcpStream, srv: &Arc<Server>) -> io::Result<()> {
             match step {
                 Step::NeedInput(n) => {
                     need = n;
+                    if let Some(l) = listed {
+                        l.end();
+                    }
                     break;
                 }
                 Step::Flush => continue,

@@ -66,6 +66,10 @@ pub struct Server {
     /// Woken by the `shutdown` command; startup.rs waits on it beside the
     /// stop signals.
     pub stop_requested: Notify,
+    /// The memcached port's listeners and connections, for `stats conns`.
+    pub conns: crate::conns::Conns,
+    /// `lru_crawler enable|disable` (memcached's `settings.lru_crawler`).
+    pub lru_crawler: std::sync::atomic::AtomicBool,
 }
 
 impl Config {
@@ -137,6 +141,8 @@ impl Server {
             detail: crate::detail::Detail::default(),
             verbosity: AtomicU32::new(u32::from(cfg_verbose)),
             stop_requested: Notify::new(),
+            conns: Default::default(),
+            lru_crawler: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
