@@ -383,8 +383,16 @@ def run(port: int, requests) -> list:
         return [exchange(s, r) for r in requests]
 
 
+def keeps_access_state(server) -> bool:
+    """Only the cache keeps memcached's fetched bit and last access; the
+    other stores answer h0/l0 (docs/memcached-compat.md says why)."""
+    return server.store.startswith("*#capsiz")
+
+
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_same_replies_as_memcached(server, memcached, scenario):
+    if scenario == "meta_access_state" and not keeps_access_state(server):
+        pytest.skip("no access state in this store (docs/memcached-compat.md)")
     requests = SCENARIOS[scenario]
     expected = run(memcached.port, requests)
     got = run(server.port, requests)
@@ -467,11 +475,15 @@ def test_lru_crawler_metadump_like_memcached(server, memcached):
     assert b"key=m%3Ad%2F%C3%BC exp=-1 la=<la>" in want[0]
     assert b"fetch=yes" in want[0] and b"fetch=no" in want[0]
     have = metadump(server.port, setup)
+    if not keeps_access_state(server):
+        want = [re.sub(rb"fetch=\w+", b"fetch=no", r) for r in want]
     # one line per item; memcached walks its LRU, memstored its hash
     assert [sorted(r.split(b"\n")) for r in have] == [sorted(r.split(b"\n")) for r in want]
 
 
 def test_metadump_last_access_is_a_unix_time(server):
+    if not keeps_access_state(server):
+        pytest.skip("no access state in this store (docs/memcached-compat.md)")
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
         exchange(s, b"set la 0 0 1\r\nx\r\n")
         s.sendall(b"lru_crawler metadump all\r\n")
@@ -584,6 +596,8 @@ def test_last_access_seconds_like_memcached(server, memcached):
     """`l`/`la=` count seconds: store on both, let two seconds pass, then
     both must report the same state with the same seconds (give or take the
     one their clocks may tick apart)."""
+    if not keeps_access_state(server):
+        pytest.skip("no access state in this store (docs/memcached-compat.md)")
     setup = [b"ms never 1\r\nx\r\n", b"ms once 1\r\nx\r\n", b"mg once v\r\n"]
     later = [b"mg never h l\r\n", b"me once\r\n", b"mg once h l\r\n", b"me never\r\n"]
     socks = [socket.create_connection(("127.0.0.1", p), timeout=10) for p in (memcached.port, server.port)]
@@ -660,7 +674,7 @@ def test_normalize_keeps_what_matters():
     assert normalize(b"HD t-1\r\n") == b"HD t-1\r\n"
     assert normalize(b"HD W\r\n") != normalize(b"HD Z\r\n")
     me = b"ME k exp=-1 la=0 cas=7 fetch=no cls=1 size=64\r\n"
-    assert normalize(me) == b"ME k exp=-1 la=0 cas=<cas> fetch=no cls=1 size=<size>\r\n"
+    assert normalize(me) == b"ME k exp=-1 la=<0|1> cas=<cas> fetch=no cls=1 size=<size>\r\n"
     assert normalize(me) != normalize(me.replace(b"fetch=no", b"fetch=yes"))
     assert normalize(me) != normalize(me.replace(b"la=0", b"la=3"))
     assert normalize(me) == normalize(me.replace(b"la=0", b"la=1"))
