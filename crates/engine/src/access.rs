@@ -79,7 +79,10 @@ fn monotonic_secs() -> u64 {
 
 fn fallback_secs() -> u64 {
     static START: OnceLock<std::time::Instant> = OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed().as_secs()
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs()
 }
 
 /// The clock's value at its epoch. Not 0, so that a time of 0 always lies
@@ -124,8 +127,10 @@ impl AccessWord {
     /// references it.
     pub fn restore(&self, a: Access) {
         let fetched = if a.fetched { FETCHED } else { 0 };
-        self.0
-            .store(REFERENCED | fetched | (a.last_access & TIME_MASK), Ordering::Relaxed);
+        self.0.store(
+            REFERENCED | fetched | (a.last_access & TIME_MASK),
+            Ordering::Relaxed,
+        );
     }
 
     /// Sets the reference bit (a read that is not a client's fetch).

@@ -232,7 +232,11 @@ fn metadump(srv: &Server, out: &mut Out) {
                     " exp={exp} la={} cas={} fetch={} cls={THE_CLASS} size={}\n",
                     access.map_or(0, |a| a.last_access_unix()),
                     r.meta.cas,
-                    if access.is_some_and(|a| a.fetched) { "yes" } else { "no" },
+                    if access.is_some_and(|a| a.fetched) {
+                        "yes"
+                    } else {
+                        "no"
+                    },
                     r.value.len()
                 );
                 out.put(line.as_bytes());

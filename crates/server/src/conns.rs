@@ -9,12 +9,12 @@
 //! batch costs two relaxed stores on its own connection's entry.
 
 use memstored_engine::access::clock;
-use std::sync::Mutex;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
+use std::sync::Mutex;
 
 const NEW: u8 = 0;
 const BUSY: u8 = 1;
@@ -165,8 +165,14 @@ mod tests {
             (format!("{lf}:state"), "conn_listening".to_string()),
         ];
         let want_c = [
-            (format!("{cf}:addr"), format!("tcp:127.0.0.1:{}", peer.port())),
-            (format!("{cf}:listen_addr"), format!("tcp:127.0.0.1:{}", at.port())),
+            (
+                format!("{cf}:addr"),
+                format!("tcp:127.0.0.1:{}", peer.port()),
+            ),
+            (
+                format!("{cf}:listen_addr"),
+                format!("tcp:127.0.0.1:{}", at.port()),
+            ),
             (format!("{cf}:state"), "conn_parse_cmd".to_string()),
         ];
         for w in want_l.iter().chain(&want_c) {
@@ -174,7 +180,9 @@ mod tests {
         }
         assert_eq!(list.len(), 7);
         reg_c.info.end();
-        assert!(conns.listing().contains(&(format!("{cf}:state"), "conn_read".into())));
+        assert!(conns
+            .listing()
+            .contains(&(format!("{cf}:state"), "conn_read".into())));
         drop(reg_c);
         assert_eq!(conns.listing().len(), 3);
     }

@@ -107,7 +107,11 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
                 vivified = true;
                 // memcached bumps the new item after answering: its next
                 // fetch sees it fetched. This one sees it new.
-                access = srv.db.lookup_access(&m.key, !f.no_lru_bump).ok().and_then(|l| l.1);
+                access = srv
+                    .db
+                    .lookup_access(&m.key, !f.no_lru_bump)
+                    .ok()
+                    .and_then(|l| l.1);
                 let meta = Meta {
                     flags: 0,
                     expires_at: add.expires_at,
@@ -299,7 +303,11 @@ pub fn debug(srv: &Server, key: Bytes, _asked_base64: bool, out: &mut Out) {
                 ttl_remaining(r.meta.expires_at),
                 access.map_or(0, |a| a.idle_secs()),
                 r.meta.cas,
-                if access.is_some_and(|a| a.fetched) { "yes" } else { "no" },
+                if access.is_some_and(|a| a.fetched) {
+                    "yes"
+                } else {
+                    "no"
+                },
                 r.value.len()
             );
             encode_meta_debug(&key, base64, &info, out.buf());

@@ -69,7 +69,15 @@ fn seconds_since_last_access_count_up() {
     assert!(secs(t.cmd("mg f h l\r\n")) >= 2);
     assert!(secs(t.cmd("mg f l\r\n")) <= 1);
     let me = t.cmd("me k\r\n");
-    let la: u64 = me.split(" la=").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let la: u64 = me
+        .split(" la=")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     // `mg k l` above was k's first fetch: it left the time at the store
     assert!(la >= 2 && me.contains(" fetch=yes "), "{me}");
 }
@@ -124,17 +132,38 @@ fn lru_crawler_enable_disable_and_crawl() {
     let srv = Server::start(&[]);
     let mut t = Text::new(srv.connect());
     assert_eq!(t.cmd("set gone 0 1 1\r\nx\r\n"), "STORED");
-    assert_eq!(t.cmd("lru_crawler enable\r\n"), "ERROR failed to start lru crawler thread");
-    assert_eq!(t.cmd("lru_crawler crawl hash\r\n"), "ERROR an unknown error happened");
-    assert_eq!(t.cmd("lru_crawler crawl ,\r\n"), "NOTSTARTED no items to crawl");
+    assert_eq!(
+        t.cmd("lru_crawler enable\r\n"),
+        "ERROR failed to start lru crawler thread"
+    );
+    assert_eq!(
+        t.cmd("lru_crawler crawl hash\r\n"),
+        "ERROR an unknown error happened"
+    );
+    assert_eq!(
+        t.cmd("lru_crawler crawl ,\r\n"),
+        "NOTSTARTED no items to crawl"
+    );
     assert_eq!(t.cmd("lru_crawler disable\r\n"), "OK");
-    assert_eq!(t.cmd("lru_crawler crawl all\r\n"), "CLIENT_ERROR lru crawler disabled");
-    assert_eq!(t.cmd("lru_crawler metadump all\r\n"), "CLIENT_ERROR lru crawler disabled");
+    assert_eq!(
+        t.cmd("lru_crawler crawl all\r\n"),
+        "CLIENT_ERROR lru crawler disabled"
+    );
+    assert_eq!(
+        t.cmd("lru_crawler metadump all\r\n"),
+        "CLIENT_ERROR lru crawler disabled"
+    );
     let settings = listing(&mut t, "stats settings\r\n");
     assert!(settings.contains(&"STAT lru_crawler no".to_string()));
     assert_eq!(t.cmd("lru_crawler enable\r\n"), "OK");
-    assert_eq!(t.cmd("lru_crawler sleep 1000001\r\n"), "CLIENT_ERROR sleep must be one second or less");
-    assert_eq!(t.cmd("lru_crawler tocrawl x\r\n"), "CLIENT_ERROR bad command line format");
+    assert_eq!(
+        t.cmd("lru_crawler sleep 1000001\r\n"),
+        "CLIENT_ERROR sleep must be one second or less"
+    );
+    assert_eq!(
+        t.cmd("lru_crawler tocrawl x\r\n"),
+        "CLIENT_ERROR bad command line format"
+    );
     // a crawl removes expired items: `stats`' curr_items drops to 0
     // the TTL under test, not a wait for readiness
     std::thread::sleep(std::time::Duration::from_millis(2100));
@@ -146,7 +175,10 @@ fn lru_crawler_enable_disable_and_crawl() {
         if stats.contains(&"STAT curr_items 0".to_string()) {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "expired item still counted");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "expired item still counted"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -12,9 +12,9 @@
 //! bytes in all, which is what `charge` accounts.
 
 use super::index::{Index, Key, SmallValue, INLINE_LEN};
-use crate::access::{Access, AccessWord};
 use super::slab_hash::SlabHash;
 use super::{Store, StoreStats};
+use crate::access::{Access, AccessWord};
 use crate::record::{Meta, Record};
 use crate::status::{Error, Result};
 use bytes::Bytes;
@@ -255,13 +255,17 @@ mod tests {
     fn access_state_costs_no_bytes() {
         // The entry the charge above accounts: the access word took the
         // padding the reference bit left.
-        assert_eq!(std::mem::size_of::<Option<(super::super::index::SmallKey, CacheEntry)>>(), 88);
+        assert_eq!(
+            std::mem::size_of::<Option<(super::super::index::SmallKey, CacheEntry)>>(),
+            88
+        );
     }
 
     #[test]
     fn a_touch_keeps_the_access_state_and_counts_as_a_fetch() {
         let mut c = CacheStore::new(0, 0);
-        c.put(b"k", Bytes::from_static(b"v"), Meta::default()).unwrap();
+        c.put(b"k", Bytes::from_static(b"v"), Meta::default())
+            .unwrap();
         assert_eq!(c.access(b"k").map(|a| a.fetched), Some(false));
         let meta = Meta {
             expires_at: 99,
@@ -271,21 +275,24 @@ mod tests {
         assert_eq!(c.access(b"k").map(|a| a.fetched), Some(true));
         assert_eq!(c.get_meta(b"k").unwrap().map(|m| m.expires_at), Some(99));
         // a store makes a new item
-        c.put(b"k", Bytes::from_static(b"w"), Meta::default()).unwrap();
+        c.put(b"k", Bytes::from_static(b"w"), Meta::default())
+            .unwrap();
         assert_eq!(c.access(b"k").map(|a| a.fetched), Some(false));
     }
 
     #[test]
     fn fetch_reports_the_state_before_it() {
         let mut c = CacheStore::new(0, 0);
-        c.put(b"k", Bytes::from_static(b"v"), Meta::default()).unwrap();
+        c.put(b"k", Bytes::from_static(b"v"), Meta::default())
+            .unwrap();
         let first = c.fetch(b"k", true).unwrap().and_then(|(_, a)| a);
         assert_eq!(first.map(|a| a.fetched), Some(false));
         let second = c.fetch(b"k", false).unwrap().and_then(|(_, a)| a);
         assert_eq!(second.map(|a| a.fetched), Some(true));
         assert!(c.fetch(b"nope", true).unwrap().is_none());
         // an internal read is not a fetch
-        c.put(b"j", Bytes::from_static(b"v"), Meta::default()).unwrap();
+        c.put(b"j", Bytes::from_static(b"v"), Meta::default())
+            .unwrap();
         c.get(b"j").unwrap();
         assert_eq!(c.access(b"j").map(|a| a.fetched), Some(false));
     }
