@@ -95,6 +95,7 @@ class Server(Process):
 
     def __init__(self, store: str, *extra: str, listen: str = "127.0.0.1:0"):
         super().__init__("memstored", [server_binary(), "-s", store, "-l", listen, *extra])
+        self.store = store
         ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT)
         line = self.proc.stdout.readline().decode(errors="replace") if ready else ""
         try:

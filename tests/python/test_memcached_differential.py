@@ -11,6 +11,7 @@ listed in docs/memcached-compat.md.
 import re
 import struct
 import socket
+import time
 
 import pytest
 
@@ -228,6 +229,27 @@ SCENARIOS = {
         b"lru_crawler metadump 0\r\n",
         b"lru_crawler metadump 64\r\n",
         b"lru_crawler metadump x\r\n",
+        b"lru_crawler crawl\r\n",
+        b"lru_crawler crawl all extra\r\n",
+        b"lru_crawler crawl 0\r\n",
+        b"lru_crawler crawl 64\r\n",
+        b"lru_crawler crawl x\r\n",
+        b"lru_crawler crawl 1,x\r\n",
+        b"lru_crawler mgdump all\r\n",
+        b"lru_crawler mgdump 1\r\n",
+        b"lru_crawler sleep\r\n",
+        b"lru_crawler sleep x\r\n",
+        b"lru_crawler sleep -1\r\n",
+        b"lru_crawler sleep 1000001\r\n",
+        b"lru_crawler sleep 100\r\n",
+        b"lru_crawler sleep +100\r\n",
+        b"lru_crawler tocrawl\r\n",
+        b"lru_crawler tocrawl x\r\n",
+        b"lru_crawler tocrawl 10\r\n",
+        b"lru_crawler tocrawl 0\r\n",
+        b"lru_crawler enable x\r\n",
+        b"lru_crawler enable\r\n",
+        b"lru_crawler bogus x\r\n",
         b"stats bogus\r\n",
         b"stats sizes\r\n",
         b"stats detail\r\n",
@@ -250,6 +272,58 @@ SCENARIOS = {
         b"mg hlt2 t\r\n",
         b"mn\r\n",
         b"mn extra tokens\r\n",
+    ],
+    "meta_access_state": [
+        # h: fetched since stored, as it was before this request; l: seconds
+        # since the last access; a store makes a new item
+        b"ms k 1\r\nx\r\n",
+        b"mg k h l t\r\n",
+        b"mg k h l\r\n",
+        b"me k\r\n",
+        b"ms k 1\r\nx\r\n",
+        b"me k\r\n",
+        # u: no bump
+        b"mg k u h\r\n",
+        b"mg k h\r\n",
+        b"mg k h\r\n",
+        # touch and gat count as fetches
+        b"ms j 1\r\nx\r\n",
+        b"touch j 100\r\n",
+        b"mg j h\r\n",
+        b"ms g 1\r\nx\r\n",
+        b"gat 100 g\r\n",
+        b"mg g h l\r\n",
+        b"ms i 1\r\nx\r\n",
+        b"mg i T30 h\r\n",
+        b"mg i h\r\n",
+        # text and binary gets
+        b"set tg 0 0 1\r\nx\r\n",
+        b"mg tg h\r\n",
+        b"set tg 0 0 1\r\nx\r\n",
+        b"get tg\r\n",
+        b"mg tg h\r\n",
+        # autovivified: new to this fetch, fetched for the next
+        b"mg viv N30 h l\r\n",
+        b"mg viv h\r\n",
+        # append makes a new item; an incr that fits rewrites in place
+        b"ms a 1\r\nx\r\n",
+        b"get a\r\n",
+        b"append a 0 0 1\r\ny\r\n",
+        b"mg a h\r\n",
+        b"set n 0 0 2\r\n10\r\n",
+        b"get n\r\n",
+        b"incr n 1\r\n",
+        b"mg n h\r\n",
+        b"incr n 100\r\n",
+        b"mg n h\r\n",
+        # md I marks in place
+        b"ms s 1\r\nx\r\n",
+        b"mg s h\r\n",
+        b"md s I\r\n",
+        b"mg s h\r\n",
+        # misses and what ms answers
+        b"mg nokey h l\r\n",
+        b"ms k 1 h l\r\nx\r\n",
     ],
     "stats_detail": [
         b"stats reset\r\n",
@@ -287,6 +361,8 @@ def normalize(reply: bytes) -> bytes:
     reply = re.sub(rb"(?<= )c\d+", b"c<cas>", reply)
     reply = re.sub(rb"(?<= )t\d+", b"t<ttl>", reply)
     reply = re.sub(rb"(ME \S+ exp=-?\d+ la=\d+) cas=\d+ (.*) size=\d+", rb"\1 cas=<cas> \2 size=<size>", reply)
+    # "accessed just now": the second may tick between two requests
+    reply = re.sub(rb"(?<= )(l|la=)[01](?=[ \r])", rb"\1<0|1>", reply)
     return reply
 
 
@@ -307,8 +383,16 @@ def run(port: int, requests) -> list:
         return [exchange(s, r) for r in requests]
 
 
+def keeps_access_state(server) -> bool:
+    """Only the cache keeps memcached's fetched bit and last access; the
+    other stores answer h0/l0 (docs/memcached-compat.md says why)."""
+    return server.store.startswith("*#capsiz")
+
+
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_same_replies_as_memcached(server, memcached, scenario):
+    if scenario == "meta_access_state" and not keeps_access_state(server):
+        pytest.skip("no access state in this store (docs/memcached-compat.md)")
     requests = SCENARIOS[scenario]
     expected = run(memcached.port, requests)
     got = run(server.port, requests)
@@ -385,10 +469,156 @@ def metadump(port: int, setup) -> list:
 
 
 def test_lru_crawler_metadump_like_memcached(server, memcached):
-    setup = [b"set m:d/\xc3\xbc 5 0 2\r\nab\r\n"]
+    # one item fetched, one not: fetch=yes / fetch=no
+    setup = [b"set m:d/\xc3\xbc 5 0 2\r\nab\r\n", b"set f 0 0 1\r\nx\r\n", b"get f\r\n"]
     want = metadump(memcached.port, setup)
-    assert want[0].startswith(b"key=m%3Ad%2F%C3%BC exp=-1 la=<la>")
-    assert metadump(server.port, setup) == want
+    assert b"key=m%3Ad%2F%C3%BC exp=-1 la=<la>" in want[0]
+    assert b"fetch=yes" in want[0] and b"fetch=no" in want[0]
+    have = metadump(server.port, setup)
+    if not keeps_access_state(server):
+        want = [re.sub(rb"fetch=\w+", b"fetch=no", r) for r in want]
+    # one line per item; memcached walks its LRU, memstored its hash
+    assert [sorted(r.split(b"\n")) for r in have] == [sorted(r.split(b"\n")) for r in want]
+
+
+def test_metadump_last_access_is_a_unix_time(server):
+    if not keeps_access_state(server):
+        pytest.skip("no access state in this store (docs/memcached-compat.md)")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        exchange(s, b"set la 0 0 1\r\nx\r\n")
+        s.sendall(b"lru_crawler metadump all\r\n")
+        reply = b""
+        while not reply.endswith(b"END\r\n"):
+            chunk = s.recv(65536)
+            assert chunk, "closed"
+            reply += chunk
+    la = int(re.search(rb"key=la exp=-1 la=(\d+) ", reply).group(1))
+    assert abs(la - time.time()) <= 2
+
+
+def crawler_exchange(sock, request: bytes) -> bytes:
+    """memcached's crawler answers BUSY while a pass (its own background
+    expiry pass, or the previous request's) still runs: ask again until it
+    is done; memstored never is busy."""
+    deadline = time.monotonic() + 10
+    while True:
+        reply = exchange(sock, request)
+        if not reply.startswith(b"BUSY") or time.monotonic() > deadline:
+            return reply
+        time.sleep(0.01)
+
+
+def crawler_setting(sock) -> bytes:
+    reply = exchange(sock, b"stats settings\r\n")
+    return re.search(rb"STAT lru_crawler (\w+)", reply).group(1)
+
+
+def crawler_session(port: int) -> list:
+    out = []
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        exchange(s, b"set c 0 0 1\r\nx\r\n")
+        for r in [b"all", b"1", b"1,2", b"5", b",", b"hash"]:
+            out.append(crawler_exchange(s, b"lru_crawler crawl " + r + b"\r\n"))
+        out.append(exchange(s, b"lru_crawler disable\r\n"))
+        # memcached's crawler thread stops on its own time after `disable`
+        deadline = time.monotonic() + 10
+        while crawler_setting(s) != b"no" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        out.append(crawler_setting(s))
+        for r in [b"crawl all", b"crawl 1", b"metadump all", b"metadump 1", b"crawl x", b"disable"]:
+            out.append(exchange(s, b"lru_crawler " + r + b"\r\n"))
+        out.append(exchange(s, b"lru_crawler enable\r\n"))
+        out.append(crawler_setting(s))
+        out.append(exchange(s, b"lru_crawler enable\r\n"))
+    return out
+
+
+def test_lru_crawler_subcommands_like_memcached(server, memcached):
+    want = crawler_session(memcached.port)
+    assert want[0] == b"OK\r\nMN\r\n"
+    assert b"CLIENT_ERROR lru crawler disabled\r\nMN\r\n" in want
+    assert crawler_session(server.port) == want
+
+
+def conns_listing(port: int):
+    """`stats conns` asked by one connection while another has never sent a
+    byte and a third has sent a command; descriptor numbers, ports and idle
+    seconds are the servers' own, so each entry is named by its role."""
+    asker = socket.create_connection(("127.0.0.1", port), timeout=10)
+    fresh = socket.create_connection(("127.0.0.1", port), timeout=10)
+    used = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        assert exchange(used, b"") == b"MN\r\n"
+        # the server has accepted `fresh` once it lists it: ask until it does
+        deadline = time.monotonic() + 10
+        port_of = {asker.getsockname()[1]: b"asker", fresh.getsockname()[1]: b"fresh",
+                   used.getsockname()[1]: b"used"}
+        while True:
+            reply = exchange(asker, b"stats conns\r\n")
+            if b":%d\r\n" % fresh.getsockname()[1] in reply or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+    finally:
+        for s in (asker, fresh, used):
+            s.close()
+    assert reply.endswith(b"END\r\nMN\r\n")
+    entries, roles = {}, {}
+    for line in reply.split(b"\r\n"):
+        m = re.fullmatch(rb"STAT (\d+):(\w+) (.*)", line)
+        if m:
+            entries.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
+    for fd, fields in entries.items():
+        d = dict(fields)
+        if d.get(b"state") == b"conn_listening" and d[b"addr"] == b"tcp:127.0.0.1:%d" % port:
+            roles[fd] = b"listener"
+        elif d.get(b"listen_addr") == b"tcp:127.0.0.1:%d" % port:
+            peer = int(d[b"addr"].rsplit(b":", 1)[1])
+            if peer in port_of:
+                roles[fd] = port_of[peer]
+    def masked(fd):
+        return [(name, re.sub(rb":\d+$", b":<port>", value) if name != b"secs_since_last_cmd"
+                 else b"<secs>" if value.isdigit() else value)
+                for name, value in entries[fd]]
+    by_role = {roles[fd]: masked(fd) for fd in roles}
+    # connections are numbered in the order they were accepted
+    order = [roles[fd] for fd in sorted(roles, key=int) if roles[fd] != b"listener"]
+    return by_role, order
+
+
+def test_stats_conns_like_memcached(server, memcached):
+    want = conns_listing(memcached.port)
+    assert set(want[0]) == {b"listener", b"asker", b"fresh", b"used"}, want
+    assert want[0][b"asker"][2] == (b"state", b"conn_parse_cmd")
+    assert conns_listing(server.port) == want
+
+
+def test_last_access_seconds_like_memcached(server, memcached):
+    """`l`/`la=` count seconds: store on both, let two seconds pass, then
+    both must report the same state with the same seconds (give or take the
+    one their clocks may tick apart)."""
+    if not keeps_access_state(server):
+        pytest.skip("no access state in this store (docs/memcached-compat.md)")
+    setup = [b"ms never 1\r\nx\r\n", b"ms once 1\r\nx\r\n", b"mg once v\r\n"]
+    later = [b"mg never h l\r\n", b"me once\r\n", b"mg once h l\r\n", b"me never\r\n"]
+    socks = [socket.create_connection(("127.0.0.1", p), timeout=10) for p in (memcached.port, server.port)]
+    try:
+        for s in socks:
+            exchange(s, b"flush_all\r\n")
+            for r in setup:
+                exchange(s, r)
+        time.sleep(2.2)  # the seconds under test, not a wait for readiness
+        replies = [[exchange(s, r) for r in later] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+    def seconds(reply):
+        return [int(n) for n in re.findall(rb"(?: l|la=)(\d+)", reply)]
+
+    for req, want, have in zip(later, *replies):
+        assert re.sub(rb"(?: l|la=)\d+", b"<l>", normalize(have)) == re.sub(rb"(?: l|la=)\d+", b"<l>", normalize(want)), req
+        assert all(w >= 2 for w in seconds(want)), (req, want)
+        assert all(abs(h - w) <= 1 for h, w in zip(seconds(have), seconds(want))), (req, want, have)
 
 
 # memcached's `stats settings` names that describe machinery memstored does
@@ -444,9 +674,12 @@ def test_normalize_keeps_what_matters():
     assert normalize(b"HD t-1\r\n") == b"HD t-1\r\n"
     assert normalize(b"HD W\r\n") != normalize(b"HD Z\r\n")
     me = b"ME k exp=-1 la=0 cas=7 fetch=no cls=1 size=64\r\n"
-    assert normalize(me) == b"ME k exp=-1 la=0 cas=<cas> fetch=no cls=1 size=<size>\r\n"
+    assert normalize(me) == b"ME k exp=-1 la=<0|1> cas=<cas> fetch=no cls=1 size=<size>\r\n"
     assert normalize(me) != normalize(me.replace(b"fetch=no", b"fetch=yes"))
     assert normalize(me) != normalize(me.replace(b"la=0", b"la=3"))
+    assert normalize(me) == normalize(me.replace(b"la=0", b"la=1"))
+    assert normalize(b"HD h0 l1\r\n") == normalize(b"HD h0 l0\r\n") != normalize(b"HD h0 l2\r\n")
+    assert normalize(b"HD h0 l0\r\n") != normalize(b"HD h1 l0\r\n")
 
 
 # ---- binary protocol ----
@@ -527,6 +760,7 @@ BINARY_REQUESTS = [
     bin_request(0x10, b"detail off"),
     bin_request(0x10, b"detail bogus"),
     bin_request(0x10, b"sizes"),
+    bin_request(0x10, b"conns"),                               # text only in 1.6
     bin_request(0x10, b"bogus"),
     bin_request(0x07),                                         # quit
 ]

@@ -215,7 +215,19 @@ impl Db {
                 (None, Some((initial, flags, expires_at))) => (initial, flags, expires_at),
                 (None, None) => return Err(not_found()),
             };
-            Ok(put_number(n, flags, expires_at.unwrap_or(old_expiry)))
+            let (mut action, done) = put_number(n, flags, expires_at.unwrap_or(old_expiry));
+            // memcached rewrites a counter in place when the result is no
+            // longer than the old value: the item keeps its access state.
+            if let (Some(r), Action::Put { value, .. }) = (cur, &action) {
+                if value.len() <= r.value.len() {
+                    action = Action::Update {
+                        value: value.clone(),
+                        flags,
+                        expires_at: expires_at.unwrap_or(old_expiry),
+                    };
+                }
+            }
+            Ok((action, done))
         })?;
         Ok(with_meta(done, cas))
     }

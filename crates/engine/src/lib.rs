@@ -8,6 +8,7 @@
 //! assert_eq!(&db.get(b"key").unwrap()[..], b"value");
 //! ```
 
+pub mod access;
 pub mod activity;
 mod arith;
 pub mod db;
@@ -31,6 +32,7 @@ pub mod status;
 pub mod store;
 pub mod ulog;
 
+pub use access::Access;
 pub use arith::Origin;
 pub use db::Db;
 pub use iter::Cursor;

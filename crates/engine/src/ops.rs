@@ -1,6 +1,7 @@
 //! Single-key operations of the library API, each one `Db::process` with a
 //! small decision function, so expiry and CAS rules are never repeated.
 
+use crate::access::Access;
 use crate::db::Db;
 use crate::record::{Meta, Record};
 use crate::shard::Action;
@@ -257,12 +258,31 @@ impl Db {
 
     /// Like `get_record`, but tells an expired record from an absent one
     /// (memcached's `get_expired` counter).
+    /// A client's fetch: counts for the item's access state (see
+    /// [`Db::lookup_access`]).
     pub fn lookup(&self, key: &[u8]) -> Result<Lookup> {
+        Ok(self.lookup_access(key, true)?.0)
+    }
+
+    /// Like `lookup`, also returning the item's access state before this
+    /// fetch (memcached's fetched bit and last access, for meta `h`/`l`;
+    /// `None` from stores that keep none: only the capped cache does). With
+    /// `bump`, the fetch is recorded; without it (meta `u`), nothing changes.
+    pub fn lookup_access(&self, key: &[u8], bump: bool) -> Result<(Lookup, Option<Access>)> {
         let st = self.shard_of(key).state.read();
-        Ok(match st.store.get(key)? {
-            None => Lookup::Missing,
-            Some(r) if r.meta.is_expired(crate::record::now_secs()) => Lookup::Expired,
-            Some(r) => Lookup::Hit(r),
+        Ok(match st.store.fetch(key, bump)? {
+            None => (Lookup::Missing, None),
+            Some((r, _)) if r.meta.is_expired(crate::record::now_secs()) => (Lookup::Expired, None),
+            Some((r, a)) => (Lookup::Hit(r), a),
+        })
+    }
+
+    /// The access state of a live `key`, unchanged (meta `me`, metadump).
+    pub fn access(&self, key: &[u8]) -> Result<Option<Access>> {
+        let st = self.shard_of(key).state.read();
+        Ok(match st.live_meta_now(key)? {
+            Some(_) => st.store.access(key),
+            None => None,
         })
     }
 

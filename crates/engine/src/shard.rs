@@ -22,6 +22,15 @@ pub enum Action {
         flags: u32,
         expires_at: u64,
     },
+    /// Like `Put`, but the record stays the same item to memcached's
+    /// access bookkeeping (fetched bit, last access): memcached's in-place
+    /// changes, an `incr` whose result is no longer than the old value and
+    /// meta `md I`. Stores without that state treat it as `Put`.
+    Update {
+        value: Bytes,
+        flags: u32,
+        expires_at: u64,
+    },
     /// Remove the record.
     Remove,
     /// Give the record a new expiry, keeping its value, flags and CAS
@@ -144,22 +153,30 @@ impl ShardState {
         match action {
             Action::Keep => Ok(None),
             Action::Put {
-                value,
+                ref value,
+                flags,
+                expires_at,
+            }
+            | Action::Update {
+                ref value,
                 flags,
                 expires_at,
             } => {
+                let in_place = matches!(action, Action::Update { .. });
+                let value = value.clone();
                 let cas = self.next_cas()?;
                 let expires_at = self.expiry(expires_at);
                 let logged = self.listener.is_some().then(|| value.clone());
-                self.store.put(
-                    key,
-                    value,
-                    Meta {
-                        flags,
-                        expires_at,
-                        cas,
-                    },
-                )?;
+                let meta = Meta {
+                    flags,
+                    expires_at,
+                    cas,
+                };
+                if in_place {
+                    self.store.update(key, value, meta)?;
+                } else {
+                    self.store.put(key, value, meta)?;
+                }
                 if let Some(v) = logged {
                     self.notify(UlogOp::Set, key, &v, flags, expires_at)?;
                 }
@@ -176,7 +193,7 @@ impl ShardState {
                 if let Some(r) = self.store.get(key)? {
                     let flags = r.meta.flags;
                     let logged = self.listener.is_some().then(|| r.value.clone());
-                    self.store.put(
+                    self.store.touch(
                         key,
                         r.value,
                         Meta {

@@ -1,5 +1,5 @@
 //! memcached's administrative text commands: `shutdown`, `cache_memlimit`,
-//! `lru_crawler metadump`, and the `stats` groups that are not plain
+//! `lru_crawler`, and the `stats` groups that are not plain
 //! name/value listings (`detail`, `items`, `slabs`, `sizes`). Replies are
 //! memcached 1.6's, checked by tests/python/test_memcached_differential.py.
 
@@ -57,47 +57,157 @@ pub fn cache_memlimit(srv: &Server, megabytes: Option<u32>, noreply: bool, out: 
     }
 }
 
-/// `lru_crawler metadump all|hash|<class>[,<class>...]`: one line per live
-/// item, `key=<uri-encoded> exp=<unix time|-1> la=<unix time> cas=<n>
-/// fetch=<yes|no> cls=1 size=<value bytes>` ended by `\n` (not `\r\n`, as
-/// memcached writes them), then `END\r\n`. Every item is in class 1, so a
-/// class list without 1 lists nothing. Other `lru_crawler` subcommands
-/// are not supported: `ERROR`.
+/// `lru_crawler <sub> [arg]`, answered as memcached 1.6.18's
+/// `process_lru_crawler_command` answers:
+/// - `metadump all|hash|<class>[,<class>...]`: one line per live item,
+///   `key=<uri-encoded> exp=<unix time|-1> la=<unix time> cas=<n>
+///   fetch=<yes|no> cls=1 size=<value bytes>` ended by `\n` (not `\r\n`, as
+///   memcached writes them), then `END\r\n`. Every item is in class 1, so a
+///   class list without 1 lists nothing.
+/// - `crawl all|<class>[,<class>...]`: `OK`, and like memcached's a
+///   background pass frees the expired items (`Db::vacuum`) when the
+///   classes include every item's; `BUSY` while one runs.
+/// - `enable`, `disable`: switch the crawler, which `crawl` and `metadump`
+///   then refuse (`stats settings`' `lru_crawler` follows).
+/// - `sleep <usecs>`, `tocrawl <n>`: memcached's checks, then `OK`; they
+///   pace a crawler memstored does not run.
 pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) {
-    let [sub, which] = args else {
-        return out.put(b"ERROR\r\n");
-    };
-    if &sub[..] != b"metadump" {
-        return out.put(b"ERROR\r\n");
-    }
-    let listed = match &which[..] {
-        b"all" | b"hash" => true,
-        classes => {
-            let mut ids = classes.split(|&b| b == b',').filter(|c| !c.is_empty());
-            let mut any = false;
-            let mut has_the_class = false;
-            for id in &mut ids {
-                let id = std::str::from_utf8(id)
-                    .ok()
-                    .and_then(|s| s.parse::<u32>().ok());
-                match id {
-                    Some(id) if (1..=MAX_CLASS).contains(&id) => {
-                        any = true;
-                        has_the_class |= id == THE_CLASS;
-                    }
-                    _ => return out.put(b"BADCLASS invalid class id\r\n"),
+    let enabled = srv.lru_crawler.load(Relaxed);
+    match args {
+        [sub, which] if &sub[..] == b"crawl" || &sub[..] == b"metadump" => {
+            if !enabled {
+                return out.put(b"CLIENT_ERROR lru crawler disabled\r\n");
+            }
+            let dump = &sub[..] == b"metadump";
+            let listed = match crawl_classes(which) {
+                Crawl::All => true,
+                // The hash walk is metadump's only: memcached's crawl
+                // answers it with its generic error.
+                Crawl::Hash if dump => true,
+                Crawl::Hash => return out.put(b"ERROR an unknown error happened\r\n"),
+                Crawl::Classes(has_the_class) => has_the_class,
+                Crawl::None => return out.put(b"NOTSTARTED no items to crawl\r\n"),
+                Crawl::Bad => return out.put(b"BADCLASS invalid class id\r\n"),
+            };
+            if !dump {
+                if listed && !start_vacuum(srv) {
+                    return out.put(b"BUSY currently processing crawler request\r\n");
                 }
+                return out.put(b"OK\r\n");
             }
-            if !any {
-                return out.put(b"BADCLASS invalid class id\r\n");
+            if listed {
+                crate::workers::block_here(|| metadump(srv, out));
             }
-            has_the_class
+            out.put(b"END\r\n");
         }
-    };
-    if listed {
-        crate::workers::block_here(|| metadump(srv, out));
+        [sub, n] if &sub[..] == b"tocrawl" || &sub[..] == b"sleep" => match safe_strtoul(n) {
+            None => out.put(b"CLIENT_ERROR bad command line format\r\n"),
+            Some(n) if &sub[..] == b"sleep" && n > 1_000_000 => {
+                out.put(b"CLIENT_ERROR sleep must be one second or less\r\n")
+            }
+            Some(_) => out.put(b"OK\r\n"),
+        },
+        [sub] if &sub[..] == b"enable" => {
+            if srv.lru_crawler.swap(true, Relaxed) {
+                out.put(b"ERROR failed to start lru crawler thread\r\n")
+            } else {
+                out.put(b"OK\r\n")
+            }
+        }
+        [sub] if &sub[..] == b"disable" => {
+            srv.lru_crawler.store(false, Relaxed);
+            out.put(b"OK\r\n")
+        }
+        _ => out.put(b"ERROR\r\n"),
     }
-    out.put(b"END\r\n");
+}
+
+/// One crawl at a time in the process, as memcached runs one crawler.
+static CRAWLING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Starts freeing expired records on a blocking thread; false when a pass
+/// is already running.
+fn start_vacuum(srv: &Server) -> bool {
+    if CRAWLING.swap(true, Relaxed) {
+        return false;
+    }
+    let db = srv.db.clone();
+    let pass = move || {
+        match db.vacuum() {
+            Ok(n) => tracing::debug!("lru_crawler crawl: {n} expired records removed"),
+            // A read-only server has nothing to free.
+            Err(e) => tracing::debug!("lru_crawler crawl: {e}"),
+        }
+        CRAWLING.store(false, Relaxed);
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => drop(rt.spawn_blocking(pass)),
+        Err(_) => pass(),
+    }
+    true
+}
+
+/// What a crawl's class argument names.
+enum Crawl {
+    All,
+    Hash,
+    /// Valid class ids; true when class 1 (every item's) is among them.
+    Classes(bool),
+    /// No ids at all (only commas): memcached starts nothing.
+    None,
+    Bad,
+}
+
+/// memcached's `lru_crawler_crawl` argument: `all`, `hash`, or ids 1..63
+/// separated by commas (empty pieces skipped, as `strtok_r` skips them).
+fn crawl_classes(which: &[u8]) -> Crawl {
+    match which {
+        b"all" => return Crawl::All,
+        b"hash" => return Crawl::Hash,
+        _ => {}
+    }
+    let mut any = false;
+    let mut has_the_class = false;
+    for id in which.split(|&b| b == b',').filter(|c| !c.is_empty()) {
+        match safe_strtoul(id) {
+            Some(id) if (1..=MAX_CLASS).contains(&id) => {
+                any = true;
+                has_the_class |= id == THE_CLASS;
+            }
+            _ => return Crawl::Bad,
+        }
+    }
+    if any {
+        Crawl::Classes(has_the_class)
+    } else {
+        Crawl::None
+    }
+}
+
+/// memcached's `safe_strtoul`: `strtoul` (leading blanks, a sign, decimal
+/// digits, nothing after them), refusing a negative number that wraps, and
+/// keeping the low 32 bits of what fits in 64 (the C assigns an unsigned
+/// long to a uint32_t).
+fn safe_strtoul(tok: &[u8]) -> Option<u32> {
+    let s = std::str::from_utf8(tok).ok()?.trim_start();
+    let (negative, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let magnitude: u64 = digits.parse().ok()?; // ERANGE above 2^64-1
+    let value = if negative {
+        magnitude.wrapping_neg()
+    } else {
+        magnitude
+    };
+    if negative && (value as i64) < 0 {
+        return None;
+    }
+    Some(value as u32)
 }
 
 fn metadump(srv: &Server, out: &mut Out) {
@@ -115,11 +225,18 @@ fn metadump(srv: &Server, out: &mut Out) {
                 };
                 out.put(b"key=");
                 uri_encode(&key, out);
-                // la=0, fetch=no: no per-item access state is kept (see
-                // docs/memcached-compat.md).
+                // Stores other than the cache keep no access state: la=0,
+                // fetch=no (docs/memcached-compat.md).
+                let access = srv.db.access(&key).ok().flatten();
                 let line = format!(
-                    " exp={exp} la=0 cas={} fetch=no cls={THE_CLASS} size={}\n",
+                    " exp={exp} la={} cas={} fetch={} cls={THE_CLASS} size={}\n",
+                    access.map_or(0, |a| a.last_access_unix()),
                     r.meta.cas,
+                    if access.is_some_and(|a| a.fetched) {
+                        "yes"
+                    } else {
+                        "no"
+                    },
                     r.value.len()
                 );
                 out.put(line.as_bytes());
@@ -240,4 +357,34 @@ pub fn slabs(srv: &Server) -> Vec<(String, String)> {
 /// with `-o track_sizes`; memstored does not track sizes.
 pub fn sizes() -> Vec<(String, String)> {
     vec![("sizes_status".into(), "disabled".into())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_strtoul_reads_numbers_as_memcached() {
+        assert_eq!(safe_strtoul(b"100"), Some(100));
+        assert_eq!(safe_strtoul(b"+7"), Some(7));
+        assert_eq!(safe_strtoul(b"-0"), Some(0));
+        assert_eq!(safe_strtoul(b"-1"), None);
+        assert_eq!(safe_strtoul(b"x"), None);
+        assert_eq!(safe_strtoul(b"5x"), None);
+        assert_eq!(safe_strtoul(b""), None);
+        assert_eq!(safe_strtoul(b"4294967296"), Some(0));
+        assert_eq!(safe_strtoul(b"18446744073709551616"), None);
+    }
+
+    #[test]
+    fn crawl_classes_as_memcached_parses_them() {
+        assert!(matches!(crawl_classes(b"all"), Crawl::All));
+        assert!(matches!(crawl_classes(b"hash"), Crawl::Hash));
+        assert!(matches!(crawl_classes(b"1,2"), Crawl::Classes(true)));
+        assert!(matches!(crawl_classes(b"2,,3"), Crawl::Classes(false)));
+        assert!(matches!(crawl_classes(b","), Crawl::None));
+        assert!(matches!(crawl_classes(b"0"), Crawl::Bad));
+        assert!(matches!(crawl_classes(b"64"), Crawl::Bad));
+        assert!(matches!(crawl_classes(b"1,x"), Crawl::Bad));
+    }
 }

@@ -426,7 +426,13 @@ fn stat_reply(srv: &Server, head: ResponseHead, group: Option<&[u8]>, out: &mut 
         let _ = encode_response(&head, &[], &[], &[], out.buf());
         return;
     }
-    match stats::listing(srv, group) {
+    // memcached 1.6's binary STAT answers "conns" with "Not found": its
+    // process_bin_stat does not know the group (only the text `stats` does).
+    let listing = match group {
+        Some(b"conns") => None,
+        _ => stats::listing(srv, group),
+    };
+    match listing {
         Some(list) => {
             for (k, v) in list {
                 let _ = encode_response(&head, &[], k.as_bytes(), v.as_bytes(), out.buf());

@@ -101,11 +101,15 @@ fn read_some(stream: &TcpStream, rbuf: &mut BytesMut) -> io::Result<ReadResult> 
 pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
     let _ = stream.set_nodelay(true);
     let mut handover = None;
-    match run(&stream, &srv, &mut handover).await {
+    // Dropped before `stream`: unlisted while its descriptor is still ours.
+    let listed = srv.conns.register(&stream, stream.local_addr(), Some(peer));
+    match run(&stream, &srv, listed.as_ref().map(|r| &*r.info), &mut handover).await {
         Ok(()) => tracing::debug!("{peer}: closed"),
         Err(e) => tracing::debug!("{peer}: {e}"),
     }
-    // A `replicate` call turned the connection into a replication stream.
+    // A `replicate` call turned the connection into a replication stream,
+    // which `stats conns` does not list.
+    drop(listed);
     if let Some(req) = handover {
         crate::replication::master::serve(stream, srv, req).await;
     }
@@ -129,6 +133,7 @@ const UNBUDGETED_OUT: usize = 64 << 10;
 async fn run(
     stream: &TcpStream,
     srv: &Arc<Server>,
+    listed: Option<&crate::conns::ConnInfo>,
     handover: &mut Option<crate::replication::master::StreamRequest>,
 ) -> io::Result<()> {
     let initial = srv.cfg.initial_size.max(64);
@@ -265,6 +270,9 @@ async fn run(
             out: &mut out,
             late: &late_tx,
         };
+        if let Some(l) = listed {
+            l.begin();
+        }
         loop {
             // Which of its writes the batch's replies wait for (--sync-replicas).
             memstored_engine::ulog::take_last_appended();
@@ -285,6 +293,9 @@ async fn run(
             match step {
                 Step::NeedInput(n) => {
                     need = n;
+                    if let Some(l) = listed {
+                        l.end();
+                    }
                     break;
                 }
                 Step::Flush => continue,

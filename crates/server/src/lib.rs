@@ -16,6 +16,7 @@ pub mod cli;
 pub mod command;
 pub mod config;
 pub mod connection;
+pub mod conns;
 pub mod databases;
 pub mod detail;
 pub mod kt_conn;

@@ -25,6 +25,10 @@ impl Drop for Live {
 
 /// Accepts until shutdown; then the listener is dropped (no more accepts).
 pub async fn run(listener: TcpListener, srv: Arc<Server>) {
+    let listed = srv.clone();
+    let _listed = listed
+        .conns
+        .register(&listener, listener.local_addr(), None);
     run_with(listener, srv, connection::serve).await
 }
 

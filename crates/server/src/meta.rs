@@ -4,7 +4,7 @@ use crate::command::{Arith, Delete, Get, Invalidate, Number, Outcome, Peek, Stor
 use crate::out::Out;
 use crate::server::{expires_at_text, ttl_remaining, Server};
 use bytes::Bytes;
-use memstored_engine::{Meta, Record};
+use memstored_engine::{Access, Meta, Record};
 use memstored_protocol::text::response::{
     encode_meta, encode_meta_debug, encode_meta_value_head, encode_server_error, MetaReturn,
     MetaStatus, CLIENT_ERROR_NON_NUMERIC, CRLF, SERVER_ERROR_TOO_LARGE,
@@ -14,8 +14,14 @@ use memstored_protocol::text::{
 };
 
 /// The return flags a request asked for, in its order. `rec` is the item
-/// (absent on a miss: then only `k` and `O` are echoed).
-fn returns<'a>(f: &'a MetaFlags, key: &'a [u8], rec: Option<&Record>) -> Vec<MetaReturn<'a>> {
+/// (absent on a miss: then only `k` and `O` are echoed), `access` its access
+/// state before this request (`h0`/`l0` without one).
+fn returns<'a>(
+    f: &'a MetaFlags,
+    key: &'a [u8],
+    rec: Option<&Record>,
+    access: Option<Access>,
+) -> Vec<MetaReturn<'a>> {
     let mut v = Vec::with_capacity(f.requested().len());
     for &letter in f.requested() {
         let r = match (letter, rec) {
@@ -33,8 +39,8 @@ fn returns<'a>(f: &'a MetaFlags, key: &'a [u8], rec: Option<&Record>) -> Vec<Met
                 MetaReturn::Ttl(u64::try_from(ttl_remaining(r.meta.expires_at)).ok())
             }
             (b's', Some(r)) => MetaReturn::Size(r.value.len()),
-            (b'h', Some(_)) => MetaReturn::Hit(false),
-            (b'l', Some(_)) => MetaReturn::LastAccess(0),
+            (b'h', Some(_)) => MetaReturn::Hit(access.is_some_and(|a| a.fetched)),
+            (b'l', Some(_)) => MetaReturn::LastAccess(access.map_or(0, |a| a.idle_secs().into())),
             _ => continue,
         };
         v.push(r);
@@ -64,7 +70,7 @@ fn status_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
     if f.quiet && status == MetaStatus::Hd {
         return;
     }
-    encode_meta(status, &returns(f, key, None), out.buf());
+    encode_meta(status, &returns(f, key, None, None), out.buf());
 }
 
 /// `mg <key> <flags>*`.
@@ -75,7 +81,13 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
         touch: f.ttl.map(expires_at_text),
     };
     let mut vivified = false;
-    let mut found = cmd.apply(srv);
+    // The access state is read only when asked for: a plain fetch stays
+    // one lookup.
+    let (mut found, mut access) = if f.return_hit || f.return_last_access || f.no_lru_bump {
+        cmd.apply_access(srv, !f.no_lru_bump)
+    } else {
+        (cmd.apply(srv), None)
+    };
     if let (Outcome::NotFound, Some(n)) = (&found, f.vivify_ttl) {
         // Autovivify: create an empty item; this client wins the recache.
         let add = Store {
@@ -93,6 +105,13 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
         found = match created {
             Ok(cas) => {
                 vivified = true;
+                // memcached bumps the new item after answering: its next
+                // fetch sees it fetched. This one sees it new.
+                access = srv
+                    .db
+                    .lookup_access(&m.key, !f.no_lru_bump)
+                    .ok()
+                    .and_then(|l| l.1);
                 let meta = Meta {
                     flags: 0,
                     expires_at: add.expires_at,
@@ -111,7 +130,7 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
         Outcome::Found(r) => r,
         Outcome::NotFound => {
             if !f.quiet {
-                encode_meta(MetaStatus::En, &returns(f, &m.key, None), out.buf());
+                encode_meta(MetaStatus::En, &returns(f, &m.key, None, None), out.buf());
             }
             return;
         }
@@ -129,7 +148,7 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
     } else {
         srv.marks.fetch(&m.key, r.meta.cas, recache_due)
     };
-    let mut rets = returns(f, &m.key, Some(&r));
+    let mut rets = returns(f, &m.key, Some(&r), access);
     // After the requested flags, in memcached's order.
     if tokens.already_sent {
         rets.push(MetaReturn::AlreadyWon);
@@ -199,7 +218,7 @@ pub fn set_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
             cas: *cas,
         },
     };
-    let rets: Vec<MetaReturn<'_>> = returns(f, key, Some(&rec))
+    let rets: Vec<MetaReturn<'_>> = returns(f, key, Some(&rec), None)
         .into_iter()
         .filter(|r| {
             matches!(
@@ -259,7 +278,7 @@ pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
         value: Bytes::from(text),
         meta,
     };
-    let rets = returns(f, &m.key, Some(&rec));
+    let rets = returns(f, &m.key, Some(&rec), None);
     if f.return_value {
         encode_meta_value_head(rec.value.len(), &rets, out.buf());
         out.put(&rec.value);
@@ -277,10 +296,18 @@ pub fn debug(srv: &Server, key: Bytes, _asked_base64: bool, out: &mut Out) {
     let base64 = key.iter().any(|&b| matches!(b, b' ' | b'\r' | b'\n' | 0));
     match (Peek { key: key.clone() }).apply(srv) {
         Outcome::Found(r) => {
+            // Without access state (stores other than the cache): la=0, fetch=no.
+            let access = srv.db.access(&key).ok().flatten();
             let info = format!(
-                "exp={} la=0 cas={} fetch=no cls=1 size={}",
+                "exp={} la={} cas={} fetch={} cls=1 size={}",
                 ttl_remaining(r.meta.expires_at),
+                access.map_or(0, |a| a.idle_secs()),
                 r.meta.cas,
+                if access.is_some_and(|a| a.fetched) {
+                    "yes"
+                } else {
+                    "no"
+                },
                 r.value.len()
             );
             encode_meta_debug(&key, base64, &info, out.buf());

@@ -73,6 +73,10 @@ pub struct Server {
     pub workers: Option<Arc<crate::workers::Workers>>,
     /// The update log it streams and, on a replica, its state (`replication`).
     pub replication: crate::replication::Replication,
+    /// The memcached port's listeners and connections, for `stats conns`.
+    pub conns: crate::conns::Conns,
+    /// `lru_crawler enable|disable` (memcached's `settings.lru_crawler`).
+    pub lru_crawler: std::sync::atomic::AtomicBool,
 }
 
 impl Config {
@@ -147,6 +151,8 @@ impl Server {
             stop_requested: Notify::new(),
             workers: None,
             replication: Default::default(),
+            conns: Default::default(),
+            lru_crawler: std::sync::atomic::AtomicBool::new(true),
         }
     }
 

@@ -39,8 +39,11 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("item_size_max", cfg.max_item_size.to_string()),
         ("slab_reassign", "no".to_string()),
         ("slab_automove", "0".to_string()),
-        // `lru_crawler metadump` is answered (admin.rs).
-        ("lru_crawler", "yes".to_string()),
+        // `lru_crawler enable|disable` (admin.rs).
+        (
+            "lru_crawler",
+            yes_no(srv.lru_crawler.load(std::sync::atomic::Ordering::Relaxed)),
+        ),
         ("flush_enabled", "yes".to_string()),
         ("dump_enabled", "yes".to_string()),
         ("lru_maintainer_thread", "no".to_string()),

@@ -87,8 +87,8 @@ pub fn listing(srv: &Server, group: Option<&[u8]>) -> Option<Vec<(String, String
         Some(b"items") => Some(crate::admin::items(srv)),
         Some(b"slabs") => Some(crate::admin::slabs(srv)),
         Some(b"sizes") => Some(crate::admin::sizes()),
-        // memstored keeps no table of connections to list.
-        Some(b"conns") | Some(b"extstore") => Some(Vec::new()),
+        Some(b"conns") => Some(srv.conns.listing()),
+        Some(b"extstore") => Some(Vec::new()),
         _ => None,
     }
 }

@@ -14,14 +14,14 @@
 use super::index::{Index, Key, SmallValue, INLINE_LEN};
 use super::slab_hash::SlabHash;
 use super::{Store, StoreStats};
+use crate::access::{Access, AccessWord};
 use crate::record::{Meta, Record};
 use crate::status::{Error, Result};
 use bytes::Bytes;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes charged per record whatever its size: its entry (inline key 24,
-/// value 32, metadata 24, reference bit, padded: 88) and its share of the
+/// value 32, metadata 24, reference bit with access state 4, padded: 88) and its share of the
 /// position table (8 bytes a slot, at most 3/4 full and at least 3/8 after
 /// growing: up to 21). `docs/format.md` states the bound.
 pub const ENTRY_OVERHEAD: u64 = 112;
@@ -44,8 +44,10 @@ pub fn charge(key_len: usize, value_len: usize) -> u64 {
 struct CacheEntry {
     value: SmallValue,
     meta: Meta,
-    /// Set on every hit; the clock hand clears it once before evicting.
-    referenced: AtomicBool,
+    /// The CLOCK reference bit (set on every hit; the clock hand clears it
+    /// once before evicting) and memcached's fetched bit and last access
+    /// time, in one word that fits the padding the bit alone left.
+    access: AccessWord,
 }
 
 pub struct CacheStore {
@@ -94,7 +96,7 @@ impl CacheStore {
                 self.hand = 0;
             }
             let victim = match self.index.entry_at(self.hand) {
-                Some((k, e)) => k != keep && !e.referenced.swap(false, Ordering::Relaxed),
+                Some((k, e)) => k != keep && !e.access.take_reference(),
                 None => false,
             };
             if victim {
@@ -126,12 +128,37 @@ impl CacheStore {
 impl Store for CacheStore {
     fn get(&self, key: &[u8]) -> Result<Option<Record>> {
         Ok(self.index.get(key).map(|e| {
-            e.referenced.store(true, Ordering::Relaxed);
+            e.access.reference();
             Record {
                 value: e.value.to_bytes(),
                 meta: e.meta,
             }
         }))
+    }
+    fn fetch(&self, key: &[u8], bump: bool) -> Result<Option<(Record, Option<Access>)>> {
+        Ok(self.index.get(key).map(|e| {
+            let before = e.access.fetch(bump);
+            let r = Record {
+                value: e.value.to_bytes(),
+                meta: e.meta,
+            };
+            (r, Some(before))
+        }))
+    }
+    fn access(&self, key: &[u8]) -> Option<Access> {
+        self.index.get(key).map(|e| e.access.peek())
+    }
+    fn touch(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
+        match self.index.get_mut(key) {
+            // Same value, same charge: only the expiry changes, and the
+            // touch counts as a fetch (memcached's do_item_touch bumps).
+            Some(e) => {
+                e.meta = meta;
+                e.access.fetch(true);
+                Ok(())
+            }
+            None => self.put(key, value, meta),
+        }
     }
     fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>> {
         Ok(self.index.get(key).map(|e| e.meta))
@@ -157,14 +184,23 @@ impl Store for CacheStore {
             value: SmallValue::from_bytes(value),
             meta,
             // An update keeps the record's place in the clock and counts as
-            // a use; a new record is placed where the hand comes last.
-            referenced: AtomicBool::new(old.is_some()),
+            // a use; a new record is placed where the hand comes last. Either
+            // way it is a new item to memcached: not fetched, accessed now.
+            access: AccessWord::stored(old.is_some()),
         };
         let (pos, replaced) = self.index.upsert(key, entry);
         if replaced.is_none() {
             self.place_behind_hand(pos);
         }
         self.used += cost;
+        Ok(())
+    }
+    fn update(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
+        let kept = self.index.get(key).map(|e| e.access.peek());
+        self.put(key, value, meta)?;
+        if let (Some(a), Some(e)) = (kept, self.index.get(key)) {
+            e.access.restore(a);
+        }
         Ok(())
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
@@ -208,5 +244,56 @@ impl Store for CacheStore {
             evictions: self.evictions,
             file_size: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_state_costs_no_bytes() {
+        // The entry the charge above accounts: the access word took the
+        // padding the reference bit left.
+        assert_eq!(
+            std::mem::size_of::<Option<(super::super::index::SmallKey, CacheEntry)>>(),
+            88
+        );
+    }
+
+    #[test]
+    fn a_touch_keeps_the_access_state_and_counts_as_a_fetch() {
+        let mut c = CacheStore::new(0, 0);
+        c.put(b"k", Bytes::from_static(b"v"), Meta::default())
+            .unwrap();
+        assert_eq!(c.access(b"k").map(|a| a.fetched), Some(false));
+        let meta = Meta {
+            expires_at: 99,
+            ..Meta::default()
+        };
+        c.touch(b"k", Bytes::from_static(b"v"), meta).unwrap();
+        assert_eq!(c.access(b"k").map(|a| a.fetched), Some(true));
+        assert_eq!(c.get_meta(b"k").unwrap().map(|m| m.expires_at), Some(99));
+        // a store makes a new item
+        c.put(b"k", Bytes::from_static(b"w"), Meta::default())
+            .unwrap();
+        assert_eq!(c.access(b"k").map(|a| a.fetched), Some(false));
+    }
+
+    #[test]
+    fn fetch_reports_the_state_before_it() {
+        let mut c = CacheStore::new(0, 0);
+        c.put(b"k", Bytes::from_static(b"v"), Meta::default())
+            .unwrap();
+        let first = c.fetch(b"k", true).unwrap().and_then(|(_, a)| a);
+        assert_eq!(first.map(|a| a.fetched), Some(false));
+        let second = c.fetch(b"k", false).unwrap().and_then(|(_, a)| a);
+        assert_eq!(second.map(|a| a.fetched), Some(true));
+        assert!(c.fetch(b"nope", true).unwrap().is_none());
+        // an internal read is not a fetch
+        c.put(b"j", Bytes::from_static(b"v"), Meta::default())
+            .unwrap();
+        c.get(b"j").unwrap();
+        assert_eq!(c.access(b"j").map(|a| a.fetched), Some(false));
     }
 }

@@ -12,6 +12,7 @@ pub mod positions;
 pub mod rebuild;
 pub mod slab_hash;
 
+use crate::access::Access;
 use crate::record::{Meta, Record};
 use crate::status::Result;
 use bytes::Bytes;
@@ -61,6 +62,26 @@ pub trait Store: Send + Sync {
     /// straight into their own representation.
     fn put_slice(&mut self, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
         self.put(key, Bytes::copy_from_slice(value), meta)
+    }
+    /// A client's fetch of `key`: the record and its access state before
+    /// this fetch (`None` from stores that keep none); with `bump`, the
+    /// fetch is recorded, as memcached's item bump.
+    fn fetch(&self, key: &[u8], _bump: bool) -> Result<Option<(Record, Option<Access>)>> {
+        Ok(self.get(key)?.map(|r| (r, None)))
+    }
+    /// The access state of `key` without changing it.
+    fn access(&self, _key: &[u8]) -> Option<Access> {
+        None
+    }
+    /// Gives `key` the metadata `meta` (a new expiry), keeping its value;
+    /// counts as a fetch, as memcached's touch bumps the item. Stores with
+    /// access state override it to keep that state.
+    fn touch(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
+        self.put(key, value, meta)
+    }
+    /// Stores like `put`, keeping the item's access state (`Action::Update`).
+    fn update(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
+        self.put(key, value, meta)
     }
     /// Removes `key`; false when it was absent.
     fn remove(&mut self, key: &[u8]) -> Result<bool>;

@@ -53,7 +53,8 @@ impl Invalidate {
             if self.cas.is_some_and(|c| c != r.meta.cas) {
                 return Err(Error::CasMismatch);
             }
-            let action = Action::Put {
+            // In place, as memcached marks the item: it stays fetched.
+            let action = Action::Update {
                 value: r.value.clone(),
                 flags: r.meta.flags,
                 expires_at: self.expires_at.unwrap_or(r.meta.expires_at),

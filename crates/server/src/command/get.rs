@@ -4,7 +4,7 @@ use super::{outcome, Outcome};
 use crate::server::Server;
 use crate::stats::bump;
 use bytes::Bytes;
-use memstored_engine::{Lookup, Record};
+use memstored_engine::{Access, Lookup, Record};
 
 /// Reads one record; with `touch`, also sets its expiry (memcached's GAT).
 #[derive(Debug, Clone)]
@@ -21,35 +21,58 @@ impl Get {
 
     /// `Found`, `NotFound`, or (a touch on a read-only server) `ReadOnly`.
     /// Counts as memcached does: a get is a hit, a miss or an expired miss;
-    /// a get-and-touch is a touch.
+    /// a get-and-touch is a touch. Either counts as a fetch of the item
+    /// (its access state, see `memstored_engine::access`).
     pub fn apply(&self, srv: &Server) -> Outcome {
-        let c = &srv.counters;
-        if let Some(expires_at) = self.touch {
-            bump(&c.cmd_touch);
-            let o = outcome(srv.db.touch(&self.key, expires_at), Outcome::Found);
-            match o {
-                Outcome::Found(_) => bump(&c.touch_hits),
-                Outcome::NotFound => bump(&c.touch_misses),
-                _ => {}
-            }
-            return o;
+        match self.touch {
+            Some(expires_at) => self.get_and_touch(srv, expires_at),
+            None => self.read(srv, true).0,
         }
-        bump(&c.cmd_get);
-        match srv.db.lookup(&self.key) {
-            Ok(Lookup::Hit(r)) => {
-                bump(&c.get_hits);
-                Outcome::Found(r)
+    }
+
+    /// Like `apply`, also returning the item's access state before this
+    /// fetch (meta `h`, `l`); without `bump` (meta `u`) a plain read leaves
+    /// it as it was. `None` from stores that keep no access state.
+    pub fn apply_access(&self, srv: &Server, bump: bool) -> (Outcome, Option<Access>) {
+        match self.touch {
+            Some(expires_at) => {
+                let before = srv.db.access(&self.key).ok().flatten();
+                (self.get_and_touch(srv, expires_at), before)
             }
-            Ok(Lookup::Expired) => {
+            None => self.read(srv, bump),
+        }
+    }
+
+    fn get_and_touch(&self, srv: &Server, expires_at: u64) -> Outcome {
+        let c = &srv.counters;
+        bump(&c.cmd_touch);
+        let o = outcome(srv.db.touch(&self.key, expires_at), Outcome::Found);
+        match o {
+            Outcome::Found(_) => bump(&c.touch_hits),
+            Outcome::NotFound => bump(&c.touch_misses),
+            _ => {}
+        }
+        o
+    }
+
+    fn read(&self, srv: &Server, lru_bump: bool) -> (Outcome, Option<Access>) {
+        let c = &srv.counters;
+        bump(&c.cmd_get);
+        match srv.db.lookup_access(&self.key, lru_bump) {
+            Ok((Lookup::Hit(r), access)) => {
+                bump(&c.get_hits);
+                (Outcome::Found(r), access)
+            }
+            Ok((Lookup::Expired, _)) => {
                 bump(&c.get_misses);
                 bump(&c.get_expired);
-                Outcome::NotFound
+                (Outcome::NotFound, None)
             }
-            Ok(Lookup::Missing) => {
+            Ok((Lookup::Missing, _)) => {
                 bump(&c.get_misses);
-                Outcome::NotFound
+                (Outcome::NotFound, None)
             }
-            Err(e) => Outcome::from_error(e),
+            Err(e) => (Outcome::from_error(e), None),
         }
     }
 }

@@ -1,0 +1,195 @@
+//! The table behind `stats conns`: every listening socket of the memcached
+//! port and every connection it accepted, with memcached's per-connection
+//! fields (`process_stats_conns`): `addr`, `listen_addr`, `state` and
+//! `secs_since_last_cmd`, numbered by file descriptor as memcached numbers
+//! them.
+//!
+//! Why a table: memcached walks its `conns` array; tokio tasks have no
+//! such list. Registering costs a mutex on accept and close only; a request
+//! batch costs two relaxed stores on its own connection's entry.
+
+use memstored_engine::access::clock;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering::Relaxed};
+use std::sync::Arc;
+use std::sync::Mutex;
+
+const NEW: u8 = 0;
+const BUSY: u8 = 1;
+const IDLE: u8 = 2;
+
+/// One listening socket or connection.
+#[derive(Debug)]
+pub struct ConnInfo {
+    /// memcached's `addr`: the peer, or the listening address.
+    addr: String,
+    /// memcached's `listen_addr`: the local end (connections only).
+    listen_addr: Option<String>,
+    /// `NEW`, `BUSY` or `IDLE`: memcached's `conn_new_cmd` (nothing read
+    /// yet), `conn_parse_cmd` (answering), `conn_read` (waiting for input).
+    state: AtomicU8,
+    /// When the last request batch began, in the access clock's seconds.
+    last_cmd: AtomicU32,
+}
+
+impl ConnInfo {
+    /// A request batch begins: memcached sets `last_cmd_time` per command.
+    #[inline]
+    pub fn begin(&self) {
+        self.state.store(BUSY, Relaxed);
+        let now = clock();
+        if self.last_cmd.load(Relaxed) != now {
+            self.last_cmd.store(now, Relaxed);
+        }
+    }
+
+    /// The batch is answered; the connection waits for input again.
+    #[inline]
+    pub fn end(&self) {
+        self.state.store(IDLE, Relaxed);
+    }
+
+    fn state(&self) -> &'static str {
+        match (&self.listen_addr, self.state.load(Relaxed)) {
+            (None, _) => "conn_listening",
+            (Some(_), NEW) => "conn_new_cmd",
+            (Some(_), BUSY) => "conn_parse_cmd",
+            (Some(_), _) => "conn_read",
+        }
+    }
+}
+
+/// memcached's `get_conn_text` for TCP: `tcp:1.2.3.4:port`, `tcp6:[::1]:port`.
+fn text(a: SocketAddr) -> String {
+    match a {
+        SocketAddr::V4(v4) => format!("tcp:{}:{}", v4.ip(), v4.port()),
+        SocketAddr::V6(v6) => format!("tcp6:[{}]:{}", v6.ip(), v6.port()),
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Conns {
+    by_fd: Mutex<BTreeMap<i32, Arc<ConnInfo>>>,
+}
+
+/// Removes its entry when the connection (or listener) goes away; drop it
+/// before the socket, so its descriptor is not reused while listed.
+pub struct Registered<'a> {
+    conns: &'a Conns,
+    fd: i32,
+    pub info: Arc<ConnInfo>,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        let mut t = self.conns.by_fd.lock().unwrap_or_else(|e| e.into_inner());
+        if t.get(&self.fd).is_some_and(|i| Arc::ptr_eq(i, &self.info)) {
+            t.remove(&self.fd);
+        }
+    }
+}
+
+impl Conns {
+    /// Lists `sock`, a listener when `peer` is `None`; `None` when its
+    /// local address cannot be read (it is then left out of the table).
+    pub fn register<S: AsRawFd>(
+        &self,
+        sock: &S,
+        local: std::io::Result<SocketAddr>,
+        peer: Option<SocketAddr>,
+    ) -> Option<Registered<'_>> {
+        let local = local.ok()?;
+        let (addr, listen_addr) = match peer {
+            Some(p) => (text(p), Some(text(local))),
+            None => (text(local), None),
+        };
+        let info = Arc::new(ConnInfo {
+            addr,
+            listen_addr,
+            state: AtomicU8::new(NEW),
+            last_cmd: AtomicU32::new(clock()),
+        });
+        let fd = sock.as_raw_fd();
+        self.by_fd
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(fd, info.clone());
+        Some(Registered {
+            conns: self,
+            fd,
+            info,
+        })
+    }
+
+    /// `stats conns`' lines, in descriptor order as memcached prints them.
+    pub fn listing(&self) -> Vec<(String, String)> {
+        let now = clock();
+        let t = self.by_fd.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::with_capacity(t.len() * 4);
+        for (fd, c) in t.iter() {
+            out.push((format!("{fd}:addr"), c.addr.clone()));
+            if let Some(l) = &c.listen_addr {
+                out.push((format!("{fd}:listen_addr"), l.clone()));
+            }
+            out.push((format!("{fd}:state"), c.state().to_string()));
+            let idle = now.saturating_sub(c.last_cmd.load(Relaxed));
+            out.push((format!("{fd}:secs_since_last_cmd"), idle.to_string()));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_listeners_and_connections_like_memcached() {
+        let conns = Conns::default();
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = l.local_addr().unwrap();
+        let reg_l = conns.register(&l, l.local_addr(), None).unwrap();
+        let c = std::net::TcpStream::connect(at).unwrap();
+        let peer = c.local_addr().unwrap();
+        let (s, _) = l.accept().unwrap();
+        let reg_c = conns.register(&s, s.local_addr(), Some(peer)).unwrap();
+        let state = (format!("{}:state", reg_c.fd), "conn_new_cmd".to_string());
+        assert!(conns.listing().contains(&state));
+        reg_c.info.begin();
+        let list = conns.listing();
+        let (lf, cf) = (reg_l.fd, reg_c.fd);
+        let want_l = [
+            (format!("{lf}:addr"), format!("tcp:127.0.0.1:{}", at.port())),
+            (format!("{lf}:state"), "conn_listening".to_string()),
+        ];
+        let want_c = [
+            (
+                format!("{cf}:addr"),
+                format!("tcp:127.0.0.1:{}", peer.port()),
+            ),
+            (
+                format!("{cf}:listen_addr"),
+                format!("tcp:127.0.0.1:{}", at.port()),
+            ),
+            (format!("{cf}:state"), "conn_parse_cmd".to_string()),
+        ];
+        for w in want_l.iter().chain(&want_c) {
+            assert!(list.contains(w), "{w:?} in {list:?}");
+        }
+        assert_eq!(list.len(), 7);
+        reg_c.info.end();
+        assert!(conns
+            .listing()
+            .contains(&(format!("{cf}:state"), "conn_read".into())));
+        drop(reg_c);
+        assert_eq!(conns.listing().len(), 3);
+    }
+
+    #[test]
+    fn formats_ipv6_as_memcached() {
+        let a: SocketAddr = "[::1]:11211".parse().unwrap();
+        assert_eq!(text(a), "tcp6:[::1]:11211");
+    }
+}
