@@ -103,7 +103,14 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
     let mut handover = None;
     // Dropped before `stream`: unlisted while its descriptor is still ours.
     let listed = srv.conns.register(&stream, stream.local_addr(), Some(peer));
-    match run(&stream, &srv, listed.as_ref().map(|r| &*r.info), &mut handover).await {
+    match run(
+        &stream,
+        &srv,
+        listed.as_ref().map(|r| &*r.info),
+        &mut handover,
+    )
+    .await
+    {
         Ok(()) => tracing::debug!("{peer}: closed"),
         Err(e) => tracing::debug!("{peer}: {e}"),
     }
