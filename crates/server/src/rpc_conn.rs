@@ -71,11 +71,12 @@ impl RpcSession {
     /// and the connection hands its socket to `replication::master`.
     fn replicate(
         &mut self,
-        srv: &Server,
+        srv: &Arc<Server>,
         msgid: Option<u32>,
         params: &[Value],
         out: &mut Out,
     ) -> Flow {
+        use crate::replication::master::{StreamSlot, MAX_STREAMS};
         let Some(msgid) = msgid else {
             return Flow::Continue;
         };
@@ -86,10 +87,16 @@ impl RpcSession {
             )
         } else if let Some((min_ts, replica_id)) = crate::replication::wire::decode_request(params)
         {
+            let Some(slot) = StreamSlot::take(srv) else {
+                let busy = format!("{MAX_STREAMS} replication streams already run");
+                encode(msgid, Err(RpcError::new(code::LOGICAL, busy)), out);
+                return Flow::Continue;
+            };
             self.stream = Some(crate::replication::master::StreamRequest {
                 msgid,
                 min_ts,
                 replica_id,
+                slot,
             });
             return Flow::Close;
         } else {

@@ -601,3 +601,34 @@ fn a_replica_cannot_be_read_only_or_without_an_update_log() {
         );
     }
 }
+
+/// Streams cost threads: past 32 at once `replicate` is refused (the
+/// connection stays a plain RPC one), and a place freed is taken again.
+#[test]
+fn replication_streams_are_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    let open = |id: i64| {
+        let mut s = master.connect();
+        s.write_all(&rpc_request(1, "replicate", &[0.into(), id.into()]))
+            .unwrap();
+        s
+    };
+    let mut streams: Vec<TcpStream> = (0..32).map(|i| open(100 + i)).collect();
+    wait_until(&master, "32 streams", |m| stat(m, "repl_streams") == 32);
+    let mut refused = open(200);
+    let e = rpc_response(&mut refused).unwrap_err();
+    assert!(format!("{e:?}").contains("32 replication streams"), "{e:?}");
+    assert!(rpc(&mut refused, "set", &["k", "v"]).is_ok());
+    assert_eq!(stat(&master, "repl_streams"), 32);
+    // One replica goes away: its place is given back and taken again.
+    drop(streams.pop());
+    wait_until(&master, "a place freed", |m| stat(m, "repl_streams") == 31);
+    streams.push(open(201));
+    wait_until(&master, "32 streams again", |m| {
+        stat(m, "repl_streams") == 32
+    });
+    assert_eq!(stat(&master, "repl_streams_total"), 33);
+    drop(streams);
+    assert!(master.terminate().success());
+}

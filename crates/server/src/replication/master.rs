@@ -33,13 +33,47 @@ pub const STALL: Duration = Duration::from_secs(10);
 /// How often an idle stream looks at the shutdown flag.
 const POLL: Duration = Duration::from_millis(100);
 
+/// At most this many replication streams at once: each costs two threads
+/// and a batch buffer, so a client calling `replicate` on many connections
+/// must not turn `-c` into thousands of threads.
+pub const MAX_STREAMS: u64 = 32;
+
 /// A `replicate` call accepted by the RPC session, to be served once the
 /// connection hands its socket over.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct StreamRequest {
     pub msgid: u32,
     pub min_ts: u64,
     pub replica_id: u16,
+    /// The stream's place under `MAX_STREAMS`, held until it ends.
+    pub slot: StreamSlot,
+}
+
+/// One of the `MAX_STREAMS` places, counted in `repl_streams`; given back
+/// when dropped, whichever way the stream ends (or fails to start).
+pub struct StreamSlot(Arc<Server>);
+
+impl std::fmt::Debug for StreamSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StreamSlot")
+    }
+}
+
+impl StreamSlot {
+    /// A place for one more stream, or `None` when `MAX_STREAMS` run.
+    pub fn take(srv: &Arc<Server>) -> Option<StreamSlot> {
+        let streams = &srv.replication.streams;
+        streams
+            .fetch_update(Relaxed, Relaxed, |n| (n < MAX_STREAMS).then_some(n + 1))
+            .ok()
+            .map(|_| StreamSlot(srv.clone()))
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.replication.streams.fetch_sub(1, Relaxed);
+    }
 }
 
 /// Serves the stream on `stream` (the connection's socket) until the
@@ -67,7 +101,6 @@ pub async fn serve(stream: tokio::net::TcpStream, srv: Arc<Server>, req: StreamR
         .name("memstored-repl-out".into())
         .spawn(move || {
             let r = &srv.replication;
-            r.streams.fetch_add(1, Relaxed);
             r.streams_total.fetch_add(1, Relaxed);
             tracing::info!(
                 "replication stream to {peer} (server id {}) from timestamp {}",
@@ -79,8 +112,8 @@ pub async fn serve(stream: tokio::net::TcpStream, srv: Arc<Server>, req: StreamR
                 Ok(why) => tracing::info!("replication stream to {peer} ended: {why}"),
                 Err(e) => tracing::info!("replication stream to {peer} dropped: {e}"),
             }
-            r.streams.fetch_sub(1, Relaxed);
             drop(acks);
+            drop(req); // gives the stream's place back
             let _ = done_tx.send(());
         });
     match started {
