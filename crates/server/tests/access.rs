@@ -4,17 +4,7 @@
 //! checked by tests/python/test_memcached_differential.py.
 
 mod common;
-use common::{call, Server, Text};
-
-const STAT: u8 = 0x10;
-
-/// The lines of a multi-line reply up to (without) `END`.
-fn listing(t: &mut Text, request: &str) -> Vec<String> {
-    t.send(request.as_bytes());
-    std::iter::from_fn(|| Some(t.line()))
-        .take_while(|l| l != "END")
-        .collect()
-}
+use common::{call, Server, Text, STAT};
 
 #[test]
 fn the_cache_tracks_fetches_as_memcached() {
@@ -104,7 +94,7 @@ fn stats_conns_lists_listener_and_connections() {
     // listed once the server has accepted it: ask until it is
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let lines = loop {
-        let lines = listing(&mut t, "stats conns\r\n");
+        let lines = t.listing("stats conns\r\n");
         if lines.iter().any(|l| l.ends_with(&format!(":{idle_port}"))) {
             break lines;
         }
@@ -153,7 +143,7 @@ fn lru_crawler_enable_disable_and_crawl() {
         t.cmd("lru_crawler metadump all\r\n"),
         "CLIENT_ERROR lru crawler disabled"
     );
-    let settings = listing(&mut t, "stats settings\r\n");
+    let settings = t.listing("stats settings\r\n");
     assert!(settings.contains(&"STAT lru_crawler no".to_string()));
     assert_eq!(t.cmd("lru_crawler enable\r\n"), "OK");
     assert_eq!(
@@ -171,7 +161,7 @@ fn lru_crawler_enable_disable_and_crawl() {
     loop {
         let r = t.cmd("lru_crawler crawl all\r\n");
         assert!(r == "OK" || r.starts_with("BUSY"), "{r}");
-        let stats = listing(&mut t, "stats\r\n");
+        let stats = t.listing("stats\r\n");
         if stats.contains(&"STAT curr_items 0".to_string()) {
             break;
         }

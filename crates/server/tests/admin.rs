@@ -4,19 +4,9 @@
 //! tests/python/test_memcached_differential.py.)
 
 mod common;
-use common::{call, is_closed, read_resp, req, set_extras, Server, Text};
+use common::{call, is_closed, read_resp, req, set_extras, Server, Text, STAT};
 use std::io::Write;
 use std::time::{Duration, Instant};
-
-const STAT: u8 = 0x10;
-
-/// The lines of a multi-line reply up to (without) `END`.
-fn listing(t: &mut Text, request: &str) -> Vec<String> {
-    t.send(request.as_bytes());
-    std::iter::from_fn(|| Some(t.line()))
-        .take_while(|l| l != "END")
-        .collect()
-}
 
 #[test]
 fn shutdown_needs_enable_shutdown() {
@@ -27,7 +17,7 @@ fn shutdown_needs_enable_shutdown() {
         t.cmd("shutdown graceful\r\n"),
         "ERROR: shutdown not enabled"
     );
-    let settings = listing(&mut t, "stats settings\r\n");
+    let settings = t.listing("stats settings\r\n");
     assert!(settings.contains(&"STAT shutdown_command no".to_string()));
     assert!(t.cmd("version\r\n").starts_with("VERSION"));
 }
@@ -69,7 +59,7 @@ fn stats_detail_over_text_and_binary() {
     let mut t = Text::new(srv.connect());
     assert_eq!(t.cmd("stats detail on\r\n"), "OK");
     assert_eq!(t.cmd("get a:1\r\n"), "END");
-    let settings = listing(&mut t, "stats settings\r\n");
+    let settings = t.listing("stats settings\r\n");
     assert!(settings.contains(&"STAT detail_enabled yes".to_string()));
     let mut b = srv.connect();
     assert_eq!(
@@ -88,7 +78,7 @@ fn stats_detail_over_text_and_binary() {
     assert_eq!(read_resp(&mut b).status, 1, "a miss, not counted now");
     let mut t = Text::new(srv.connect());
     assert_eq!(
-        listing(&mut t, "stats detail dump\r\n"),
+        t.listing("stats detail dump\r\n"),
         ["PREFIX a get 2 hit 1 set 1 del 0"]
     );
     assert_eq!(t.cmd("stats reset\r\n"), "RESET");

@@ -217,6 +217,15 @@ impl Text {
         v
     }
 
+    /// Sends `request` and returns the lines of its multi-line reply up to
+    /// (without) `END`.
+    pub fn listing(&mut self, request: &str) -> Vec<String> {
+        self.send(request.as_bytes());
+        std::iter::from_fn(|| Some(self.line()))
+            .take_while(|l| l != "END")
+            .collect()
+    }
+
     /// Sends a command and returns the first reply line.
     pub fn cmd(&mut self, c: &str) -> String {
         self.send(c.as_bytes());
