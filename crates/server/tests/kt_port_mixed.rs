@@ -10,18 +10,6 @@ use memstored_server::listener::TOO_MANY;
 use std::io::{Read, Write};
 use std::process::Command;
 
-/// set_bulk of one record (dbidx 0, no expiry): magic, flags, rnum, then
-/// dbidx u16, ksiz u32, vsiz u32, xt i64, key, value.
-fn bin_set(key: &[u8], value: &[u8]) -> Vec<u8> {
-    let mut v = vec![0xB8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0];
-    v.extend((key.len() as u32).to_be_bytes());
-    v.extend((value.len() as u32).to_be_bytes());
-    v.extend(i64::MAX.to_be_bytes());
-    v.extend(key);
-    v.extend(value);
-    v
-}
-
 /// get_bulk of one key; the reply's value when there is one.
 fn bin_get(h: &mut Http, key: &[u8]) -> Option<Vec<u8>> {
     let mut req = vec![0xBA, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0];
@@ -48,7 +36,7 @@ fn binary_and_http_alternate_on_one_connection() {
         // Binary first on some rounds, HTTP first on others.
         if i % 2 == 0 {
             assert_eq!(
-                h.binary(&bin_set(kb.as_bytes(), b"b"), 5),
+                h.binary(&common::kt_http::kt_set_bulk(kb.as_bytes(), b"b"), 5),
                 [0xB8, 0, 0, 0, 1]
             );
         }
@@ -56,7 +44,7 @@ fn binary_and_http_alternate_on_one_connection() {
         assert_eq!(put.status, 201);
         if i % 2 == 1 {
             assert_eq!(
-                h.binary(&bin_set(kb.as_bytes(), b"b"), 5),
+                h.binary(&common::kt_http::kt_set_bulk(kb.as_bytes(), b"b"), 5),
                 [0xB8, 0, 0, 0, 1]
             );
         }
@@ -75,7 +63,7 @@ fn binary_and_http_alternate_on_one_connection() {
 fn dbidx_and_the_rest_path_name_the_same_database() {
     let (_srv, port) = start_kt(&["-s", "*", "-s", "+"]);
     let mut h = Http::connect(port);
-    let mut req = bin_set(b"k", b"in one");
+    let mut req = common::kt_http::kt_set_bulk(b"k", b"in one");
     req[9..11].copy_from_slice(&1u16.to_be_bytes());
     assert_eq!(h.binary(&req, 5), [0xB8, 0, 0, 0, 1]);
     assert_eq!(h.request("GET", "/1/k", &[], b"").body, b"in one");

@@ -39,17 +39,6 @@ fn rm(k: &str) -> (UlogOp, String, String) {
     (UlogOp::Remove, k.into(), String::new())
 }
 
-/// KT's set_bulk of one record (dbidx 0, no expiry).
-fn kt_set_bulk(key: &[u8], value: &[u8]) -> Vec<u8> {
-    let mut v = vec![0xB8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0];
-    v.extend((key.len() as u32).to_be_bytes());
-    v.extend((value.len() as u32).to_be_bytes());
-    v.extend(i64::MAX.to_be_bytes());
-    v.extend(key);
-    v.extend(value);
-    v
-}
-
 fn rpc(s: &mut std::net::TcpStream, method: &str, params: &[&str]) -> Result<Value, Value> {
     let params: Vec<Value> = params.iter().map(|p| Value::from(*p)).collect();
     use std::io::Write;
@@ -91,7 +80,7 @@ fn writes_on_every_protocol_are_logged_in_order() {
     assert!(rpc(&mut r, "set", &["r1", "rv"]).is_ok());
     assert!(rpc(&mut r, "remove", &["t1"]).is_ok());
     assert_eq!(
-        kt.binary(&kt_set_bulk(b"kb", b"kbv"), 5),
+        kt.binary(&common::kt_http::kt_set_bulk(b"kb", b"kbv"), 5),
         [0xB8, 0, 0, 0, 1]
     );
     assert_eq!(kt.request("PUT", "/kh", &[], b"khv").status, 201);

@@ -163,3 +163,15 @@ impl Http {
         b
     }
 }
+
+/// set_bulk of one record (dbidx 0, no expiry): magic, flags, rnum, then
+/// dbidx u16, ksiz u32, vsiz u32, xt i64, key, value.
+pub fn kt_set_bulk(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut v = vec![0xB8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0];
+    v.extend((key.len() as u32).to_be_bytes());
+    v.extend((value.len() as u32).to_be_bytes());
+    v.extend(i64::MAX.to_be_bytes());
+    v.extend(key);
+    v.extend(value);
+    v
+}
