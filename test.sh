@@ -24,7 +24,18 @@ cargo build -p memstored-server -p memstored-c -p memstored-ruby
 cargo test --workspace "$@"
 # The server's tests once more on the shared tokio runtime, the scheduler's
 # fallback (`--scheduler shared`; per-core is the default): both stay correct.
-MEMSTORED_SCHEDULER=shared cargo test -p memstored-server --tests
+# The test binaries built above are run directly: `cargo test -p` would resolve
+# features for that one package and rebuild the workspace's crates (minutes).
+server_tests="$(cargo test --workspace --tests --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"] and "crates/server#" in m["package_id"]:
+        print(m["executable"])')"
+test -n "$server_tests" || { echo "no server test binaries found" >&2; exit 1; }
+for t in $server_tests; do
+  (cd crates/server && MEMSTORED_SCHEDULER=shared "$t" -q)
+done
 c_lib_dir="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
 # The Java binding loads the debug libmemstored.so just built. Maven runs on
 # the binding's JDK; the Unsafe flag quiets Maven 3.8's own libraries on JDK
