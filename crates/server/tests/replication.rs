@@ -149,6 +149,12 @@ fn an_empty_replica_catches_up_with_100k_records_then_follows_every_protocol() {
     assert_eq!(stat(&replica, "repl_master_server_id"), 1);
     assert_eq!(stat(&replica, "repl_lag_ms"), 0);
     assert_eq!(stat(&master, "repl_streams"), 1);
+    // The master sees the same from the replica's acknowledgements.
+    assert_eq!(stat_str(&master, "repl_replica_0_server_id"), "2");
+    wait_until(&master, "the replica's last acknowledgement", |m| {
+        stat(m, "repl_replica_0_lag_records") == 0
+    });
+    assert_eq!(stat(&master, "repl_replica_0_sent_records"), 100_000);
     let metrics = Http::connect(kt_port).request("GET", "/metrics", &[], b"");
     let body = String::from_utf8_lossy(&metrics.body);
     for series in [
@@ -630,5 +636,101 @@ fn replication_streams_are_capped() {
     });
     assert_eq!(stat(&master, "repl_streams_total"), 33);
     drop(streams);
+    assert!(master.terminate().success());
+}
+
+/// Reads stream frames until a batch with updates; returns its last update's
+/// timestamp and how many updates it carried.
+fn next_batch(s: &mut TcpStream) -> (u64, usize) {
+    loop {
+        let frame = rmpv::decode::read_value(s).expect("a frame");
+        let Value::Array(f) = frame else {
+            panic!("not a frame: {frame:?}")
+        };
+        assert_eq!(f.get(1).and_then(Value::as_str), Some("replicate"), "{f:?}");
+        let updates = match f.get(2) {
+            Some(Value::Array(p)) => match p.get(2) {
+                Some(Value::Array(u)) => u.clone(),
+                _ => panic!("no updates in {p:?}"),
+            },
+            _ => panic!("no params in {f:?}"),
+        };
+        if let Some(Value::Array(last)) = updates.last() {
+            let ts = last.first().and_then(Value::as_u64).expect("a timestamp");
+            return (ts, updates.len());
+        }
+    }
+}
+
+/// The master shows each replica's lag from what the replica acknowledged:
+/// records sent and not applied, and how long the oldest has waited (it
+/// grows while the replica holds back); an acknowledgement clears it.
+#[test]
+fn the_master_shows_each_replicas_lag_from_its_acknowledgements() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = master_args(dir.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (master, kt_port) = start_kt(&args);
+    // A replica driven by hand, so that it acknowledges when told.
+    let mut replica = master.connect();
+    replica
+        .write_all(&rpc_request(1, "replicate", &[0.into(), 7.into()]))
+        .unwrap();
+    let head = rpc_response(&mut replica).expect("the stream's head");
+    assert_eq!(
+        head.as_map()
+            .and_then(|m| m.iter().find(|(k, _)| k.as_str() == Some("ack")))
+            .and_then(|(_, v)| v.as_bool()),
+        Some(true),
+        "{head:?}"
+    );
+    wait_until(&master, "the stream", |m| stat(m, "repl_streams") == 1);
+    assert_eq!(stat_str(&master, "repl_replica_0_server_id"), "7");
+    assert_eq!(stat(&master, "repl_replica_0_lag_records"), 0);
+
+    let mut t = Text::new(master.connect());
+    for i in 0..10 {
+        assert_eq!(t.cmd(&format!("set lag{i} 0 0 1\r\nx\r\n")), "STORED");
+    }
+    let mut received = 0;
+    let mut last_ts = 0;
+    while received < 10 {
+        let (ts, n) = next_batch(&mut replica);
+        received += n;
+        last_ts = ts;
+    }
+    wait_until(&master, "the batches counted as sent", |m| {
+        stat(m, "repl_replica_0_sent_records") == 10
+    });
+    assert_eq!(stat(&master, "repl_replica_0_lag_records"), 10);
+    wait_until(&master, "the unapplied writes to age", |m| {
+        stat(m, "repl_replica_0_lag_ms") >= 50
+    });
+    let metrics = Http::connect(kt_port).request("GET", "/metrics", &[], b"");
+    let body = String::from_utf8_lossy(&metrics.body);
+    let series =
+        "memstored_replication_replica_lag_records{replica_server_id=\"7\",replica=\"127.0.0.1:";
+    let line = body
+        .lines()
+        .find(|l| l.starts_with(series))
+        .unwrap_or_else(|| panic!("{series} in {body}"));
+    let value = line.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok());
+    assert_eq!(value, Some(10.0), "{line}");
+
+    let mut ack = bytes::BytesMut::new();
+    memstored_protocol::rpc::encode_notification("replicate_ack", &[last_ts.into()], &mut ack);
+    replica.write_all(&ack).unwrap();
+    wait_until(&master, "the acknowledgement", |m| {
+        stat(m, "repl_replica_0_lag_records") == 0
+    });
+    assert_eq!(stat(&master, "repl_replica_0_lag_ms"), 0);
+    assert_eq!(stat(&master, "repl_replica_0_acked_timestamp"), last_ts);
+    drop(replica);
+    wait_until(&master, "the stream to end", |m| {
+        stat(m, "repl_streams") == 0
+    });
+    assert!(stats(&master)
+        .iter()
+        .all(|(k, _)| !k.starts_with("repl_replica_")));
     assert!(master.terminate().success());
 }

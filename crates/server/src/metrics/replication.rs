@@ -2,7 +2,8 @@
 //! (present only on a master with an update log or on a replica).
 
 use super::{counter, gauge, Snapshot};
-use prometheus_client::encoding::DescriptorEncoder;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::gauge::ConstGauge;
 use std::fmt;
 
 /// (stats name, metric, help, is a counter).
@@ -60,6 +61,58 @@ impl Snapshot {
                 gauge(enc, name, help, v)?;
             }
         }
+        self.encode_replica_streams(enc)
+    }
+
+    /// One series per replica this master streams to (`repl_replica_<n>_*`),
+    /// labelled with the replica's server id and address.
+    fn encode_replica_streams(&self, enc: &mut DescriptorEncoder) -> fmt::Result {
+        let streams: Vec<(usize, String, String)> = (0..)
+            .map_while(|n| {
+                let id = self.stats.get(&format!("repl_replica_{n}_server_id"))?;
+                let addr = self.stats.get(&format!("repl_replica_{n}_addr"))?;
+                Some((n, id.clone(), addr.clone()))
+            })
+            .collect();
+        if streams.is_empty() {
+            return Ok(());
+        }
+        for (field, name, help, scale) in STREAM_SERIES {
+            let mut e =
+                enc.encode_descriptor(name, help, None, ConstGauge::new(0.0f64).metric_type())?;
+            for (n, id, addr) in &streams {
+                let Some(v) = self.num(&format!("repl_replica_{n}_{field}")) else {
+                    continue;
+                };
+                let labels = [
+                    ("replica_server_id", id.as_str()),
+                    ("replica", addr.as_str()),
+                ];
+                ConstGauge::new(v * scale).encode(e.encode_family(&labels)?)?;
+            }
+        }
         Ok(())
     }
 }
+
+/// Per-replica series of a master: (stats field, metric, help, scale).
+const STREAM_SERIES: &[(&str, &str, &str, f64)] = &[
+    (
+        "lag_records",
+        "memstored_replication_replica_lag_records",
+        "Updates this replica has not acknowledged applying: sent and unacknowledged, plus not yet sent.",
+        1.0,
+    ),
+    (
+        "lag_ms",
+        "memstored_replication_replica_lag_seconds",
+        "Age of the oldest update this replica has not applied, against the master's newest write.",
+        1e-3,
+    ),
+    (
+        "sent_records",
+        "memstored_replication_replica_sent_records",
+        "Updates sent on this replica's stream since it connected.",
+        1.0,
+    ),
+];

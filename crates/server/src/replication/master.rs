@@ -11,6 +11,7 @@
 //! replica that stops reading for `STALL` is dropped (the write times
 //! out). At shutdown the stream sends `replicate_end` and closes.
 
+use super::progress::StreamProgress;
 use super::wire;
 use crate::server::Server;
 use bytes::BytesMut;
@@ -107,12 +108,14 @@ pub async fn serve(stream: tokio::net::TcpStream, srv: Arc<Server>, req: StreamR
                 req.replica_id,
                 req.min_ts
             );
-            let acks = AckReader::start(&srv, &sock);
-            match run(sock, &srv, &log, &req) {
+            let progress = r.progress.register(peer.clone(), req.replica_id);
+            let acks = AckReader::start(&srv, &sock, &progress);
+            match run(sock, &srv, &log, &req, &progress) {
                 Ok(why) => tracing::info!("replication stream to {peer} ended: {why}"),
                 Err(e) => tracing::info!("replication stream to {peer} dropped: {e}"),
             }
             drop(acks);
+            r.progress.forget(&progress);
             drop(req); // gives the stream's place back
             let _ = done_tx.send(());
         });
@@ -140,6 +143,7 @@ fn run(
     srv: &Server,
     log: &UpdateLog,
     req: &StreamRequest,
+    progress: &StreamProgress,
 ) -> Result<&'static str, Box<dyn std::error::Error>> {
     let mut out = BytesMut::with_capacity(64 << 10);
     // Everything written so far is visible to the reader once it is open
@@ -152,8 +156,9 @@ fn run(
             u64::from(log.options().server_id).into(),
         ),
         ("last_timestamp".into(), log.stats().last_timestamp.into()),
-        // Acknowledgements are sent only when read (semi-synchronous mode).
-        ("ack".into(), srv.replication.semi.get().is_some().into()),
+        // The replica acknowledges what it applied: its lag, and
+        // `--sync-replicas`. (A replica acknowledges only when asked.)
+        ("ack".into(), true.into()),
     ]);
     memstored_protocol::rpc::encode_response(req.msgid, Ok(&head), &mut out);
     send(&mut sock, &mut out)?;
@@ -187,8 +192,12 @@ fn run(
             let pending = log.pending_after(reader.position());
             let last_ts = log.stats().last_timestamp;
             wire::encode_batch(last_ts, pending, &batch, &mut out);
+            let first = batch.first().map_or(0, |u| u.timestamp);
+            let last = batch.last().map_or(0, |u| u.timestamp);
+            let records = batch.len() as u64;
             batch.clear();
             send(&mut sock, &mut out)?;
+            progress.sent(records, first, last, pending);
             last_sent = Instant::now();
         }
         if exhausted {
@@ -199,7 +208,8 @@ fn run(
 }
 
 /// Reads the replica's `replicate_ack`s on a thread of its own (the
-/// stream's thread only writes) and records them for `--sync-replicas`.
+/// stream's thread only writes) and records them: the stream's progress
+/// (its lag) and, in semi-synchronous mode, for `--sync-replicas`.
 /// Dropped when the stream ends: the socket is shut down, which ends the
 /// reader, and the stream is forgotten.
 struct AckReader {
@@ -209,24 +219,21 @@ struct AckReader {
 }
 
 impl AckReader {
-    fn start(srv: &Arc<Server>, sock: &TcpStream) -> AckReader {
+    fn start(srv: &Arc<Server>, sock: &TcpStream, progress: &Arc<StreamProgress>) -> AckReader {
         let mut me = AckReader {
             sock: None,
             srv: srv.clone(),
             slot: None,
         };
-        let Some(semi) = srv.replication.semi.get() else {
-            return me;
-        };
         let (Ok(keep), Ok(mut rd)) = (sock.try_clone(), sock.try_clone()) else {
             return me;
         };
-        let slot = semi.register();
-        let (srv2, slot2) = (srv.clone(), slot.clone());
+        let slot = srv.replication.semi.get().map(|semi| semi.register());
+        let (srv2, slot2, progress) = (srv.clone(), slot.clone(), progress.clone());
         let spawned = std::thread::Builder::new()
             .name("memstored-repl-ack".into())
-            .spawn(move || read_acks(&mut rd, &srv2, &slot2));
-        me.slot = Some(slot);
+            .spawn(move || read_acks(&mut rd, &srv2, slot2.as_deref(), &progress));
+        me.slot = slot;
         if spawned.is_ok() {
             me.sock = Some(keep);
         }
@@ -245,13 +252,16 @@ impl Drop for AckReader {
     }
 }
 
-fn read_acks(sock: &mut TcpStream, srv: &Server, slot: &std::sync::atomic::AtomicU64) {
+fn read_acks(
+    sock: &mut TcpStream,
+    srv: &Server,
+    slot: Option<&std::sync::atomic::AtomicU64>,
+    progress: &StreamProgress,
+) {
     use memstored_protocol::rpc::{Decoder, Limits, Message};
     use memstored_protocol::Parse;
     use std::io::Read;
-    let Some(semi) = srv.replication.semi.get() else {
-        return;
-    };
+    let semi = srv.replication.semi.get().zip(slot);
     let mut dec = Decoder::new(Limits::with_max_frame(1 << 16));
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -262,7 +272,10 @@ fn read_acks(sock: &mut TcpStream, srv: &Server, slot: &std::sync::atomic::Atomi
                 if let Message::Notification(n) = m {
                     let ts = n.params.first().and_then(|v| v.as_u64());
                     if let (wire::ACK, Some(ts)) = (n.method.as_str(), ts) {
-                        semi.ack(slot, ts);
+                        progress.acked(ts);
+                        if let Some((semi, slot)) = semi {
+                            semi.ack(slot, ts);
+                        }
                     }
                 }
                 continue;

@@ -4,6 +4,7 @@
 //! far it got in a timestamp file (`replica`, `rts`).
 
 pub mod master;
+pub mod progress;
 pub mod replica;
 pub mod rts;
 pub mod semisync;
@@ -58,6 +59,8 @@ pub struct Replication {
     pub streams: AtomicU64,
     /// Streams served since start.
     pub streams_total: AtomicU64,
+    /// What each stream being served sent and had acknowledged (its lag).
+    pub progress: progress::Progress,
     /// `--sync-replicas`, when given.
     pub semi: OnceLock<semisync::SemiSync>,
 }
@@ -73,13 +76,16 @@ impl Replication {
                 self.streams_total.load(Relaxed).to_string(),
             ));
         }
+        let mut v: Vec<(String, String)> = v.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        self.progress.stats(&mut v);
+        let own = |(k, v): (&str, String)| (k.to_string(), v);
         if let Some(r) = self.replica.get() {
-            v.extend(r.stats());
+            v.extend(r.stats().into_iter().map(own));
         }
         if let Some(s) = self.semi.get() {
-            v.extend(s.stats());
+            v.extend(s.stats().into_iter().map(own));
         }
-        v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+        v
     }
 }
 

@@ -26,8 +26,8 @@ use rmp::encode as enc;
 pub const METHOD: &str = "replicate";
 pub const END: &str = "replicate_end";
 /// Replica to master, after each batch applied: `[2, "replicate_ack",
-/// [timestamp]]`, the master timestamp of the batch's last update
-/// (`--sync-replicas`).
+/// [timestamp]]`, the master timestamp of the batch's last update (the
+/// master's per-replica lag, and `--sync-replicas`).
 pub const ACK: &str = "replicate_ack";
 
 /// Writing into memory cannot fail: `BytesMut`'s writer grows as needed.
