@@ -114,8 +114,8 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
         Ok(()) => tracing::debug!("{peer}: closed"),
         Err(e) => tracing::debug!("{peer}: {e}"),
     }
-    // A `replicate` call turned the connection into a replication stream,
-    // which `stats conns` does not list.
+    // A `replicate` call (or Kyoto Tycoon's 0xB1) turned the connection
+    // into a replication stream, which `stats conns` does not list.
     drop(listed);
     if let Some(req) = handover {
         crate::replication::master::serve(stream, srv, req).await;
@@ -307,9 +307,11 @@ async fn run(
                 }
                 Step::Flush => continue,
                 Step::Close => {
-                    if let AnySession::Rpc(s) = s {
-                        *handover = s.take_stream();
-                    }
+                    *handover = match s {
+                        AnySession::Rpc(s) => s.take_stream(),
+                        AnySession::Kt(s) => s.take_stream(),
+                        _ => None,
+                    };
                     return Ok(());
                 }
             }

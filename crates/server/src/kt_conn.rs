@@ -12,31 +12,73 @@
 //! - A size over `-I` (or the frame limit) is answered 0xBF and the
 //!   connection closed, as `ktserver` does for sizes over its own limit.
 //! - play_script answers 0xBF (no scripting here, as a `ktserver` without
-//!   `-scr`); replication answers 0xBF and hangs up (no update log), as a
-//!   `ktserver` without `-ulog`.
+//!   `-scr`).
+//! - replication (0xB1) turns the connection into a stream of the update
+//!   log (`replication::kt_stream`); without `--ulog-dir` it answers 0xBF
+//!   and hangs up, as a `ktserver` without `-ulog`.
 //! - The protocol has no authentication, so a server with `--sasl-file`
 //!   refuses these connections outright (`connection::sniff`).
 
 use crate::command::{Delete, Get, Outcome, Store, StoreKind};
 use crate::out::Out;
+use crate::replication::kt_stream;
+use crate::replication::master::{StreamRequest, StreamSlot, Wire, MAX_STREAMS};
 use crate::server::Server;
 use crate::session::{Cx, Flow, Session};
 use bytes::Bytes;
 use memstored_engine::Record;
+use memstored_protocol::kt::ulog::FLAG_WHITE_SID;
 use memstored_protocol::kt::{
     self, KeyRecord, KtFramer, Limits, Refusal, Request, SetRecord, MAGIC_REMOVE_BULK,
     MAGIC_SET_BULK,
 };
+use std::sync::Arc;
 
 /// Per-connection state.
 pub struct KtSession {
     framer: KtFramer,
+    /// An accepted replication command, served once the session has closed.
+    stream: Option<StreamRequest>,
 }
 
 impl KtSession {
     pub fn new(srv: &Server) -> KtSession {
         KtSession {
             framer: KtFramer::new(limits(srv)),
+            stream: None,
+        }
+    }
+
+    /// The accepted replication command, once the session has closed for it.
+    pub fn take_stream(&mut self) -> Option<StreamRequest> {
+        self.stream.take()
+    }
+
+    /// 0xB1: accepted (the session closes and the connection hands its
+    /// socket to `replication::master`), or 0xBF.
+    fn replication(&mut self, srv: &Arc<Server>, flags: u32, ts: u64, sid: u16, out: &mut Out) {
+        let slot = if srv.replication.ulog.get().is_none() {
+            tracing::info!("replication asked for: this server keeps no update log (--ulog-dir)");
+            None
+        } else {
+            let slot = StreamSlot::take(srv);
+            if slot.is_none() {
+                tracing::warn!("replication asked for: {MAX_STREAMS} streams already run");
+            }
+            slot
+        };
+        match slot {
+            Some(slot) => {
+                self.stream = Some(StreamRequest {
+                    wire: Wire::Kt {
+                        white: flags & FLAG_WHITE_SID != 0,
+                    },
+                    min_ts: kt_stream::first_after(ts),
+                    replica_id: sid,
+                    slot,
+                })
+            }
+            None => kt::encode_error(out.buf()),
         }
     }
 }
@@ -90,9 +132,8 @@ impl Session for KtSession {
                     kt::encode_error(out.buf());
                 }
             }
-            Request::Replication { .. } => {
-                tracing::info!("replication asked for: not supported");
-                kt::encode_error(out.buf());
+            Request::Replication { flags, ts, sid } => {
+                self.replication(cx.srv, flags, ts, sid, out);
                 return Flow::Close;
             }
         }

@@ -93,7 +93,7 @@ impl RpcSession {
                 return Flow::Continue;
             };
             self.stream = Some(crate::replication::master::StreamRequest {
-                msgid,
+                wire: crate::replication::master::Wire::Rpc { msgid },
                 min_ts,
                 replica_id,
                 slot,

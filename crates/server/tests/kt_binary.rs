@@ -3,59 +3,15 @@
 //! (not with the server's own encoder), replies read the same way.
 
 mod common;
+use common::kt_bin::{keys_req, read_n, set_bulk, u32_at, ERROR, GET_BULK, REMOVE_BULK, SET_BULK};
 use common::*;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const SET_BULK: u8 = 0xB8;
-const REMOVE_BULK: u8 = 0xB9;
-const GET_BULK: u8 = 0xBA;
-const ERROR: u8 = 0xBF;
 const NO_REPLY: u32 = 1;
 /// `TimedDB::XTMAX`: the xt of a record that never expires.
 const XT_MAX: i64 = (1 << 40) - 1;
-
-/// set_bulk: magic, flags u32, rnum u32, then per record dbidx u16, ksiz u32,
-/// vsiz u32, xt i64, key, value.
-fn set_bulk(flags: u32, recs: &[(u16, &[u8], &[u8], i64)]) -> Vec<u8> {
-    let mut v = vec![SET_BULK];
-    v.extend_from_slice(&flags.to_be_bytes());
-    v.extend_from_slice(&(recs.len() as u32).to_be_bytes());
-    for (db, k, val, xt) in recs {
-        v.extend_from_slice(&db.to_be_bytes());
-        v.extend_from_slice(&(k.len() as u32).to_be_bytes());
-        v.extend_from_slice(&(val.len() as u32).to_be_bytes());
-        v.extend_from_slice(&xt.to_be_bytes());
-        v.extend_from_slice(k);
-        v.extend_from_slice(val);
-    }
-    v
-}
-
-/// remove_bulk / get_bulk: magic, flags u32, rnum u32, then per key dbidx
-/// u16, ksiz u32, key.
-fn keys_req(magic: u8, flags: u32, keys: &[(u16, &[u8])]) -> Vec<u8> {
-    let mut v = vec![magic];
-    v.extend_from_slice(&flags.to_be_bytes());
-    v.extend_from_slice(&(keys.len() as u32).to_be_bytes());
-    for (db, k) in keys {
-        v.extend_from_slice(&db.to_be_bytes());
-        v.extend_from_slice(&(k.len() as u32).to_be_bytes());
-        v.extend_from_slice(k);
-    }
-    v
-}
-
-fn read_n(s: &mut TcpStream, n: usize) -> Vec<u8> {
-    let mut b = vec![0; n];
-    s.read_exact(&mut b).expect("reply");
-    b
-}
-
-fn u32_at(b: &[u8]) -> u32 {
-    u32::from_be_bytes(b[..4].try_into().unwrap())
-}
 
 /// A set_bulk or remove_bulk reply: the hit count, or None for 0xBF.
 fn read_hits(s: &mut TcpStream, magic: u8) -> Option<u32> {
@@ -268,18 +224,6 @@ fn play_script_errors_and_the_connection_goes_on() {
     s.write_all(&req).unwrap();
     assert_eq!(read_n(&mut s, 1), [ERROR]);
     assert_eq!(get(&mut s, &[b"k"]), Some(vec![]));
-}
-
-#[test]
-fn replication_is_not_supported_and_hangs_up() {
-    let srv = Server::start(&[]);
-    let mut s = srv.connect();
-    let mut req = vec![0xB1, 0, 0, 0, 0];
-    req.extend(0u64.to_be_bytes());
-    req.extend(1u16.to_be_bytes());
-    s.write_all(&req).unwrap();
-    assert_eq!(read_n(&mut s, 1), [ERROR]);
-    assert!(is_closed(&mut s));
 }
 
 #[test]

@@ -540,8 +540,10 @@ fn in_semi_synchronous_mode_a_promoted_replica_has_every_acknowledged_write() {
     ]));
     let master = start_on(0, &args);
     let replica = start_on(0, &replica_args(dir.path(), &master));
+    // Writes before the stream's acknowledgements count would not wait
+    // (counted in repl_sync_unguarded).
     wait_until(&master, "the replica's stream", |m| {
-        stat(m, "repl_streams") == 1
+        stat(m, "repl_sync_connected") == 1
     });
     let port = master.port;
     let writer = std::thread::spawn(move || write_until_failure(port));

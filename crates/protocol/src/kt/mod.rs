@@ -12,6 +12,7 @@ mod framer;
 #[cfg(test)]
 mod tests;
 pub mod tsv;
+pub mod ulog;
 
 pub use framer::{KtFramer, Limits};
 

@@ -66,6 +66,11 @@ async fn run(stream: TcpStream, srv: &Arc<Server>) -> io::Result<()> {
         };
         if is_binary(first) {
             if !bin.serve(&mut io, srv, &mut charge).await? {
+                // Kyoto Tycoon's replication command takes the connection over.
+                if let Some(req) = bin.session.kt.take_stream() {
+                    drop(charge);
+                    crate::replication::master::serve(io.stream, srv.clone(), req).await;
+                }
                 return Ok(());
             }
             continue;

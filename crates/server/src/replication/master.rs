@@ -32,7 +32,7 @@ pub const HEARTBEAT: Duration = Duration::from_secs(1);
 /// How long a write may block before the replica is dropped as not reading.
 pub const STALL: Duration = Duration::from_secs(10);
 /// How often an idle stream looks at the shutdown flag.
-const POLL: Duration = Duration::from_millis(100);
+pub const POLL: Duration = Duration::from_millis(100);
 
 /// At most this many replication streams at once: each costs two threads
 /// and a batch buffer, so a client calling `replicate` on many connections
@@ -43,11 +43,22 @@ pub const MAX_STREAMS: u64 = 32;
 /// connection hands its socket over.
 #[derive(Debug)]
 pub struct StreamRequest {
-    pub msgid: u32,
+    pub wire: Wire,
+    /// The first timestamp wanted (ours, microseconds).
     pub min_ts: u64,
     pub replica_id: u16,
     /// The stream's place under `MAX_STREAMS`, held until it ends.
     pub slot: StreamSlot,
+}
+
+/// Which protocol asked for the stream.
+#[derive(Debug, Clone, Copy)]
+pub enum Wire {
+    /// MessagePack-RPC `replicate` (`wire`), answered under `msgid`.
+    Rpc { msgid: u32 },
+    /// Kyoto Tycoon's binary command 0xB1 (`kt_stream`); `white`: only the
+    /// updates of the requester's server id.
+    Kt { white: bool },
 }
 
 /// One of the `MAX_STREAMS` places, counted in `repl_streams`; given back
@@ -109,12 +120,19 @@ pub async fn serve(stream: tokio::net::TcpStream, srv: Arc<Server>, req: StreamR
                 req.min_ts
             );
             let progress = r.progress.register(peer.clone(), req.replica_id);
-            let acks = AckReader::start(&srv, &sock, &progress);
-            match run(sock, &srv, &log, &req, &progress) {
+            let ended = match req.wire {
+                Wire::Rpc { msgid } => {
+                    let _acks = AckReader::start(&srv, &sock, &progress);
+                    run(sock, &srv, &log, &req, msgid, &progress)
+                }
+                Wire::Kt { white } => {
+                    super::kt_stream::run(sock, &srv, &log, &req, white, &progress)
+                }
+            };
+            match ended {
                 Ok(why) => tracing::info!("replication stream to {peer} ended: {why}"),
                 Err(e) => tracing::info!("replication stream to {peer} dropped: {e}"),
             }
-            drop(acks);
             r.progress.forget(&progress);
             drop(req); // gives the stream's place back
             let _ = done_tx.send(());
@@ -143,6 +161,7 @@ fn run(
     srv: &Server,
     log: &UpdateLog,
     req: &StreamRequest,
+    msgid: u32,
     progress: &StreamProgress,
 ) -> Result<&'static str, Box<dyn std::error::Error>> {
     let mut out = BytesMut::with_capacity(64 << 10);
@@ -160,7 +179,7 @@ fn run(
         // `--sync-replicas`. (A replica acknowledges only when asked.)
         ("ack".into(), true.into()),
     ]);
-    memstored_protocol::rpc::encode_response(req.msgid, Ok(&head), &mut out);
+    memstored_protocol::rpc::encode_response(msgid, Ok(&head), &mut out);
     send(&mut sock, &mut out)?;
     let mut batch: Vec<Update> = Vec::new();
     let mut last_sent = Instant::now();

@@ -3,6 +3,7 @@
 //! (`--replicate-from`) follows it, applies each update and remembers how
 //! far it got in a timestamp file (`replica`, `rts`).
 
+pub mod kt_stream;
 pub mod master;
 pub mod progress;
 pub mod replica;

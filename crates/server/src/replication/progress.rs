@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 const MAX_IN_FLIGHT: usize = 1024;
 
 /// Microseconds since the epoch: the update log's clock.
-fn now_micros() -> u64 {
+pub fn now_micros() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64)

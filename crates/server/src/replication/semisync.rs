@@ -104,6 +104,9 @@ impl SemiSync {
     pub fn stats(&self) -> Vec<(&'static str, String)> {
         vec![
             ("repl_sync_replicas", self.replicas.to_string()),
+            // Streams whose acknowledgements count (a stream is counted in
+            // `repl_streams` a moment before it is here).
+            ("repl_sync_connected", self.acks().len().to_string()),
             ("repl_sync_waits", self.waits.load(Relaxed).to_string()),
             (
                 "repl_sync_timeouts",
