@@ -131,6 +131,11 @@ pub struct BenchArgs {
     /// Seconds to wait for a reply before failing (default 60).
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
+    /// Paces the load to this many records per second over all threads
+    /// (0 = as fast as the server answers): a steady load at which to
+    /// measure something else, such as replication lag.
+    #[arg(long, default_value_t = 0.0)]
+    pub rate: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -595,7 +600,15 @@ fn run_phase(
     let mut next = 0u64;
     let mut batches: Vec<Vec<u64>> = vec![Vec::with_capacity(multi); conns.len()];
     let mut sent_at = vec![Instant::now(); conns.len()];
+    let paced = (a.rate > 0.0).then(|| (Instant::now(), a.rate / threads as f64));
     while next < a.iter && !stop.load(Ordering::Relaxed) {
+        if let Some((t0, per_thread)) = paced {
+            // Record `next` is due `next / rate` after the start.
+            let due = t0 + Duration::from_secs_f64(next as f64 / per_thread);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
         let mut used = 0;
         for (ci, c) in conns.iter_mut().enumerate() {
             if next >= a.iter {

@@ -163,6 +163,36 @@ fn binary_and_text_against_memcached() {
     }
 }
 
+/// `--rate` paces the load: 400 records at 2000/s over 2 threads cannot be
+/// done in less than 0.2 s (the last batch is due then), however fast the
+/// server; unpaced they take a few milliseconds.
+#[test]
+fn rate_paces_the_load() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let srv = Server::start(d, "*", &[]);
+    let a = &srv.address();
+    let args = [
+        "bench",
+        "--set_only",
+        "--iter",
+        "200",
+        "--threads",
+        "2",
+        "--multi",
+        "10",
+        "--json",
+        "--rate",
+        "2000",
+    ];
+    let out = ok(d, a, &args);
+    let j: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let set = &j["phases"][0];
+    assert_eq!(set["records"], 400);
+    let secs = set["seconds"].as_f64().expect("seconds");
+    assert!(secs >= 0.19, "400 records at 2000/s took {secs} s");
+}
+
 #[test]
 fn help_explains_every_flag() {
     let out = ok(Path::new("."), "127.0.0.1:1", &["bench", "--help"]);
@@ -178,6 +208,7 @@ fn help_explains_every_flag() {
         "--set_only",
         "--get_only",
         "--json",
+        "--rate",
         "SETQ",
         "get_bulk",
     ] {
