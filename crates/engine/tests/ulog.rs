@@ -39,6 +39,7 @@ fn read_all(fs: &Arc<SimFs>) -> Vec<Update> {
 
 fn segments(fs: &Arc<SimFs>) -> Vec<PathBuf> {
     let mut v = fs.list_dir(Path::new(DIR)).unwrap();
+    v.retain(|p| p.extension().is_some_and(|e| e == "log"));
     v.sort();
     v
 }
@@ -209,6 +210,43 @@ fn rotation_keeps_the_newest_segments_by_count_and_by_size() {
             "{last}"
         );
     }
+}
+
+/// Retention remembers the newest timestamp it removed, across a reopen: a
+/// reader from at or before it would miss updates (a replica's gap).
+#[test]
+fn the_newest_removed_timestamp_is_kept_for_gap_checks() {
+    let fs = SimFs::new();
+    let o = UlogOptions {
+        segment_size: 300,
+        keep_segments: 2,
+        ..opts(SyncMode::None)
+    };
+    let log = open_log(&fs, o.clone());
+    assert_eq!(log.dropped_until(), 0);
+    assert!(!log.has_gap_before(0), "nothing removed: no gap");
+    let db = Db::open_with_fs("*", true, fs.clone()).unwrap();
+    db.set_update_listener(log.listener(0)).unwrap();
+    let mut stamps = Vec::new();
+    for i in 0..40 {
+        db.set(format!("k{i:03}").as_bytes(), b"0123456789", true)
+            .unwrap();
+        stamps.push(log.stats().last_timestamp);
+    }
+    let kept = all(&log);
+    let first_kept = kept[0].timestamp;
+    let dropped = log.dropped_until();
+    // Exactly the update before the first one kept.
+    let at = stamps.iter().position(|&t| t == first_kept).unwrap();
+    assert_eq!(dropped, stamps[at - 1]);
+    assert!(log.has_gap_before(0));
+    assert!(log.has_gap_before(dropped));
+    assert!(!log.has_gap_before(dropped + 1));
+    assert!(!log.has_gap_before(first_kept));
+    drop(db);
+    drop(log);
+    let reopened = open_log(&fs, o);
+    assert_eq!(reopened.dropped_until(), dropped);
 }
 
 /// Writes `n` records, synced, and returns the current segment's path and bytes.

@@ -57,8 +57,12 @@ impl KtSession {
     /// 0xB1: accepted (the session closes and the connection hands its
     /// socket to `replication::master`), or 0xBF.
     fn replication(&mut self, srv: &Arc<Server>, flags: u32, ts: u64, sid: u16, out: &mut Out) {
+        let min_ts = kt_stream::first_after(ts);
         let slot = if srv.replication.ulog.get().is_none() {
             tracing::info!("replication asked for: this server keeps no update log (--ulog-dir)");
+            None
+        } else if let Some(gap) = crate::replication::master::gap(srv, min_ts) {
+            tracing::warn!("replication refused to server id {sid}: {gap}");
             None
         } else {
             let slot = StreamSlot::take(srv);
@@ -73,7 +77,7 @@ impl KtSession {
                     wire: Wire::Kt {
                         white: flags & FLAG_WHITE_SID != 0,
                     },
-                    min_ts: kt_stream::first_after(ts),
+                    min_ts,
                     replica_id: sid,
                     slot,
                 })

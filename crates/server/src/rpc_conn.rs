@@ -87,6 +87,10 @@ impl RpcSession {
             )
         } else if let Some((min_ts, replica_id)) = crate::replication::wire::decode_request(params)
         {
+            if let Some(gap) = crate::replication::master::gap(srv, min_ts) {
+                encode(msgid, Err(RpcError::new(code::LOGICAL, gap)), out);
+                return Flow::Continue;
+            }
             let Some(slot) = StreamSlot::take(srv) else {
                 let busy = format!("{MAX_STREAMS} replication streams already run");
                 encode(msgid, Err(RpcError::new(code::LOGICAL, busy)), out);

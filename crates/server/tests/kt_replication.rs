@@ -264,6 +264,45 @@ fn without_an_update_log_replication_is_refused_and_hangs_up() {
 }
 
 #[test]
+fn a_slave_behind_what_retention_removed_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("m.tkh").display().to_string();
+    let ulog = dir.path().join("ulog").display().to_string();
+    let srv = Server::start(&[
+        "-s",
+        &store,
+        "--ulog-dir",
+        &ulog,
+        "--server-id",
+        "1",
+        "--ulog-segment-size",
+        "4k",
+        "--ulog-keep",
+        "2",
+    ]);
+    let mut t = Text::new(srv.connect());
+    let value = "v".repeat(100);
+    for i in 0..200 {
+        let set = format!("set k{i} 0 0 100\r\n{value}\r\n");
+        assert_eq!(t.cmd(&set), "STORED");
+    }
+    let dropped = stat(&srv, "ulog_dropped_timestamp");
+    assert!(dropped > 0);
+    // Having read nothing, or everything before the newest removed update
+    // (KT's `ts` is the last one read): 0xBF, hung up.
+    for ts in [0, (dropped - 1) * 1000] {
+        let mut s = srv.connect();
+        request(&mut s, 0, ts, 9);
+        assert_eq!(read_n(&mut s, 1), [ERROR]);
+        assert!(is_closed(&mut s));
+    }
+    // Having read it: served.
+    let mut s = srv.connect();
+    request(&mut s, 0, dropped * 1000, 9);
+    assert_eq!(read_n(&mut s, 1), [REPLICATION]);
+}
+
+#[test]
 fn the_kyoto_tycoon_port_serves_the_command_too() {
     let dir = tempfile::tempdir().unwrap();
     let ulog = dir.path().join("ulog").display().to_string();

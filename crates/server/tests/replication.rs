@@ -737,3 +737,48 @@ fn the_master_shows_each_replicas_lag_from_its_acknowledgements() {
         .all(|(k, _)| !k.starts_with("repl_replica_")));
     assert!(master.terminate().success());
 }
+
+/// A replica whose position lies before what retention removed from the
+/// master's log (here: a new, empty one) is refused with the reason, and
+/// applies nothing, instead of silently missing the removed updates.
+#[test]
+fn a_replica_behind_what_the_master_removed_is_told_to_reseed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = master_args(dir.path());
+    for (flag, v) in [("--ulog-segment-size", "4k"), ("--ulog-keep", "2")] {
+        let at = args.iter().position(|a| a == flag);
+        match at {
+            Some(i) => args[i + 1] = v.into(),
+            None => args.extend([flag.to_string(), v.to_string()]),
+        }
+    }
+    let master = start_on(0, &args);
+    load(&master, 0, 2000, 100);
+    assert_eq!(stat(&master, "ulog_segments"), 2);
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    wait_until(&replica, "the refusal", |r| {
+        stats(r)
+            .iter()
+            .any(|(k, v)| k == "repl_last_error" && v.contains("seed this replica from a backup"))
+    });
+    assert_eq!(stat(&replica, "curr_items"), 0);
+    assert_eq!(stat(&replica, "repl_applied_records"), 0);
+    assert_eq!(stat(&master, "repl_streams_total"), 0);
+    // A replica that has everything up to the newest removed update is
+    // served; one position earlier is refused.
+    let dropped = stat(&master, "ulog_dropped_timestamp");
+    assert!(dropped > 0);
+    let mut s = master.connect();
+    s.write_all(&rpc_request(
+        1,
+        "replicate",
+        &[(dropped + 1).into(), 9.into()],
+    ))
+    .unwrap();
+    assert!(rpc_response(&mut s).is_ok());
+    let mut old = master.connect();
+    old.write_all(&rpc_request(1, "replicate", &[dropped.into(), 9.into()]))
+        .unwrap();
+    let e = rpc_response(&mut old).unwrap_err();
+    assert!(format!("{e:?}").contains("--ulog-keep"), "{e:?}");
+}

@@ -8,6 +8,7 @@
 //! Expired records reclaimed by vacuum are not changes and are not logged
 //! (a replica expires them itself from the logged expiry).
 
+mod dropped;
 mod reader;
 mod recent;
 mod record;

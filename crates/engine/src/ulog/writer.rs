@@ -45,6 +45,8 @@ struct Segment {
     num: u64,
     bytes: u64,
     records: u64,
+    /// Its newest record's timestamp (0: none yet).
+    last_ts: u64,
 }
 
 struct Inner {
@@ -59,6 +61,8 @@ struct Inner {
     visible_ts: u64,
     /// Each recently changed key's last change (`track_recent`).
     recent: Option<super::recent::Recent>,
+    /// The newest timestamp retention removed (`dropped_until`).
+    dropped_until: u64,
 }
 
 /// Where a reader is in the log: a segment and how many of its records it
@@ -112,11 +116,13 @@ impl UpdateLog {
             segment::check_header(&*file, len, &path)?;
             let mut at = SEGMENT_HEADER_LEN as u64;
             let mut records = 0;
+            let mut seg_last = 0;
             while let Some((u, end)) = segment::read_record(&*file, len, at)? {
                 at = end;
                 records += 1;
-                last_ts = last_ts.max(u.timestamp);
+                seg_last = seg_last.max(u.timestamp);
             }
+            last_ts = last_ts.max(seg_last);
             if at < len {
                 if let Some(next) = segment::valid_record_after(&*file, len, at)? {
                     return Err(segment::damaged(&path, at, next));
@@ -140,6 +146,7 @@ impl UpdateLog {
                 num,
                 bytes: at,
                 records,
+                last_ts: seg_last,
             });
             if is_last {
                 current = Some((file, at));
@@ -153,10 +160,12 @@ impl UpdateLog {
                     num: 1,
                     bytes: SEGMENT_HEADER_LEN as u64,
                     records: 0,
+                    last_ts: 0,
                 });
                 (file, SEGMENT_HEADER_LEN as u64)
             }
         };
+        let dropped_until = super::dropped::read(&*fs, &opts.dir)?;
         Ok(UpdateLog {
             fs,
             opts,
@@ -168,6 +177,7 @@ impl UpdateLog {
                 last_ts,
                 visible_ts: last_ts,
                 recent: None,
+                dropped_until,
             }),
             visible: Condvar::new(),
         })
@@ -213,6 +223,7 @@ impl UpdateLog {
         if let Some(s) = inner.segments.last_mut() {
             s.bytes += size;
             s.records += 1;
+            s.last_ts = ts;
         }
         if self.opts.sync == SyncMode::Always {
             flush(inner)?;
@@ -239,6 +250,7 @@ impl UpdateLog {
             num,
             bytes: SEGMENT_HEADER_LEN as u64,
             records: 0,
+            last_ts: 0,
         });
         loop {
             let total: u64 = inner.segments.iter().map(|s| s.bytes).sum();
@@ -249,6 +261,10 @@ impl UpdateLog {
                 return Ok(());
             }
             let old = inner.segments.remove(0);
+            if old.last_ts > inner.dropped_until {
+                inner.dropped_until = old.last_ts;
+                super::dropped::write(&*self.fs, &self.opts.dir, old.last_ts)?;
+            }
             self.fs.remove(&segment_path(&self.opts.dir, old.num))?;
         }
     }
@@ -273,6 +289,18 @@ impl UpdateLog {
             self.visible.wait_for(&mut g, timeout);
         }
         g.visible_ts
+    }
+
+    /// The newest timestamp retention has removed from the log (0: none):
+    /// a reader from a timestamp at or before it would miss updates.
+    pub fn dropped_until(&self) -> u64 {
+        self.inner.lock().dropped_until
+    }
+
+    /// Whether reading from `from` would miss updates retention removed.
+    pub fn has_gap_before(&self, from: u64) -> bool {
+        let d = self.dropped_until();
+        d > 0 && from <= d
     }
 
     /// Records kept in the log after `pos` (a reader's position), buffered
@@ -380,6 +408,7 @@ impl UpdateListener for DbListener {
             ("ulog_records", s.records),
             ("ulog_segments", s.segments),
             ("ulog_last_timestamp", s.last_timestamp),
+            ("ulog_dropped_timestamp", self.log.dropped_until()),
         ]
     }
 }

@@ -61,6 +61,19 @@ pub enum Wire {
     Kt { white: bool },
 }
 
+/// Why a stream from `min_ts` cannot be served: retention removed updates
+/// at or after it, which the replica would silently miss.
+pub fn gap(srv: &Server, min_ts: u64) -> Option<String> {
+    let log = srv.replication.ulog.get()?;
+    log.has_gap_before(min_ts).then(|| {
+        format!(
+            "the update log no longer holds the updates from timestamp {min_ts} \
+             (removed up to {} by --ulog-keep): seed this replica from a backup",
+            log.dropped_until()
+        )
+    })
+}
+
 /// One of the `MAX_STREAMS` places, counted in `repl_streams`; given back
 /// when dropped, whichever way the stream ends (or fails to start).
 pub struct StreamSlot(Arc<Server>);

@@ -47,6 +47,9 @@ pub struct Status {
     pub pending: AtomicU64,
     /// Connections made to the master since start.
     pub connects: AtomicU64,
+    /// Why the last connection to the master that failed ended (`stats`
+    /// shows it once one has).
+    pub last_error: Mutex<String>,
     /// Bumped by `changemaster`: the connection in use ends, and the next
     /// one goes to `master` (none while it is empty: promoted).
     pub generation: AtomicU64,
@@ -85,7 +88,7 @@ impl Status {
     pub fn stats(&self) -> Vec<(&'static str, String)> {
         let master = self.master();
         let n = |a: &AtomicU64| a.load(Relaxed).to_string();
-        vec![
+        let mut v = vec![
             ("repl_master", master),
             (
                 "repl_connected",
@@ -97,7 +100,16 @@ impl Status {
             ("repl_lag_records", n(&self.pending)),
             ("repl_lag_ms", self.lag_ms().to_string()),
             ("repl_connects", n(&self.connects)),
-        ]
+        ];
+        let last_error = self
+            .last_error
+            .lock()
+            .map(|e| e.clone())
+            .unwrap_or_default();
+        if !last_error.is_empty() {
+            v.push(("repl_last_error", last_error));
+        }
+        v
     }
 }
 
@@ -189,7 +201,12 @@ impl Follower {
                     backoff = BACKOFF_MIN;
                     continue;
                 }
-                Err(e) => tracing::warn!("replication from {master}: {e}"),
+                Err(e) => {
+                    tracing::warn!("replication from {master}: {e}");
+                    if let Ok(mut last) = self.status.last_error.lock() {
+                        *last = e.to_string();
+                    }
+                }
                 Ok(()) => {}
             }
             // A connection that carried updates was healthy: start over.
