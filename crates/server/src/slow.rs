@@ -125,15 +125,22 @@ impl Ticket {
             .name("memstored-slow".into())
             .spawn(move || {
                 background_priority();
-                let _ = tx.send(work());
+                memstored_engine::ulog::take_last_appended();
+                let result = work();
+                let _ = tx.send((result, memstored_engine::ulog::take_last_appended()));
             });
         if let Err(e) = spawned {
             let why = format!("cannot start a thread for the call: {e}");
             return Err(RpcError::new(code::UNEXPECTED, why));
         }
         // The sender is dropped without a send only if `work` panicked.
-        rx.await
-            .unwrap_or_else(|_| Err(RpcError::new(code::UNEXPECTED, "the procedure failed")))
+        let Ok((result, wrote)) = rx.await else {
+            return Err(RpcError::new(code::UNEXPECTED, "the procedure failed"));
+        };
+        // The answer waits for the replicas as a quick call's does
+        // (--sync-replicas), with the writes made on the call's thread.
+        crate::replication::before_replies(&srv, wrote).await;
+        result
     }
 }
 

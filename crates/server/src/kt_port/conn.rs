@@ -290,8 +290,12 @@ impl BinaryRun {
                     out: &mut self.out,
                     late: &late,
                 };
+                memstored_engine::ulog::take_last_appended();
                 session::process(&mut self.session, &mut cx, &mut self.state, &mut io.pending)
             };
+            // Which of its writes the replies wait for (--sync-replicas).
+            let wrote = memstored_engine::ulog::take_last_appended();
+            crate::replication::before_replies(srv, wrote).await;
             if !self.out.is_empty() {
                 if let Err(e) = srv.db.flush_dirty() {
                     tracing::error!("handing writes to the OS failed: {e}");

@@ -154,8 +154,11 @@ async fn read_and_route(
     });
     // The request is read whole: the next bytes begin the next request.
     boundary.store(true, Relaxed);
+    // Which of its writes the reply waits for (--sync-replicas). Calls that
+    // run elsewhere (slow calls) wait in `slow::Ticket::run`.
+    memstored_engine::ulog::take_last_appended();
     let path = parts.uri.path();
-    if let Some(name) = path.strip_prefix("/rpc/") {
+    let reply = if let Some(name) = path.strip_prefix("/rpc/") {
         let content_type = parts
             .headers
             .get(CONTENT_TYPE)
@@ -165,7 +168,9 @@ async fn read_and_route(
         reply
     } else {
         super::rest::handle(srv, &parts, body)
-    }
+    };
+    crate::replication::before_replies(srv, memstored_engine::ulog::take_last_appended()).await;
+    reply
 }
 
 /// KT's reason phrases for its own codes (hyper has none for 450).

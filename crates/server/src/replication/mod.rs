@@ -206,6 +206,14 @@ pub async fn before_replies(srv: &crate::server::Server, wrote: u64) {
         return;
     }
     if let Some(semi) = srv.replication.semi.get() {
+        // The streams read what the log has handed to the OS: without this
+        // the batch's own records would wait for someone else's flush, and
+        // a lone writer would wait out the whole timeout on every write.
+        if let Some(log) = srv.replication.ulog.get() {
+            if let Err(e) = log.flush() {
+                tracing::error!("handing the update log to the OS failed: {e}");
+            }
+        }
         semi.wait(wrote).await;
     }
 }

@@ -7,8 +7,8 @@
 //! (`master.rs`) records it here. Before a connection sends a batch of
 //! replies (`connection.rs`), it waits until K streams have acknowledged
 //! the batch's last logged write, or `--sync-replicas-timeout`; a batch
-//! that wrote nothing does not wait. Writes made off the connection's
-//! thread (RPC slow calls) and on the `--kt-listen` port do not wait. The
+//! that wrote nothing does not wait. Slow calls wait in `slow::Ticket::run`
+//! and the `--kt-listen` port's binary and HTTP requests in `kt_port`. The
 //! wait is skipped while fewer than K replicas are connected (the mode
 //! falls back to asynchronous then, as MySQL's semi-sync does; counted in
 //! `repl_sync_unguarded`), and a wait that times out is counted in
