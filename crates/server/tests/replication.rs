@@ -528,16 +528,23 @@ fn signal(server: &Server, sig: i32) {
     assert_eq!(unsafe { libc::kill(server.pid as i32, sig) }, 0);
 }
 
-#[test]
-fn in_semi_synchronous_mode_a_promoted_replica_has_every_acknowledged_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut args = master_args(dir.path());
+/// A master that acknowledges writes once one replica has them.
+fn semi_sync_master_args(dir: &Path, timeout_ms: u32) -> Vec<String> {
+    let mut args = master_args(dir);
+    let timeout = timeout_ms.to_string();
     args.extend(strings(&[
         "--sync-replicas",
         "1",
         "--sync-replicas-timeout",
-        "60000",
+        &timeout,
     ]));
+    args
+}
+
+#[test]
+fn in_semi_synchronous_mode_a_promoted_replica_has_every_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = semi_sync_master_args(dir.path(), 60000);
     let master = start_on(0, &args);
     let replica = start_on(0, &replica_args(dir.path(), &master));
     // Writes before the stream's acknowledgements count would not wait
@@ -791,13 +798,7 @@ fn a_replica_behind_what_the_master_removed_is_told_to_reseed() {
 #[test]
 fn in_semi_synchronous_mode_a_lone_writer_waits_for_the_replica_not_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = master_args(dir.path());
-    args.extend(strings(&[
-        "--sync-replicas",
-        "1",
-        "--sync-replicas-timeout",
-        "3000",
-    ]));
+    let args = semi_sync_master_args(dir.path(), 3000);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (master, kt_port) = start_kt(&args);
     let _replica = start_on(0, &replica_args(dir.path(), &master));
