@@ -335,14 +335,14 @@ pub fn slabs(srv: &Server) -> Vec<(String, String)> {
     if n > 0 {
         for (k, val) in [
             ("used_chunks", n),
-            ("get_hits", c.get_hits.load(Relaxed)),
-            ("cmd_set", c.cmd_set.load(Relaxed)),
-            ("delete_hits", c.delete_hits.load(Relaxed)),
-            ("incr_hits", c.incr_hits.load(Relaxed)),
-            ("decr_hits", c.decr_hits.load(Relaxed)),
-            ("cas_hits", c.cas_hits.load(Relaxed)),
-            ("cas_badval", c.cas_badval.load(Relaxed)),
-            ("touch_hits", c.touch_hits.load(Relaxed)),
+            ("get_hits", c.sum(|r| &r.get_hits)),
+            ("cmd_set", c.sum(|r| &r.cmd_set)),
+            ("delete_hits", c.sum(|r| &r.delete_hits)),
+            ("incr_hits", c.sum(|r| &r.incr_hits)),
+            ("decr_hits", c.sum(|r| &r.decr_hits)),
+            ("cas_hits", c.sum(|r| &r.cas_hits)),
+            ("cas_badval", c.sum(|r| &r.cas_badval)),
+            ("touch_hits", c.sum(|r| &r.touch_hits)),
         ] {
             v.push((format!("{THE_CLASS}:{k}"), val.to_string()));
         }

@@ -261,7 +261,10 @@ async fn run(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
-        stats::add(&srv.counters.bytes_read, (rbuf.len() - before) as u64);
+        stats::add(
+            &srv.counters.here().bytes_read,
+            (rbuf.len() - before) as u64,
+        );
         if cs.discard(&mut rbuf) || rbuf.is_empty() {
             continue;
         }
@@ -357,7 +360,7 @@ async fn write(
     if charged {
         charge.set(read_buffer);
     }
-    stats::add(&srv.counters.bytes_written, n as u64);
+    stats::add(&srv.counters.here().bytes_written, n as u64);
     Ok(true)
 }
 

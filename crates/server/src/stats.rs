@@ -1,15 +1,15 @@
 //! Server counters (atomics) and the `stats` listings memcached tools expect.
 
 use crate::server::Server;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// One counter per memcached stat name; all relaxed atomics.
+/// Counters bumped on every request. Each thread bumps its own copy (one
+/// of `STRIPES`, each on cache lines of its own) and `stats` sums them, so
+/// no line is written by all workers on the hot path: with one shared copy
+/// every request on every core would pull the same lines back and forth.
 #[derive(Debug, Default)]
-pub struct Counters {
-    pub curr_connections: AtomicU64,
-    pub total_connections: AtomicU64,
-    pub rejected_connections: AtomicU64,
+pub struct RequestCounters {
     pub cmd_get: AtomicU64,
     pub cmd_set: AtomicU64,
     pub cmd_flush: AtomicU64,
@@ -29,10 +29,65 @@ pub struct Counters {
     pub touch_hits: AtomicU64,
     pub touch_misses: AtomicU64,
     pub total_items: AtomicU64,
-    pub auth_cmds: AtomicU64,
-    pub auth_errors: AtomicU64,
     pub bytes_read: AtomicU64,
     pub bytes_written: AtomicU64,
+}
+
+impl RequestCounters {
+    fn all(&self) -> [&AtomicU64; 21] {
+        [
+            &self.cmd_get,
+            &self.cmd_set,
+            &self.cmd_flush,
+            &self.cmd_touch,
+            &self.get_hits,
+            &self.get_misses,
+            &self.get_expired,
+            &self.delete_hits,
+            &self.delete_misses,
+            &self.incr_hits,
+            &self.incr_misses,
+            &self.decr_hits,
+            &self.decr_misses,
+            &self.cas_hits,
+            &self.cas_misses,
+            &self.cas_badval,
+            &self.touch_hits,
+            &self.touch_misses,
+            &self.total_items,
+            &self.bytes_read,
+            &self.bytes_written,
+        ]
+    }
+}
+
+/// Copies of [`RequestCounters`]: threads beyond this many share copies
+/// (still correct, only contended again). A power of two.
+const STRIPES: usize = 16;
+
+/// One copy, aligned so that no two copies share a cache line (128 bytes:
+/// adjacent-line prefetch pulls pairs of 64-byte lines).
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Stripe(RequestCounters);
+
+static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's copy, handed out round-robin on first use.
+    static MY_STRIPE: usize = NEXT_STRIPE.fetch_add(1, Relaxed) % STRIPES;
+}
+
+/// One counter per memcached stat name; all relaxed atomics. Per-request
+/// counters are striped per thread (`here`, `sum`); connection and
+/// authentication counters and gauges, bumped far less often, are shared.
+#[derive(Debug)]
+pub struct Counters {
+    pub curr_connections: AtomicU64,
+    pub total_connections: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub auth_cmds: AtomicU64,
+    pub auth_errors: AtomicU64,
     /// RPC slow calls waiting for a blocking thread (a gauge; `slow.rs`).
     pub slow_calls_queued: AtomicU64,
     /// RPC slow calls running on a blocking thread (a gauge).
@@ -41,6 +96,41 @@ pub struct Counters {
     pub slow_calls_rejected: AtomicU64,
     /// Searches stopped by `--search-timeout`.
     pub slow_calls_timed_out: AtomicU64,
+    stripes: Box<[Stripe]>,
+}
+
+impl Default for Counters {
+    fn default() -> Counters {
+        Counters {
+            curr_connections: AtomicU64::new(0),
+            total_connections: AtomicU64::new(0),
+            rejected_connections: AtomicU64::new(0),
+            auth_cmds: AtomicU64::new(0),
+            auth_errors: AtomicU64::new(0),
+            slow_calls_queued: AtomicU64::new(0),
+            slow_calls_running: AtomicU64::new(0),
+            slow_calls_rejected: AtomicU64::new(0),
+            slow_calls_timed_out: AtomicU64::new(0),
+            stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
+        }
+    }
+}
+
+impl Counters {
+    /// The calling thread's copy of the per-request counters: bump these.
+    #[inline]
+    pub fn here(&self) -> &RequestCounters {
+        let i = MY_STRIPE.with(|i| *i);
+        &self.stripes[i % self.stripes.len()].0
+    }
+
+    /// One per-request counter summed over every thread's copy.
+    pub fn sum(&self, field: impl Fn(&RequestCounters) -> &AtomicU64) -> u64 {
+        self.stripes
+            .iter()
+            .map(|s| field(&s.0).load(Relaxed))
+            .fold(0u64, u64::wrapping_add)
+    }
 }
 
 /// Adds one to a counter.
@@ -100,38 +190,23 @@ pub fn reset(srv: &Server) {
     for a in [
         &c.total_connections,
         &c.rejected_connections,
-        &c.cmd_get,
-        &c.cmd_set,
-        &c.cmd_flush,
-        &c.cmd_touch,
-        &c.get_hits,
-        &c.get_misses,
-        &c.get_expired,
-        &c.delete_hits,
-        &c.delete_misses,
-        &c.incr_hits,
-        &c.incr_misses,
-        &c.decr_hits,
-        &c.decr_misses,
-        &c.cas_hits,
-        &c.cas_misses,
-        &c.cas_badval,
-        &c.touch_hits,
-        &c.touch_misses,
-        &c.total_items,
         &c.auth_cmds,
         &c.auth_errors,
-        &c.bytes_read,
-        &c.bytes_written,
         &c.slow_calls_rejected,
         &c.slow_calls_timed_out,
     ] {
         a.store(0, Relaxed);
     }
+    for s in c.stripes.iter() {
+        for a in s.0.all() {
+            a.store(0, Relaxed);
+        }
+    }
 }
 
 fn general(srv: &Server) -> Vec<(String, String)> {
     let c = &srv.counters;
+    let sum = |f: fn(&RequestCounters) -> &AtomicU64| c.sum(f).to_string();
     let (now, _) = unix_now_f64();
     let uptime = srv.started.elapsed().as_secs();
     let (utime, stime) = rusage();
@@ -155,29 +230,29 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("total_connections", get(&c.total_connections)),
         ("rejected_connections", get(&c.rejected_connections)),
         ("connection_structures", get(&c.curr_connections)),
-        ("cmd_get", get(&c.cmd_get)),
-        ("cmd_set", get(&c.cmd_set)),
-        ("cmd_flush", get(&c.cmd_flush)),
-        ("cmd_touch", get(&c.cmd_touch)),
-        ("get_hits", get(&c.get_hits)),
-        ("get_misses", get(&c.get_misses)),
-        ("get_expired", get(&c.get_expired)),
+        ("cmd_get", sum(|r| &r.cmd_get)),
+        ("cmd_set", sum(|r| &r.cmd_set)),
+        ("cmd_flush", sum(|r| &r.cmd_flush)),
+        ("cmd_touch", sum(|r| &r.cmd_touch)),
+        ("get_hits", sum(|r| &r.get_hits)),
+        ("get_misses", sum(|r| &r.get_misses)),
+        ("get_expired", sum(|r| &r.get_expired)),
         ("get_flushed", "0".to_string()),
-        ("delete_misses", get(&c.delete_misses)),
-        ("delete_hits", get(&c.delete_hits)),
-        ("incr_misses", get(&c.incr_misses)),
-        ("incr_hits", get(&c.incr_hits)),
-        ("decr_misses", get(&c.decr_misses)),
-        ("decr_hits", get(&c.decr_hits)),
-        ("cas_misses", get(&c.cas_misses)),
-        ("cas_hits", get(&c.cas_hits)),
-        ("cas_badval", get(&c.cas_badval)),
-        ("touch_hits", get(&c.touch_hits)),
-        ("touch_misses", get(&c.touch_misses)),
+        ("delete_misses", sum(|r| &r.delete_misses)),
+        ("delete_hits", sum(|r| &r.delete_hits)),
+        ("incr_misses", sum(|r| &r.incr_misses)),
+        ("incr_hits", sum(|r| &r.incr_hits)),
+        ("decr_misses", sum(|r| &r.decr_misses)),
+        ("decr_hits", sum(|r| &r.decr_hits)),
+        ("cas_misses", sum(|r| &r.cas_misses)),
+        ("cas_hits", sum(|r| &r.cas_hits)),
+        ("cas_badval", sum(|r| &r.cas_badval)),
+        ("touch_hits", sum(|r| &r.touch_hits)),
+        ("touch_misses", sum(|r| &r.touch_misses)),
         ("auth_cmds", get(&c.auth_cmds)),
         ("auth_errors", get(&c.auth_errors)),
-        ("bytes_read", get(&c.bytes_read)),
-        ("bytes_written", get(&c.bytes_written)),
+        ("bytes_read", sum(|r| &r.bytes_read)),
+        ("bytes_written", sum(|r| &r.bytes_written)),
         ("conn_buffer_bytes", srv.budget.used().to_string()),
         ("conn_buffer_limit", srv.budget.limit().to_string()),
         ("conn_buffer_refused", get(&srv.budget.refused)),
@@ -188,7 +263,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("limit_maxbytes", name.cap_mem_size.to_string()),
         ("threads", srv.cfg.threads.to_string()),
         ("curr_items", srv.db.count().to_string()),
-        ("total_items", get(&c.total_items)),
+        ("total_items", sum(|r| &r.total_items)),
         ("bytes", st.bytes.to_string()),
         ("evictions", st.evictions.to_string()),
         ("engine", name.kind.label().to_string()),
@@ -205,4 +280,40 @@ fn general(srv: &Server) -> Vec<(String, String)> {
     );
     out.extend(srv.replication.stats());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bumps from many threads land in their own copies and all count.
+    #[test]
+    fn striped_counters_sum_every_threads_bumps() {
+        let c = Counters::default();
+        std::thread::scope(|s| {
+            for _ in 0..(STRIPES + 3) {
+                s.spawn(|| {
+                    for _ in 0..1000 {
+                        bump(&c.here().cmd_get);
+                    }
+                    add(&c.here().bytes_read, 7);
+                });
+            }
+        });
+        assert_eq!(c.sum(|r| &r.cmd_get), 1000 * (STRIPES as u64 + 3));
+        assert_eq!(c.sum(|r| &r.bytes_read), 7 * (STRIPES as u64 + 3));
+        // More than one copy was used.
+        let used = c
+            .stripes
+            .iter()
+            .filter(|s| s.0.cmd_get.load(Relaxed) > 0)
+            .count();
+        assert!(used > 1, "{used}");
+    }
+
+    #[test]
+    fn a_copy_owns_its_cache_lines() {
+        assert_eq!(std::mem::align_of::<Stripe>(), 128);
+        assert_eq!(std::mem::size_of::<Stripe>() % 128, 0);
+    }
 }

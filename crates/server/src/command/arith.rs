@@ -99,7 +99,7 @@ fn counted(
     down: bool,
     r: memstored_engine::Result<(Number, memstored_engine::Meta)>,
 ) -> Outcome {
-    let c = &srv.counters;
+    let c = srv.counters.here();
     let (hits, misses) = if down {
         (&c.decr_hits, &c.decr_misses)
     } else {

@@ -26,7 +26,7 @@ impl Delete {
 }
 
 fn count(srv: &Server, o: &Outcome) {
-    let c = &srv.counters;
+    let c = srv.counters.here();
     match o {
         Outcome::Deleted => bump(&c.delete_hits),
         Outcome::NotFound | Outcome::Exists => bump(&c.delete_misses),

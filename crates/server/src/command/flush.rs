@@ -17,7 +17,7 @@ impl Flush {
     /// delayed flush is scheduled, so the client is not told "OK" for a flush
     /// that will fail later.
     pub fn apply(&self, srv: &Arc<Server>) -> Outcome {
-        bump(&srv.counters.cmd_flush);
+        bump(&srv.counters.here().cmd_flush);
         if !srv.db.is_writable() {
             return Outcome::ReadOnly;
         }

@@ -44,7 +44,7 @@ impl Get {
     }
 
     fn get_and_touch(&self, srv: &Server, expires_at: u64) -> Outcome {
-        let c = &srv.counters;
+        let c = srv.counters.here();
         bump(&c.cmd_touch);
         let o = outcome(srv.db.touch(&self.key, expires_at), Outcome::Found);
         match o {
@@ -56,7 +56,7 @@ impl Get {
     }
 
     fn read(&self, srv: &Server, lru_bump: bool) -> (Outcome, Option<Access>) {
-        let c = &srv.counters;
+        let c = srv.counters.here();
         bump(&c.cmd_get);
         match srv.db.lookup_access(&self.key, lru_bump) {
             Ok((Lookup::Hit(r), access)) => {
@@ -83,7 +83,7 @@ impl Get {
     /// a second lookup, so a compressed value is decompressed once and its
     /// bytes are shared by every copy in the reply.
     pub fn repeat(&self, srv: &Server, earlier: Option<&Record>) -> Outcome {
-        let c = &srv.counters;
+        let c = srv.counters.here();
         let (cmd, hits, misses) = match self.touch {
             Some(_) => (&c.cmd_touch, &c.touch_hits, &c.touch_misses),
             None => (&c.cmd_get, &c.get_hits, &c.get_misses),

@@ -44,7 +44,7 @@ impl Store {
     /// append would build, is over `-I` or over what the cache holds),
     /// `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
-        let c = &srv.counters;
+        let c = srv.counters.here();
         bump(&c.cmd_set);
         let cap = srv.cfg.max_item_size;
         if let Err(too_large) = check_size(self.value.len(), cap) {
@@ -80,7 +80,7 @@ impl Store {
 
     /// Counts a store's result and turns it into its outcome.
     fn finish(&self, srv: &Server, result: memstored_engine::Result<u64>) -> Outcome {
-        let c = &srv.counters;
+        let c = srv.counters.here();
         let with_cas = self.cas.is_some();
         match result {
             Ok(cas) => {
@@ -120,7 +120,7 @@ impl Store {
         let (Some(want), StoreKind::Set | StoreKind::Replace) = (self.cas, self.kind) else {
             return self.apply(srv);
         };
-        bump(&srv.counters.cmd_set);
+        bump(&srv.counters.here().cmd_set);
         if let Err(too_large) = check_size(self.value.len(), srv.cfg.max_item_size) {
             return too_large;
         }
@@ -161,7 +161,7 @@ impl Store {
 /// its body is read (the body is then skipped, never buffered). Counts and
 /// drops the old value of a `set` like [`Store::apply`] does.
 pub fn refuse_oversized(srv: &Server, key: &[u8], kind: StoreKind, size: u64) -> Outcome {
-    bump(&srv.counters.cmd_set);
+    bump(&srv.counters.here().cmd_set);
     if kind == StoreKind::Set {
         drop_stale(srv, key);
     }

@@ -16,7 +16,7 @@ pub struct Touch {
 impl Touch {
     /// `Found` (the record after the touch), `NotFound` or `ReadOnly`.
     pub fn apply(&self, srv: &Server) -> Outcome {
-        let c = &srv.counters;
+        let c = srv.counters.here();
         bump(&c.cmd_touch);
         let o = outcome(srv.db.touch(&self.key, self.expires_at), Outcome::Found);
         match o {

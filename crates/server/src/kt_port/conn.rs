@@ -123,7 +123,7 @@ impl Boundary {
             self.pending.reserve(want);
         }
         let n = self.stream.read_buf(&mut self.pending).await?;
-        crate::stats::add(&srv.counters.bytes_read, n as u64);
+        crate::stats::add(&srv.counters.here().bytes_read, n as u64);
         let cap = self.pending.capacity();
         charge.set(if cap > UNBUDGETED_READ { cap } else { 0 });
         Ok(n > 0)
@@ -132,7 +132,7 @@ impl Boundary {
     /// Counts what a write wrote (`stats bytes_written`).
     fn wrote(&self, polled: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
         if let Poll::Ready(Ok(n)) = &polled {
-            crate::stats::add(&self.srv.counters.bytes_written, *n as u64);
+            crate::stats::add(&self.srv.counters.here().bytes_written, *n as u64);
         }
         polled
     }
@@ -164,7 +164,10 @@ impl AsyncRead for Boundary {
                 let mut rb = ReadBuf::new(&mut first);
                 match Pin::new(&mut this.stream).poll_read(cx, &mut rb) {
                     Poll::Ready(Ok(())) => {
-                        crate::stats::add(&this.srv.counters.bytes_read, rb.filled().len() as u64);
+                        crate::stats::add(
+                            &this.srv.counters.here().bytes_read,
+                            rb.filled().len() as u64,
+                        );
                         this.pending.extend_from_slice(rb.filled());
                     }
                     other => return other,
@@ -183,7 +186,7 @@ impl AsyncRead for Boundary {
             let before = buf.filled().len();
             let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
             let n = buf.filled().len().saturating_sub(before);
-            crate::stats::add(&this.srv.counters.bytes_read, n as u64);
+            crate::stats::add(&this.srv.counters.here().bytes_read, n as u64);
             return polled;
         }
         let n = buf.remaining().min(this.pending.len());
@@ -301,7 +304,7 @@ impl BinaryRun {
                     tracing::error!("handing writes to the OS failed: {e}");
                 }
                 let n = self.out.write_to(&io.stream).await?;
-                crate::stats::add(&srv.counters.bytes_written, n as u64);
+                crate::stats::add(&srv.counters.here().bytes_written, n as u64);
             }
             match step {
                 Step::Flush => continue,

@@ -87,11 +87,8 @@ pub fn report(srv: &Server) -> RpcResult {
         ));
     }
     // Each database's calls bump its own server's counters.
-    let n = |f: fn(&crate::stats::Counters) -> &std::sync::atomic::AtomicU64| {
-        servers
-            .iter()
-            .map(|s| f(&s.counters).load(Relaxed))
-            .sum::<u64>()
+    let n = |f: fn(&crate::stats::RequestCounters) -> &std::sync::atomic::AtomicU64| {
+        servers.iter().map(|s| s.counters.sum(f)).sum::<u64>()
     };
     let c = &srv.counters;
     let now = std::time::SystemTime::now()
