@@ -40,7 +40,10 @@ class TestThreads < Minitest::Test
   # while one of them is in progress. Were the GVL held, the counter could
   # move between the two reads around the call only when Ruby's 100 ms time
   # slice ran out meanwhile; a released GVL lets it move at once, given the
-  # thread wakes in time, so each call has a few tries.
+  # OS runs the ticker's thread during the call. Under a CPU hog it may not
+  # for a few calls in a row (CI run 13 failed with 5 tries, beside
+  # `stress -c 2`), so each call has 40 tries, each started only once the
+  # ticker has just run (it is on a CPU, not waiting for one).
   def test_long_calls_release_the_gvl
     dbm = open_db
     50_000.times { |i| dbm.set(i, "v" * 50) }
@@ -65,7 +68,9 @@ class TestThreads < Minitest::Test
       }
     }
     calls.each do |name, call|
-      moved = 5.times.any? do
+      moved = 40.times.any? do
+        seen = ticks
+        Thread.pass while ticks == seen
         before = ticks
         call.call
         ticks > before
