@@ -12,7 +12,7 @@ loads (the doc says which), and the chart says so too.
 """
 import sys
 
-from plot_engine import load_matplotlib
+from plotlib import load_matplotlib
 
 HEADER = "| impl | threads | set QPS | get QPS | RSS MiB |"
 
@@ -47,6 +47,8 @@ def main():
         sys.exit(f"no '{HEADER}' table in {src}")
     names = sorted(latest, key=lambda s: (s.lower().startswith("tkrzw"), s.lower()))
     plt = load_matplotlib()
+    if plt is None:
+        return
     fig, axes = plt.subplots(2, 1, figsize=(13, 9), sharex=True)
     width = 0.38
     xs = range(len(names))

@@ -9,9 +9,10 @@ import csv
 import json
 import os
 import statistics
-import subprocess
 import sys
 from collections import defaultdict
+
+from plotlib import load_matplotlib
 
 
 def load_raw(path):
@@ -58,19 +59,8 @@ KT_SERIES = [
 
 def plot(rows, bulks, out_png, series=MEMCACHED_SERIES,
          title="1M records, 4 threads: memstored vs memcached (memstore bench)"):
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "matplotlib"], check=False
-        )
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib unavailable: no chart", file=sys.stderr)
+    plt = load_matplotlib()
+    if plt is None:
         return False
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
     width = 0.8 / len(series)

@@ -6,24 +6,9 @@ usage: plot_engine.py engine.tsv engine.png
 Installs matplotlib with pip if it is missing.
 """
 import csv
-import subprocess
 import sys
 
-
-def load_matplotlib():
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("installing matplotlib...", file=sys.stderr)
-        subprocess.check_call(
-            [sys.executable, "-m", "pip", "install", "-q", "matplotlib"]
-        )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from plotlib import load_matplotlib
 
 
 def main():
@@ -33,6 +18,8 @@ def main():
     with open(src, newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     plt = load_matplotlib()
+    if plt is None:
+        return
     names = [r["workload"] for r in rows]
     fig, axes = plt.subplots(2, 1, figsize=(12, 8), sharex=True)
     width = 0.38

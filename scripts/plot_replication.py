@@ -12,6 +12,8 @@ import statistics
 import sys
 from collections import defaultdict
 
+from plotlib import load_matplotlib
+
 
 def load(path):
     rows = defaultdict(list)
@@ -43,13 +45,8 @@ def summary(rows):
 
 
 def chart(s, out_dir):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib unavailable: no chart", file=sys.stderr)
+    plt = load_matplotlib()
+    if plt is None:
         return
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6))
     a.bar(["no replica", "one replica"], [s["alone"], s["replica"]], color=["#888", "#2a7"])

@@ -7,24 +7,9 @@ Top: throughput the client saw; bottom: server CPU microseconds per request.
 Installs matplotlib with pip if it is missing.
 """
 import csv
-import subprocess
 import sys
 
-
-def load_matplotlib():
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("installing matplotlib...", file=sys.stderr)
-        subprocess.check_call(
-            [sys.executable, "-m", "pip", "install", "-q", "matplotlib"]
-        )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from plotlib import load_matplotlib
 
 
 def main():
@@ -34,6 +19,8 @@ def main():
     with open(src, newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     plt = load_matplotlib()
+    if plt is None:
+        return
     names = [f"{r['pairing']}\n{r['workload'].replace(' binary', '')}" for r in rows]
     # A row where either server answered errors is not a comparison.
     invalid = [int(r.get("memstored_errors", 0)) + int(r.get("memcached_errors", 0)) > 0 for r in rows]
