@@ -228,8 +228,11 @@ fn run(
             let last = batch.last().map_or(0, |u| u.timestamp);
             let records = batch.len() as u64;
             batch.clear();
-            send(&mut sock, &mut out)?;
+            // Counted before it goes out: the replica may acknowledge it
+            // before `send` returns, and an acknowledgement of a batch not
+            // yet counted would leave it counted as unapplied for good.
             progress.sent(records, first, last, pending);
+            send(&mut sock, &mut out)?;
             last_sent = Instant::now();
         }
         if exhausted {

@@ -79,20 +79,15 @@ impl StreamProgress {
             }
             _ => g.in_flight.push_back((first, last, sent)),
         }
+        // Already acknowledged, if the acknowledgement overtook the count.
+        retire(&mut g);
     }
 
     /// The replica acknowledged every update up to timestamp `ts`.
     pub fn acked(&self, ts: u64) {
         let mut g = self.lock();
         g.acked_ts = g.acked_ts.max(ts);
-        while let Some(&(_, last, sent)) = g.in_flight.front() {
-            if last > ts {
-                break;
-            }
-            g.acked = sent;
-            g.in_flight.pop_front();
-        }
-        g.oldest_unacked_ts = g.in_flight.front().map_or(0, |b| b.0);
+        retire(&mut g);
     }
 
     /// Records the replica has yet to apply: sent and unacknowledged, plus
@@ -137,6 +132,18 @@ impl StreamProgress {
         line("lag_records", self.lag_records().to_string());
         line("lag_ms", self.lag_ms().to_string());
     }
+}
+
+/// Retires the batches the replica has acknowledged.
+fn retire(g: &mut Inner) {
+    while let Some(&(_, last, sent)) = g.in_flight.front() {
+        if last > g.acked_ts {
+            break;
+        }
+        g.acked = sent;
+        g.in_flight.pop_front();
+    }
+    g.oldest_unacked_ts = g.in_flight.front().map_or(0, |b| b.0);
 }
 
 /// The streams being served, in the order they started.
@@ -202,6 +209,18 @@ mod tests {
         s.sent(3, 15_000, 20_000, 0);
         s.acked(20_000);
         assert_eq!((s.lag_records(), s.lag_ms_at(90_000)), (0, 0));
+    }
+
+    /// The replica may acknowledge a batch before the master has counted
+    /// it as sent; it must not stay counted as unapplied.
+    #[test]
+    fn an_acknowledgement_that_overtakes_its_batch_still_counts() {
+        let s = stream();
+        s.acked(5_000);
+        s.sent(4, 2_000, 5_000, 0);
+        assert_eq!((s.lag_records(), s.lag_ms_at(90_000)), (0, 0));
+        s.sent(1, 6_000, 6_000, 0);
+        assert_eq!(s.lag_records(), 1);
     }
 
     #[test]
