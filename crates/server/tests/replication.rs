@@ -792,48 +792,68 @@ fn a_replica_behind_what_the_master_removed_is_told_to_reseed() {
 
 /// Regression: in semi-synchronous mode a lone writer's batch waited for
 /// someone else to hand the update log to the OS, so every write waited out
-/// the whole timeout (3 s each here). Now each waits for its replica only,
-/// on every path that writes: main port, Kyoto Tycoon's binary protocol and
-/// HTTP on the KT port.
+/// the whole timeout. Now each waits for its replica only: with the replica
+/// running no write times out; with the replica frozen every write does,
+/// which shows that each path that writes waits at all: main port, Kyoto
+/// Tycoon's binary protocol and HTTP (REST, TSV-RPC, a cursor) on the KT
+/// port. (Counting waits would race: a quick replica may acknowledge before
+/// the writer starts waiting.)
 #[test]
 fn in_semi_synchronous_mode_a_lone_writer_waits_for_the_replica_not_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let args = semi_sync_master_args(dir.path(), 3000);
+    let args = semi_sync_master_args(dir.path(), 2000);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (master, kt_port) = start_kt(&args);
-    let _replica = start_on(0, &replica_args(dir.path(), &master));
+    let replica = start_on(0, &replica_args(dir.path(), &master));
     wait_until(&master, "the replica's stream", |m| {
         stat(m, "repl_sync_connected") == 1
     });
-    let mut waits = 0;
-    let mut wrote = |what: &str| {
-        waits += 1;
-        assert_eq!(stat(&master, "repl_sync_timeouts"), 0, "{what} timed out");
-        assert_eq!(
-            stat(&master, "repl_sync_waits"),
-            waits,
-            "{what} did not wait"
-        );
-    };
     let mut t = Text::new(master.connect());
-    for i in 0..3 {
-        assert_eq!(t.cmd(&format!("set lone{i} 0 0 1\r\nx\r\n")), "STORED");
-        wrote("a text set");
-    }
     let mut http = Http::connect(kt_port);
+    // Each path's write once; `round` keeps the keys apart.
+    let mut write_every_way = |round: usize| {
+        let set = format!("set lone{round} 0 0 1\r\nx\r\n");
+        let mut each: Vec<(&str, Box<dyn FnMut()>)> = Vec::new();
+        each.push(("a text set", Box::new(|| assert_eq!(t.cmd(&set), "STORED"))));
+        let http = &mut http;
+        let kt_bin = kt_set_bulk(format!("kt-bin{round}").as_bytes(), b"v");
+        let rest = format!("/kt-rest{round}");
+        let rpc_key = format!("kt-rpc{round}");
+        each.push((
+            "the KT port's binary, REST, TSV-RPC and cursor writes",
+            Box::new(move || {
+                assert_eq!(http.binary(&kt_bin, 5), [0xB8, 0, 0, 0, 1]);
+                assert_eq!(http.request("PUT", &rest, &[], b"v").status, 201);
+                let r = http.rpc(
+                    "set",
+                    &[(b"key", rpc_key.as_bytes()), (b"value", b"v")],
+                    None,
+                );
+                assert_eq!(r.status, 200);
+                assert_eq!(http.rpc("cur_jump", &[(b"CUR", b"1")], None).status, 200);
+                let r = http.rpc("cur_set_value", &[(b"CUR", b"1"), (b"value", b"w")], None);
+                assert_eq!(r.status, 200);
+            }),
+        ));
+        let mut timeouts = Vec::new();
+        for (what, mut write) in each {
+            write();
+            timeouts.push((what, stat(&master, "repl_sync_timeouts")));
+        }
+        timeouts
+    };
+    // Replica running: nothing waits out the timeout.
+    for (what, timeouts) in write_every_way(0) {
+        assert_eq!(timeouts, 0, "{what} waited out the timeout");
+    }
+    // Replica frozen: the text set and the four KT-port writes each time out.
+    signal(&replica, libc::SIGSTOP);
+    let after: Vec<u64> = write_every_way(1).into_iter().map(|(_, n)| n).collect();
+    signal(&replica, libc::SIGCONT);
     assert_eq!(
-        http.binary(&kt_set_bulk(b"kt-bin", b"v"), 5),
-        [0xB8, 0, 0, 0, 1]
+        after,
+        [1, 5],
+        "timeouts after the text set, then after the KT port's four writes"
     );
-    wrote("a KT binary set_bulk");
-    assert_eq!(http.request("PUT", "/kt-rest", &[], b"v").status, 201);
-    wrote("a REST PUT");
-    let r = http.rpc("set", &[(b"key", b"kt-rpc"), (b"value", b"v")], None);
-    assert_eq!(r.status, 200);
-    wrote("a TSV-RPC set");
-    assert_eq!(http.rpc("cur_jump", &[(b"CUR", b"1")], None).status, 200);
-    let r = http.rpc("cur_set_value", &[(b"CUR", b"1"), (b"value", b"w")], None);
-    assert_eq!(r.status, 200);
-    wrote("a cursor's set_value");
     assert_eq!(stat(&master, "repl_sync_unguarded"), 0);
 }
