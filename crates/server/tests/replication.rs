@@ -810,50 +810,37 @@ fn in_semi_synchronous_mode_a_lone_writer_waits_for_the_replica_not_the_timeout(
     });
     let mut t = Text::new(master.connect());
     let mut http = Http::connect(kt_port);
-    // Each path's write once; `round` keeps the keys apart.
+    // Each path's writes once (`round` keeps the keys apart); the timeouts
+    // counted after the text set, then after the KT port's four writes.
     let mut write_every_way = |round: usize| {
         let set = format!("set lone{round} 0 0 1\r\nx\r\n");
-        let mut each: Vec<(&str, Box<dyn FnMut()>)> = Vec::new();
-        each.push(("a text set", Box::new(|| assert_eq!(t.cmd(&set), "STORED"))));
-        let http = &mut http;
-        let kt_bin = kt_set_bulk(format!("kt-bin{round}").as_bytes(), b"v");
+        assert_eq!(t.cmd(&set), "STORED");
+        let after_text = stat(&master, "repl_sync_timeouts");
+        let key = format!("kt-bin{round}");
+        assert_eq!(
+            http.binary(&kt_set_bulk(key.as_bytes(), b"v"), 5),
+            [0xB8, 0, 0, 0, 1]
+        );
         let rest = format!("/kt-rest{round}");
-        let rpc_key = format!("kt-rpc{round}");
-        each.push((
-            "the KT port's binary, REST, TSV-RPC and cursor writes",
-            Box::new(move || {
-                assert_eq!(http.binary(&kt_bin, 5), [0xB8, 0, 0, 0, 1]);
-                assert_eq!(http.request("PUT", &rest, &[], b"v").status, 201);
-                let r = http.rpc(
-                    "set",
-                    &[(b"key", rpc_key.as_bytes()), (b"value", b"v")],
-                    None,
-                );
-                assert_eq!(r.status, 200);
-                assert_eq!(http.rpc("cur_jump", &[(b"CUR", b"1")], None).status, 200);
-                let r = http.rpc("cur_set_value", &[(b"CUR", b"1"), (b"value", b"w")], None);
-                assert_eq!(r.status, 200);
-            }),
-        ));
-        let mut timeouts = Vec::new();
-        for (what, mut write) in each {
-            write();
-            timeouts.push((what, stat(&master, "repl_sync_timeouts")));
-        }
-        timeouts
+        assert_eq!(http.request("PUT", &rest, &[], b"v").status, 201);
+        let key = format!("kt-rpc{round}");
+        let r = http.rpc("set", &[(b"key", key.as_bytes()), (b"value", b"v")], None);
+        assert_eq!(r.status, 200);
+        assert_eq!(http.rpc("cur_jump", &[(b"CUR", b"1")], None).status, 200);
+        let r = http.rpc("cur_set_value", &[(b"CUR", b"1"), (b"value", b"w")], None);
+        assert_eq!(r.status, 200);
+        [after_text, stat(&master, "repl_sync_timeouts")]
     };
     // Replica running: nothing waits out the timeout.
-    for (what, timeouts) in write_every_way(0) {
-        assert_eq!(timeouts, 0, "{what} waited out the timeout");
-    }
+    assert_eq!(write_every_way(0), [0, 0], "a write waited out the timeout");
     // Replica frozen: the text set and the four KT-port writes each time out.
     signal(&replica, libc::SIGSTOP);
-    let after: Vec<u64> = write_every_way(1).into_iter().map(|(_, n)| n).collect();
+    let after = write_every_way(1);
     signal(&replica, libc::SIGCONT);
     assert_eq!(
         after,
         [1, 5],
-        "timeouts after the text set, then after the KT port's four writes"
+        "timeouts after the text set, then after the KT port's writes"
     );
     assert_eq!(stat(&master, "repl_sync_unguarded"), 0);
 }
