@@ -10,6 +10,9 @@
 #            every 10 ms: p50, p99, max.
 # Every server starts on fresh files; runs alternate alone/replica/lag.
 #
+# MASTER_ARGS adds flags to every master (e.g. "--ulog-segment-size 1g");
+# STORE_PARAMS database parameters to both stores (e.g. "#num_buckets=4000000").
+#
 #   BIN_DIR=target/release scripts/bench-replication.sh [RUNS] [SECS] [RATE] \
 #       > docs/bench/replication-raw.tsv
 #   python3 scripts/plot_replication.py docs/bench/replication-raw.tsv docs/bench
@@ -29,7 +32,7 @@ trap cleanup EXIT
 start() { # name extra-args... -> prints the port; the pid goes to $WORK/NAME.pid
   local name=$1
   shift
-  "$BIN_DIR/memstored" -s "$WORK/$name.tkh" --ulog-dir "$WORK/$name-ulog" -R 2 \
+  "$BIN_DIR/memstored" -s "$WORK/$name.tkh${STORE_PARAMS:-}" --ulog-dir "$WORK/$name-ulog" -R 2 \
     -l 127.0.0.1:0 --port-file "$WORK/$name.port" "$@" >"$WORK/$name.log" 2>&1 &
   echo $! >"$WORK/$name.pid"
   wait_port_file "$WORK/$name.port" "$!" "$name"
@@ -96,16 +99,19 @@ EOF
 
 printf 'run\tmode\twrites_per_s\tlag_p50_ms\tlag_p99_ms\tlag_max_ms\tsamples\n'
 for run in $(seq 1 "$RUNS"); do
-  mport=$(start m --server-id 1)
+  # shellcheck disable=SC2086
+  mport=$(start m --server-id 1 ${MASTER_ARGS:-})
   printf '%s\talone\t%s\t\t\t\t\n' "$run" "$(bench "$mport")"
   stop_all
 
-  mport=$(start m --server-id 1)
+  # shellcheck disable=SC2086
+  mport=$(start m --server-id 1 ${MASTER_ARGS:-})
   start r --server-id 2 --replicate-from "127.0.0.1:$mport" >/dev/null
   printf '%s\treplica\t%s\t\t\t\t\n' "$run" "$(bench "$mport")"
   stop_all
 
-  mport=$(start m --server-id 1)
+  # shellcheck disable=SC2086
+  mport=$(start m --server-id 1 ${MASTER_ARGS:-})
   start r --server-id 2 --replicate-from "127.0.0.1:$mport" >/dev/null
   # The stream is up once the master lists it.
   for _ in $(seq 1 3000); do

@@ -20,6 +20,11 @@ pub trait DataFile: Send + Sync {
     fn set_len(&self, len: u64) -> Result<()>;
     /// Makes everything written so far durable (fdatasync).
     fn sync(&self) -> Result<()>;
+    /// Asks the OS to start writing `len` bytes at `offset` to the disk now,
+    /// without waiting (no durability promise): so that a later `sync`
+    /// finds little left to write and is short. A hint: where there is no
+    /// such thing (simulated files) it does nothing.
+    fn start_writeback(&self, _offset: u64, _len: u64) {}
     /// Maps the first `len` bytes of the file read-only (`len` may exceed the
     /// file's length: only bytes below the length may then be read), so that
     /// reads need no system call. `None` where files cannot be mapped
@@ -103,6 +108,20 @@ impl DataFile for RealFile {
     }
     fn sync(&self) -> Result<()> {
         Ok(self.0.sync_data()?)
+    }
+    fn start_writeback(&self, offset: u64, len: u64) {
+        use std::os::fd::AsRawFd;
+        let (Ok(off), Ok(n)) = (
+            libc::off64_t::try_from(offset),
+            libc::off64_t::try_from(len),
+        ) else {
+            return;
+        };
+        // SAFETY: sync_file_range takes a descriptor we own and plain
+        // integers; a failure only means the hint was not taken.
+        unsafe {
+            libc::sync_file_range(self.0.as_raw_fd(), off, n, libc::SYNC_FILE_RANGE_WRITE);
+        }
     }
     fn map(&self, len: u64) -> Result<Option<Arc<FileMap>>> {
         let len = usize::try_from(len).map_err(|_| Error::System("map too large".into()))?;

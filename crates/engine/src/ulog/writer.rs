@@ -362,12 +362,26 @@ impl Drop for UpdateLog {
     }
 }
 
+/// Bytes handed to the OS between two writeback hints.
+const WRITEBACK_EVERY: u64 = 8 << 20;
+
 /// Hands the buffer to the OS; the caller notifies `UpdateLog::visible`.
+/// Every `WRITEBACK_EVERY` bytes it asks the OS to start writing them to
+/// the disk: otherwise a whole segment (64 MB by default) could still be
+/// dirty when rotation fsyncs it under the log's lock, stalling every
+/// writer and replication stream for hundreds of milliseconds
+/// (docs/bench/replication.md).
 fn flush(inner: &mut Inner) -> Result<()> {
     if !inner.buf.is_empty() {
         inner.file.write_at(&inner.buf, inner.flushed)?;
+        let before = inner.flushed;
         inner.flushed += inner.buf.len() as u64;
         inner.buf.clear();
+        let kicked = before / WRITEBACK_EVERY * WRITEBACK_EVERY;
+        if inner.flushed - kicked >= WRITEBACK_EVERY {
+            let upto = inner.flushed / WRITEBACK_EVERY * WRITEBACK_EVERY;
+            inner.file.start_writeback(kicked, upto - kicked);
+        }
     }
     inner.visible_ts = inner.last_ts;
     Ok(())
