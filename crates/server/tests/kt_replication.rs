@@ -319,3 +319,31 @@ fn the_kyoto_tycoon_port_serves_the_command_too() {
     };
     assert_eq!(body, set_body(b"a", b"1", Some(XT_MAX)));
 }
+
+/// Kyoto Tycoon streams share the server-wide cap of 32 with the RPC ones
+/// (each costs two threads): a 33rd request is answered 0xBF, and a place
+/// freed is taken again.
+#[test]
+fn kyoto_tycoon_streams_are_capped_with_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = master(dir.path(), &["m.tkh".to_string()]);
+    let open = || {
+        let mut s = srv.connect();
+        request(&mut s, 0, 0, 9);
+        assert_eq!(read_n(&mut s, 1), [REPLICATION]);
+        s
+    };
+    let mut streams: Vec<TcpStream> = (0..32).map(|_| open()).collect();
+    wait_until(&srv, "32 streams", |m| stat(m, "repl_streams") == 32);
+    let mut refused = srv.connect();
+    request(&mut refused, 0, 0, 9);
+    assert_eq!(read_n(&mut refused, 1), [ERROR]);
+    assert!(is_closed(&mut refused));
+    drop(streams.pop());
+    wait_until(&srv, "a place freed", |m| stat(m, "repl_streams") == 31);
+    streams.push(open());
+    wait_until(&srv, "32 streams again", |m| stat(m, "repl_streams") == 32);
+    // Other clients are served meanwhile.
+    let mut t = Text::new(srv.connect());
+    assert_eq!(t.cmd("set after 0 0 1\r\nx\r\n"), "STORED");
+}
