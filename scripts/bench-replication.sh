@@ -46,20 +46,7 @@ stop_all() {
   done
   rm -rf "$WORK"/*.tkh* "$WORK"/*-ulog "$WORK"/*.port
 }
-stat_of() { # port name
-  python3 - "$1" "$2" <<'EOF'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"stats\r\n")
-buf = b""
-while not buf.endswith(b"END\r\n"):
-    buf += s.recv(65536)
-for line in buf.decode().split("\r\n"):
-    p = line.split(" ")
-    if len(p) == 3 and p[1] == sys.argv[2]:
-        print(p[2])
-EOF
-}
+stat_of() { python3 "$ROOT/scripts/stat_probe.py" "$1" "$2"; } # port name
 bench() { # port [extra args] -> writes/s
   "$BIN_DIR/memstore" bench --address "127.0.0.1:$1" --protocol binary --set_only \
     --threads 2 --multi 100 --size 100 --iter 100000000 --duration "$SECS" --json "${@:2}" |
@@ -76,25 +63,7 @@ wait_caught_up() { # master-port
 # Samples the master's repl_replica_0_lag_ms every 10 ms until FILE exists;
 # prints p50 p99 max samples.
 sample_lag() { # master-port stop-file
-  python3 - "$1" "$2" <<'EOF'
-import os, socket, sys, time
-port, stop = int(sys.argv[1]), sys.argv[2]
-s = socket.create_connection(("127.0.0.1", port))
-lag = []
-while not os.path.exists(stop):
-    s.sendall(b"stats\r\n")
-    buf = b""
-    while not buf.endswith(b"END\r\n"):
-        buf += s.recv(65536)
-    for line in buf.decode().split("\r\n"):
-        p = line.split(" ")
-        if len(p) == 3 and p[1] == "repl_replica_0_lag_ms":
-            lag.append(int(p[2]))
-    time.sleep(0.01)
-lag.sort()
-pick = lambda q: lag[min(len(lag) - 1, int(q * len(lag)))]
-print(pick(0.5), pick(0.99), lag[-1], len(lag))
-EOF
+  python3 "$ROOT/scripts/stat_probe.py" "$1" repl_replica_0_lag_ms --until "$2"
 }
 
 printf 'run\tmode\twrites_per_s\tlag_p50_ms\tlag_p99_ms\tlag_max_ms\tsamples\n'
