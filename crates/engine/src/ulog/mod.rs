@@ -12,6 +12,8 @@ mod dropped;
 mod reader;
 mod recent;
 mod record;
+mod recovery;
+mod seal;
 mod segment;
 mod writer;
 

@@ -55,13 +55,20 @@ pub fn read_dir(fs: Arc<dyn FileSystem>, dir: &Path, from: u64) -> Result<Update
 }
 
 impl Updates {
-    fn enter(&mut self, num: u64) -> Result<()> {
+    /// Moves to segment `num`; `false` (staying put) when it is the newest
+    /// and its header is not written yet: the writer creates the file and
+    /// then writes the header, and a reader may list it in between.
+    fn enter(&mut self, num: u64) -> Result<bool> {
         let path = segment_path(&self.dir, num);
         let file = self.fs.open(&path, false, false)?;
-        segment::check_header(&*file, file.len()?, &path)?;
+        let len = file.len()?;
+        if len < SEGMENT_HEADER_LEN as u64 && self.next_segment(num)?.is_none() {
+            return Ok(false);
+        }
+        segment::read_header(&*file, len, &path)?;
         self.seg = Some((num, file, SEGMENT_HEADER_LEN as u64));
         self.passed = 0;
-        Ok(())
+        Ok(true)
     }
 
     /// Where the reader is: for `UpdateLog::pending_after`.
@@ -84,11 +91,8 @@ impl Updates {
             let Some((num, file, offset)) = &mut self.seg else {
                 // The log was empty when opened: look again.
                 match self.next_segment(0)? {
-                    Some(n) => {
-                        self.enter(n)?;
-                        continue;
-                    }
-                    None => return Ok(None),
+                    Some(n) if self.enter(n)? => continue,
+                    _ => return Ok(None),
                 }
             };
             let len = file.len()?;
@@ -118,8 +122,8 @@ impl Updates {
                         len - at
                     )))
                 }
-                Some(n) => self.enter(n)?,
-                None => return Ok(None),
+                Some(n) if self.enter(n)? => {}
+                _ => return Ok(None),
             }
         }
     }

@@ -3,9 +3,13 @@
 use crate::status::{Error, Result};
 
 /// The first 8 bytes of every segment file.
-pub const MAGIC: &[u8; 8] = b"MSTULOG1";
-/// Segment header: magic, then the segment's number (u64 LE).
-pub const SEGMENT_HEADER_LEN: usize = 16;
+pub const MAGIC: &[u8; 8] = b"MSTULOG2";
+/// The magic of the first format (a 16-byte header without `prev_end`),
+/// recognised only to name it in the error.
+pub const OLD_MAGIC: &[u8; 8] = b"MSTULOG1";
+/// Segment header: magic, the segment's number, the previous segment's end
+/// (u64 LE each), a CRC-32C of those 24 bytes and 4 zero bytes.
+pub const SEGMENT_HEADER_LEN: usize = 32;
 /// Fixed part of a record before key and value.
 pub const HEADER_LEN: usize = 40;
 

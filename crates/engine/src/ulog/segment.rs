@@ -1,6 +1,6 @@
 //! Segment files: naming, listing, and reading records one at a time.
 
-use super::record::{Header, Update, HEADER_LEN, MAGIC, SEGMENT_HEADER_LEN};
+use super::record::{Header, Update, HEADER_LEN, MAGIC, OLD_MAGIC, SEGMENT_HEADER_LEN};
 use crate::io::{DataFile, FileSystem};
 use crate::status::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -29,27 +29,76 @@ pub fn list_segments(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
     Ok(nums)
 }
 
-/// The 16 bytes every segment starts with.
-pub fn segment_header(num: u64) -> [u8; SEGMENT_HEADER_LEN] {
-    let mut h = [0u8; SEGMENT_HEADER_LEN];
-    h[..8].copy_from_slice(MAGIC);
-    h[8..].copy_from_slice(&num.to_le_bytes());
-    h
+/// What a segment's header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentHeader {
+    pub num: u64,
+    /// The length the previous segment had when this one was started (0 for
+    /// the first): the previous one's seal is fsynced after this segment is
+    /// created, so after a power loss this is how recovery tells a sealed
+    /// segment that lost its tail from a whole one.
+    pub prev_end: u64,
 }
 
-/// Checks a segment's header (`len` is the file's length).
-pub fn check_header(file: &dyn DataFile, len: u64, path: &Path) -> Result<()> {
-    let mut h = [0u8; SEGMENT_HEADER_LEN];
-    if len < SEGMENT_HEADER_LEN as u64 || {
-        file.read_at(&mut h, 0)?;
-        &h[..8] != MAGIC
-    } {
-        return Err(Error::BrokenData(format!(
-            "{}: not an update-log segment",
+/// The bytes every segment starts with.
+pub fn segment_header(h: SegmentHeader) -> [u8; SEGMENT_HEADER_LEN] {
+    let mut b = [0u8; SEGMENT_HEADER_LEN];
+    b[..8].copy_from_slice(MAGIC);
+    b[8..16].copy_from_slice(&h.num.to_le_bytes());
+    b[16..24].copy_from_slice(&h.prev_end.to_le_bytes());
+    let crc = crc32c::crc32c(&b[..24]);
+    b[24..28].copy_from_slice(&crc.to_le_bytes());
+    b
+}
+
+/// Reads and checks a segment's header (`len` is the file's length).
+pub fn read_header(file: &dyn DataFile, len: u64, path: &Path) -> Result<SegmentHeader> {
+    let not_one = |why: &str| {
+        Error::BrokenData(format!(
+            "{}: not an update-log segment ({why})",
             path.display()
-        )));
+        ))
+    };
+    if len < SEGMENT_HEADER_LEN as u64 {
+        if len >= OLD_MAGIC.len() as u64 {
+            let mut m = [0u8; 8];
+            file.read_at(&mut m, 0)?;
+            if &m == OLD_MAGIC {
+                return Err(old_format(path));
+            }
+        }
+        return Err(not_one("shorter than its header"));
     }
-    Ok(())
+    let mut b = [0u8; SEGMENT_HEADER_LEN];
+    file.read_at(&mut b, 0)?;
+    if &b[..8] == OLD_MAGIC {
+        return Err(old_format(path));
+    }
+    if &b[..8] != MAGIC {
+        return Err(not_one("wrong magic"));
+    }
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[24..28]);
+    if u32::from_le_bytes(w) != crc32c::crc32c(&b[..24]) || b[28..] != [0u8; 4] {
+        return Err(not_one("header checksum mismatch"));
+    }
+    let word = |at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[at..at + 8]);
+        u64::from_le_bytes(w)
+    };
+    Ok(SegmentHeader {
+        num: word(8),
+        prev_end: word(16),
+    })
+}
+
+fn old_format(path: &Path) -> Error {
+    Error::BrokenData(format!(
+        "{}: an update-log segment of the first format (MSTULOG1, before memstored 0.2); \
+         move the log directory aside and let replicas copy the store afresh",
+        path.display()
+    ))
 }
 
 /// The complete, CRC-valid record at `offset`, with the offset after it;

@@ -1,13 +1,15 @@
 //! Appending to the update log: segments, rotation, retention, sync.
 
 use super::record::{encode, SEGMENT_HEADER_LEN};
-use super::segment::{self, list_segments, segment_header, segment_path};
+use super::recovery::{recover_last_segments, scan_segment};
+use super::seal::Seal;
+use super::segment::{list_segments, segment_header, segment_path, SegmentHeader};
 use super::{Change, UpdateListener, Updates};
 use crate::io::{DataFile, FileSystem};
 use crate::name::SyncMode;
-use crate::status::{Error, Result};
+use crate::status::Result;
 use parking_lot::{Condvar, Mutex};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Entries buffered before they are handed to the OS regardless of batches.
@@ -63,6 +65,8 @@ struct Inner {
     recent: Option<super::recent::Recent>,
     /// The newest timestamp retention removed (`dropped_until`).
     dropped_until: u64,
+    /// The last rotation's disk work, until finished (`seal`).
+    pending: Option<Arc<Seal>>,
 }
 
 /// Where a reader is in the log: a segment and how many of its records it
@@ -92,70 +96,40 @@ fn now_micros() -> u64 {
 
 impl UpdateLog {
     /// Opens (creating) the log in `opts.dir`. Every kept segment is read
-    /// once to count its records; the last one's torn tail (a crash in the
-    /// middle of a write) is cut off, as the store's recovery rule says, and
-    /// damage anywhere refuses the open.
+    /// once to count its records, with the store's recovery rule: the last
+    /// one's torn tail (a crash in the middle of a write) is cut off; so is
+    /// the tail a sealed segment lost in a power loss before its seal was
+    /// fsynced, with the segment after it (see `seal`); damage anywhere
+    /// refuses the open.
     pub fn open(fs: Arc<dyn FileSystem>, opts: UlogOptions) -> Result<UpdateLog> {
         fs.create_dir(&opts.dir)?;
-        let nums = list_segments(&*fs, &opts.dir)?;
-        let mut segments = Vec::with_capacity(nums.len());
-        let mut last_ts = 0;
-        let mut current = None;
-        for (i, &num) in nums.iter().enumerate() {
-            let is_last = i + 1 == nums.len();
-            let path = segment_path(&opts.dir, num);
-            let file = fs.open(&path, is_last, false)?;
-            let mut len = file.len()?;
-            if is_last && len < SEGMENT_HEADER_LEN as u64 {
-                // A crash while the segment was being created.
-                file.set_len(0)?;
-                file.write_at(&segment_header(num), 0)?;
-                file.sync()?;
-                len = SEGMENT_HEADER_LEN as u64;
-            }
-            segment::check_header(&*file, len, &path)?;
-            let mut at = SEGMENT_HEADER_LEN as u64;
-            let mut records = 0;
-            let mut seg_last = 0;
-            while let Some((u, end)) = segment::read_record(&*file, len, at)? {
-                at = end;
-                records += 1;
-                seg_last = seg_last.max(u.timestamp);
-            }
-            last_ts = last_ts.max(seg_last);
-            if at < len {
-                if let Some(next) = segment::valid_record_after(&*file, len, at)? {
-                    return Err(segment::damaged(&path, at, next));
-                }
-                if !is_last {
-                    return Err(Error::BrokenData(format!(
-                        "{}: a sealed update-log segment ends with {} bytes that are not a record",
-                        path.display(),
-                        len - at
-                    )));
-                }
-                tracing::warn!(
-                    "{}: cut a torn tail of {} bytes (a crash in the middle of a write)",
-                    path.display(),
-                    len - at
-                );
-                file.set_len(at)?;
-                file.sync()?;
-            }
-            segments.push(Segment {
-                num,
-                bytes: at,
-                records,
-                last_ts: seg_last,
-            });
-            if is_last {
-                current = Some((file, at));
-            }
+        let mut found = Vec::new();
+        for num in list_segments(&*fs, &opts.dir)? {
+            found.push(scan_segment(&*fs, &opts.dir, num)?);
         }
-        let (file, flushed) = match current {
-            Some(c) => c,
+        recover_last_segments(&*fs, &opts.dir, &mut found)?;
+        let mut segments = Vec::with_capacity(found.len());
+        let mut last_ts = 0;
+        for f in &found {
+            last_ts = last_ts.max(f.last_ts);
+            segments.push(Segment {
+                num: f.num,
+                bytes: f.end,
+                records: f.records,
+                last_ts: f.last_ts,
+            });
+        }
+        let (file, flushed) = match found.pop() {
+            Some(f) => (f.file, f.end),
             None => {
-                let file = create_segment(&*fs, &opts, 1)?;
+                let header = SegmentHeader {
+                    num: 1,
+                    prev_end: 0,
+                };
+                let path = segment_path(&opts.dir, 1);
+                let file = start_segment(&*fs, &path, header)?;
+                file.sync()?;
+                fs.sync_dir(&path)?;
                 segments.push(Segment {
                     num: 1,
                     bytes: SEGMENT_HEADER_LEN as u64,
@@ -178,6 +152,7 @@ impl UpdateLog {
                 visible_ts: last_ts,
                 recent: None,
                 dropped_until,
+                pending: None,
             }),
             visible: Condvar::new(),
         })
@@ -236,37 +211,67 @@ impl UpdateLog {
         Ok(ts)
     }
 
-    /// Seals the current segment (flushed and fsynced, so a reader may
-    /// treat any bad byte in it as damage), starts the next and applies
-    /// the retention policy.
+    /// Seals the current segment, starts the next and applies the
+    /// retention policy; the disk work (fsyncs, removals) is left to a
+    /// `Seal` finished on its own thread, so that writers and readers do
+    /// not wait for it (with `sync=always`, where every record is fsynced
+    /// before its write returns anyway, it is finished here).
     fn rotate(&self, inner: &mut Inner) -> Result<()> {
+        // At most one seal pending: recovery relies on it (`seal`).
+        if let Some(p) = &inner.pending {
+            p.finish(&*self.fs)?;
+        }
+        inner.pending = None;
         flush(inner)?;
         self.visible.notify_all();
-        inner.file.sync()?;
-        let num = inner.segments.last().map_or(0, |s| s.num) + 1;
-        inner.file = create_segment(&*self.fs, &self.opts, num)?;
+        let header = SegmentHeader {
+            num: inner.segments.last().map_or(0, |s| s.num) + 1,
+            prev_end: inner.flushed,
+        };
+        let path = segment_path(&self.opts.dir, header.num);
+        let file = start_segment(&*self.fs, &path, header)?;
+        let sealed = std::mem::replace(&mut inner.file, file.clone());
         inner.flushed = SEGMENT_HEADER_LEN as u64;
         inner.segments.push(Segment {
-            num,
+            num: header.num,
             bytes: SEGMENT_HEADER_LEN as u64,
             records: 0,
             last_ts: 0,
         });
+        let mut seal = Seal::new(sealed, file, path, self.opts.dir.clone());
         loop {
             let total: u64 = inner.segments.iter().map(|s| s.bytes).sum();
             let n = inner.segments.len();
             let over = (self.opts.keep_segments > 0 && n > self.opts.keep_segments)
                 || (self.opts.keep_bytes > 0 && total > self.opts.keep_bytes);
             if n <= 1 || !over {
-                return Ok(());
+                break;
             }
             let old = inner.segments.remove(0);
             if old.last_ts > inner.dropped_until {
                 inner.dropped_until = old.last_ts;
-                super::dropped::write(&*self.fs, &self.opts.dir, old.last_ts)?;
+                seal.dropped_until = Some(old.last_ts);
             }
-            self.fs.remove(&segment_path(&self.opts.dir, old.num))?;
+            seal.remove.push(old.num);
         }
+        let seal = Arc::new(seal);
+        if self.opts.sync == SyncMode::Always {
+            return seal.finish(&*self.fs);
+        }
+        inner.pending = Some(seal.clone());
+        let fs = self.fs.clone();
+        let finish = move || {
+            if let Err(e) = seal.finish(&*fs) {
+                tracing::warn!("sealing an update-log segment: {e} (retried on the next sync)");
+            }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("ulog-seal".into())
+            .spawn(finish)
+        {
+            tracing::warn!("no thread to seal an update-log segment ({e}); left to the next sync");
+        }
+        Ok(())
     }
 
     /// Hands buffered entries to the OS.
@@ -317,11 +322,17 @@ impl UpdateLog {
             .sum()
     }
 
-    /// Flushes and, with `hard`, fsyncs the current segment.
+    /// Flushes and, with `hard`, fsyncs the current segment (after the
+    /// previous one's pending seal, so that what is on the disk stays a
+    /// prefix of the log).
     pub fn synchronize(&self, hard: bool) -> Result<()> {
         let mut g = self.inner.lock();
         flush(&mut g)?;
         if hard {
+            if let Some(p) = &g.pending {
+                p.finish(&*self.fs)?;
+            }
+            g.pending = None;
             g.file.sync()?;
         }
         self.visible.notify_all();
@@ -368,7 +379,7 @@ const WRITEBACK_EVERY: u64 = 8 << 20;
 /// Hands the buffer to the OS; the caller notifies `UpdateLog::visible`.
 /// Every `WRITEBACK_EVERY` bytes it asks the OS to start writing them to
 /// the disk: otherwise a whole segment (64 MB by default) could still be
-/// dirty when rotation fsyncs it under the log's lock, stalling every
+/// dirty when its seal fsyncs it, and that burst of writeback slowed every
 /// writer and replication stream for hundreds of milliseconds
 /// (docs/bench/replication.md).
 fn flush(inner: &mut Inner) -> Result<()> {
@@ -387,13 +398,16 @@ fn flush(inner: &mut Inner) -> Result<()> {
     Ok(())
 }
 
-fn create_segment(fs: &dyn FileSystem, opts: &UlogOptions, num: u64) -> Result<Arc<dyn DataFile>> {
-    let path = segment_path(&opts.dir, num);
-    let file = fs.open(&path, true, true)?;
+/// Creates a segment file with its header, not yet fsynced (`Seal` or the
+/// caller does that).
+fn start_segment(
+    fs: &dyn FileSystem,
+    path: &Path,
+    header: SegmentHeader,
+) -> Result<Arc<dyn DataFile>> {
+    let file = fs.open(path, true, true)?;
     file.set_len(0)?;
-    file.write_at(&segment_header(num), 0)?;
-    file.sync()?;
-    fs.sync_dir(&path)?;
+    file.write_at(&segment_header(header), 0)?;
     Ok(file)
 }
 
