@@ -8,6 +8,7 @@
 #
 #   scripts/bench-engine.sh            # 1M records, 3 runs (a few minutes)
 #   ITER=100000 RUNS=1 scripts/bench-engine.sh   # quick smoke run
+#   CACHE=0 scripts/bench-engine.sh    # without the cache section (cache.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -176,3 +177,15 @@ MD="$OUT_DIR/engine.md"
   fi
 } >"$MD"
 echo "wrote $MD, $MED and $OUT_DIR/engine.png" >&2
+
+# The cache section (issue 16): memstored's *#capsiz= cache against memcached
+# under the same -m, in docs/bench/cache.md. CACHE=0 skips it.
+if [ "${CACHE:-1}" = 1 ] && [ "${REPORT_ONLY:-0}" != 1 ]; then
+  command -v memcached >/dev/null || {
+    echo "installing memcached..." >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq memcached >/dev/null
+  }
+  cargo build --release -q -p memstored-server
+  BIN_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/release" OUT_DIR="$OUT_DIR" python3 scripts/bench-cache.py "$RUNS"
+  python3 scripts/plot_cache.py "$OUT_DIR"
+fi

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""The cache section of the engine benchmark (issue 16): memstored's
+`*#capsiz=` cache against memcached under the same memory limit, with the
+same client (this script), alternating the two servers.
+
+Three measurements, each on fresh servers:
+
+- fill: pipelined `set ... noreply` of 16-byte keys and 100-byte values,
+  twice as many as the limit could hold, then `curr_items`, `evictions` and
+  the server's RSS (VmRSS), for `-m 64` and `-m 1024`;
+- per item: 1M items into a limit they fit in (1024 MiB), RSS / 1M;
+- hit ratio: a cache-aside loop (multi-get 500 keys, `set` each miss) on
+  Zipf(0.99)-distributed keys over 10x more keys than memcached kept at
+  `-m 64`, warmed with WARM requests, then counted over COUNT requests.
+
+Writes docs/bench/cache.md and docs/bench/cache.tsv (then cache.png with
+scripts/plot_cache.py).
+
+    BIN_DIR=target/release scripts/bench-cache.py [RUNS]
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+WARM = int(os.environ.get("WARM", 2_000_000))
+COUNT = int(os.environ.get("COUNT", 2_000_000))
+KEY_LEN, VALUE_LEN = 16, 100
+VALUE = b"v" * VALUE_LEN
+OUT = Path(os.environ.get("OUT_DIR", ROOT / "docs" / "bench"))
+# The -m limits of the fill rows (a smoke run may pass smaller ones); the
+# first is also the hit-ratio limit, the last the per-item one.
+LIMITS = [int(x) for x in os.environ.get("LIMITS", "64 1024").split()]
+PER_ITEM = int(os.environ.get("PER_ITEM", 1_000_000))
+
+
+def key(i):
+    """16 bytes; rank i scattered over 10^12 names (a bijection, since the
+    multiplier is prime), so hot keys are not the first ones set."""
+    return b"key:%012d" % ((i * 2654435761) % 10**12)
+
+
+class Server:
+    def __init__(self, side, limit_mb):
+        self.side = side
+        self.work = tempfile.mkdtemp(prefix="bench-cache-")
+        port_file = os.path.join(self.work, "port")
+        env = dict(os.environ)
+        if side == "memstored":
+            exe = os.path.join(os.environ.get("BIN_DIR", ROOT / "target" / "release"), "memstored")
+            args = [exe, "-s", f"*#capsiz={limit_mb}m", "-l", "127.0.0.1:0",
+                    "--port-file", port_file]
+        else:
+            args = ["memcached", "-l", "127.0.0.1", "-p", "-1", "-U", "0",
+                    "-m", str(limit_mb), "-u", os.environ.get("USER") or "root"]
+            env["MEMCACHED_PORT_FILENAME"] = port_file
+        self.proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            text = Path(port_file).read_text() if os.path.exists(port_file) else ""
+            ports = [l.rsplit(":", 1)[-1].strip() for l in text.splitlines()
+                     if l.startswith("TCP INET:") or l.strip().isdigit()]
+            if ports and ports[0].isdigit():
+                self.port = int(ports[0])
+                break
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"{side} did not start: {args}")
+            time.sleep(0.02)  # the servers offer nothing to block on
+        self.sock = socket.create_connection(("127.0.0.1", self.port))
+        self.buf = b""
+
+    def stop(self):
+        self.sock.close()
+        self.proc.terminate()
+        self.proc.wait()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def rss_mb(self):
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    def read_until(self, end):
+        while not self.buf.endswith(end):
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise SystemExit(f"{self.side} closed the connection")
+            self.buf += chunk
+        out, self.buf = self.buf, b""
+        return out
+
+    def stats(self):
+        self.sock.sendall(b"stats\r\n")
+        out = {}
+        for line in self.read_until(b"END\r\n").split(b"\r\n"):
+            parts = line.split(b" ")
+            if len(parts) == 3 and parts[0] == b"STAT":
+                out[parts[1].decode()] = parts[2].decode()
+        return out
+
+    def set_many(self, keys):
+        self.sock.sendall(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" % (k, VALUE_LEN, VALUE)
+                                   for k in keys))
+
+    def sync(self):
+        """Waits until every pipelined `noreply` before it is done."""
+        self.sock.sendall(b"version\r\n")
+        self.read_until(b"\r\n")
+
+    def get_many(self, keys):
+        """The subset of `keys` that hit."""
+        self.sock.sendall(b"get " + b" ".join(keys) + b"\r\n")
+        reply = self.read_until(b"END\r\n")
+        hits, at = set(), 0
+        while True:
+            at = reply.find(b"VALUE ", at)
+            if at < 0:
+                return hits
+            end = reply.index(b" ", at + 6)
+            hits.add(reply[at + 6:end])
+            at = end
+
+
+def fill(side, limit_mb, n):
+    s = Server(side, limit_mb)
+    try:
+        for start in range(0, n, 1000):
+            s.set_many(key(i) for i in range(start, min(n, start + 1000)))
+        s.sync()
+        st = s.stats()
+        return {"items": int(st.get("curr_items", 0)), "evictions": int(st.get("evictions", 0)),
+                "rss_mb": s.rss_mb()}
+    finally:
+        s.stop()
+
+
+def zipf_ranks(universe, n, seed):
+    weights = 1.0 / np.arange(1, universe + 1, dtype=np.float64) ** 0.99
+    cdf = np.cumsum(weights)
+    cdf /= cdf[-1]
+    return np.searchsorted(cdf, np.random.default_rng(seed).random(n))
+
+
+def hit_ratio(side, limit_mb, ranks):
+    s = Server(side, limit_mb)
+    try:
+        hits = gets = 0
+        for start in range(0, len(ranks), 500):
+            batch = [key(int(r)) for r in ranks[start:start + 500]]
+            got = s.get_many(batch)
+            misses = [k for k in dict.fromkeys(batch) if k not in got]
+            s.set_many(misses)
+            if start >= WARM:
+                gets += len(batch)
+                hits += sum(1 for k in batch if k in got)
+        s.sync()
+        return hits / gets
+    finally:
+        s.stop()
+
+
+def median(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
+def main():
+    rows = []  # (measurement, side, value)
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load = os.getloadavg()[0]
+    kept = {}
+    for limit in LIMITS:
+        n = limit * 2 * (1 << 20) // (KEY_LEN + VALUE_LEN)
+        res = {"memcached": [], "memstored": []}
+        for _ in range(RUNS):
+            for side in ("memcached", "memstored"):
+                print(f"fill {side} -m {limit} with {n} items", file=sys.stderr)
+                res[side].append(fill(side, limit, n))
+        for side, rs in res.items():
+            items = median([r["items"] for r in rs])
+            rss = median([r["rss_mb"] for r in rs])
+            rows.append((f"fill -m {limit}: items kept", side, items))
+            rows.append((f"fill -m {limit}: RSS MiB", side, round(rss, 1)))
+            rows.append((f"fill -m {limit}: RSS bytes per item kept", side,
+                         round(rss * (1 << 20) / max(items, 1), 1)))
+            kept[(limit, side)] = items
+    per = {"memcached": [], "memstored": []}
+    for _ in range(RUNS):
+        for side in per:
+            print(f"{PER_ITEM} items into {side} -m {LIMITS[-1]}", file=sys.stderr)
+            per[side].append(fill(side, LIMITS[-1], PER_ITEM)["rss_mb"])
+    for side, rs in per.items():
+        rows.append((f"{PER_ITEM:,} items (-m {LIMITS[-1]}): RSS bytes per item", side,
+                     round(median(rs) * (1 << 20) / PER_ITEM, 1)))
+    universe = 10 * kept[(LIMITS[0], "memcached")]
+    ranks = zipf_ranks(universe, WARM + COUNT, seed=16)
+    ratios = {"memcached": [], "memstored": []}
+    for _ in range(RUNS):
+        for side in ratios:
+            print(f"zipf on {side} -m {LIMITS[0]} over {universe} keys", file=sys.stderr)
+            ratios[side].append(hit_ratio(side, LIMITS[0], ranks))
+    for side, rs in ratios.items():
+        rows.append((f"Zipf(0.99) hit ratio, -m {LIMITS[0]}, {universe:,} keys", side,
+                     round(median(rs), 4)))
+    write_report(rows, started, load, universe)
+
+
+def write_report(rows, started, load, universe):
+    OUT.mkdir(parents=True, exist_ok=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
+    with open(OUT / "cache.tsv", "w") as f:
+        f.write(f"# commit {commit}, {started}, 1-minute load {load:.1f} at start\n")
+        f.write("measurement\tside\tvalue\n")
+        for m, side, v in rows:
+            f.write(f"{m}\t{side}\t{v}\n")
+    by = {}
+    for m, side, v in rows:
+        by.setdefault(m, {})[side] = v
+    lines = [
+        "# Cache: memstored `*#capsiz=` vs memcached under the same limit",
+        "",
+        f"Measured {started} at commit {commit} (1-minute load {load:.1f} at start), "
+        f"median of {RUNS} runs alternating the servers, by `scripts/bench-cache.py` "
+        "(run by `scripts/bench-engine.sh`; the exact command is below). Keys are 16 bytes, "
+        "values 100 bytes; memstored runs `-s '*#capsiz=Lm'`, memcached `-m L -U 0`.",
+        "",
+        "| measurement | memstored | memcached | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    for m, v in by.items():
+        a, b = v.get("memstored", 0), v.get("memcached", 0)
+        ratio = f"{a / b:.2f}x" if b else "-"
+        lines.append(f"| {m} | {a:,} | {b:,} | {ratio} |")
+    lines += [
+        "",
+        "![items kept, bytes per item and hit ratio](cache.png)",
+        "",
+        "Goals (issue 16): at most 140 bytes of RSS per item with 1M items; at least 1.2x the items "
+        "memcached keeps under the same `-m`; a hit ratio at least memcached's on the Zipf workload.",
+        "",
+        "```sh",
+        "BIN_DIR=target/release python3 scripts/bench-cache.py 3",
+        "python3 scripts/plot_cache.py",
+        "```",
+        "",
+    ]
+    notes = OUT / "cache-notes.md"
+    if notes.exists():
+        lines.append(notes.read_text())
+    (OUT / "cache.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
