@@ -27,7 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # a fresh machine: the Zipf sampler needs it
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "numpy"], check=True)
+    import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
