@@ -44,6 +44,9 @@ OUT = Path(os.environ.get("OUT_DIR", ROOT / "docs" / "bench"))
 # first is also the hit-ratio limit, the last the per-item one.
 LIMITS = [int(x) for x in os.environ.get("LIMITS", "64 1024").split()]
 PER_ITEM = int(os.environ.get("PER_ITEM", 1_000_000))
+# Appended to memstored's `*#capsiz=Lm` (e.g. `,cache=clock` to measure the
+# other cache).
+STORE_PARAMS = os.environ.get("STORE_PARAMS", "")
 
 
 def key(i):
@@ -60,7 +63,7 @@ class Server:
         env = dict(os.environ)
         if side == "memstored":
             exe = os.path.join(os.environ.get("BIN_DIR", ROOT / "target" / "release"), "memstored")
-            args = [exe, "-s", f"*#capsiz={limit_mb}m", "-l", "127.0.0.1:0",
+            args = [exe, "-s", f"*#capsiz={limit_mb}m{STORE_PARAMS}", "-l", "127.0.0.1:0",
                     "--port-file", port_file]
         else:
             args = ["memcached", "-l", "127.0.0.1", "-p", "-1", "-U", "0",
@@ -236,7 +239,7 @@ def write_report(rows, started, load, universe):
         f"Measured {started} at commit {commit} (1-minute load {load:.1f} at start), "
         f"median of {RUNS} runs alternating the servers, by `scripts/bench-cache.py` "
         "(run by `scripts/bench-engine.sh`; the exact command is below). Keys are 16 bytes, "
-        "values 100 bytes; memstored runs `-s '*#capsiz=Lm'`, memcached `-m L -U 0`.",
+        "values 100 bytes; memstored runs `-s '*#capsiz=Lm{STORE_PARAMS}'`, memcached `-m L -U 0`.",
         "",
         "| measurement | memstored | memcached | ratio |",
         "|---|---:|---:|---:|",

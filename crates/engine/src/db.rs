@@ -13,6 +13,7 @@ use crate::store::index::{HashIndex, TreeIndex};
 use crate::store::log::{LogOptions, LogStore};
 use crate::store::memfile::MemFileStore;
 use crate::store::memory::MemStore;
+use crate::store::segcache::SegCache;
 use crate::store::{Store, StoreStats};
 use crate::ulog::{Change, UlogOp, UpdateListener};
 use parking_lot::RwLockWriteGuard;
@@ -138,10 +139,12 @@ fn open_store(
             // which would mean "no cap".
             let n = name.num_shards as u64;
             let share = |cap: u64| if cap == 0 { 0 } else { (cap / n).max(1) };
-            Box::new(CacheStore::new(
-                share(name.cap_mem_size),
-                share(name.cap_rec_num),
-            ))
+            let (bytes, records) = (share(name.cap_mem_size), share(name.cap_rec_num));
+            if name.segment_cache {
+                Box::new(SegCache::new(bytes, records))
+            } else {
+                Box::new(CacheStore::new(bytes, records))
+            }
         }
         EngineKind::MemHash => Box::new(MemStore::<HashIndex<_>>::new(buckets)),
         EngineKind::MemTree => Box::new(MemStore::<TreeIndex<_>>::new(buckets)),

@@ -87,6 +87,9 @@ pub struct DbName {
     /// `ktopts=p` (Kyoto Tycoon's persistent option): records never expire;
     /// an expiry given to a write is dropped, as KT's TimedDB does.
     pub persistent: bool,
+    /// `cache=segments`: a capped in-memory hash is the segment cache
+    /// (`store/segcache`) instead of the CLOCK cache (`cache=clock`).
+    pub segment_cache: bool,
     /// Parameters accepted for compatibility and ignored, kept for `inspect` and logs.
     pub ignored: Vec<String>,
     /// The engine named by `dbm=`, while parsing.
@@ -156,6 +159,7 @@ const KNOWN_PARAMS: &[&str] = &[
     "ktopts",
     "ktcapcnt",
     "ktcapsiz",
+    "cache",
 ];
 
 impl DbName {
@@ -177,6 +181,7 @@ impl DbName {
             sync: SyncMode::None,
             truncate: false,
             persistent: false,
+            segment_cache: false,
             ignored: Vec::new(),
             dbm: None,
         };
@@ -231,6 +236,17 @@ impl DbName {
             }
             "cap_rec_num" | "capnum" => self.cap_rec_num = parse_number(key, value)?,
             "cap_mem_size" | "capsiz" => self.cap_mem_size = parse_number(key, value)?,
+            "cache" => {
+                self.segment_cache = match value.to_ascii_lowercase().as_str() {
+                    "segments" | "segment" => true,
+                    "clock" => false,
+                    _ => {
+                        return Err(Error::InvalidArgument(format!(
+                            "cache={value}: expected segments or clock"
+                        )))
+                    }
+                }
+            }
             _ if kc::capacity_word(key) == Some(true) => {
                 self.cap_rec_num = parse_number(key, value)?
             }

@@ -19,6 +19,7 @@ fn hashed(dir: &TempDir) -> Vec<String> {
         "*".into(),
         "*#num_shards=3".into(),
         "*#capsiz=64m".into(),
+        "*#capsiz=64m,cache=segments".into(),
         format!("{d}/h.tkh#num_shards=3"),
         format!("{d}/h.tkmt"),
     ]

@@ -6,7 +6,11 @@ use memstored_engine::{Db, Error, Lookup, StoreMode, StoreOptions};
 #[test]
 fn touch_keeps_value_flags_and_cas() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["*".to_string(), format!("{}/t.tkh", dir.path().display())] {
+    for name in [
+        "*".to_string(),
+        "*#capsiz=1m,cache=segments".to_string(),
+        format!("{}/t.tkh", dir.path().display()),
+    ] {
         let db = Db::open(&name, true).unwrap();
         let opts = StoreOptions {
             flags: 42,

@@ -148,6 +148,8 @@ fn run(name: &str, ops: &[Op]) {
 const ENGINES: &[&str] = &[
     "*",
     "*#num_shards=3",
+    "*#capsiz=64m",
+    "*#capsiz=64m,cache=segments,num_shards=2",
     "+",
     "+#num_shards=3",
     "{dir}/m.tkh",

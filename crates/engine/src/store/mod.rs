@@ -10,6 +10,7 @@ pub mod memfile;
 pub mod memory;
 pub mod positions;
 pub mod rebuild;
+pub mod segcache;
 pub mod slab_hash;
 
 use crate::access::Access;

@@ -1,0 +1,156 @@
+use super::*;
+
+fn meta(cas: u64) -> Meta {
+    Meta {
+        cas,
+        ..Meta::default()
+    }
+}
+
+fn key(i: usize) -> Vec<u8> {
+    format!("key-{i:08}").into_bytes()
+}
+
+fn value(i: usize) -> Vec<u8> {
+    let mut v = format!("{i}:").into_bytes();
+    v.resize(100, b'.');
+    v
+}
+
+#[test]
+fn stores_replaces_and_removes() {
+    let mut c = SegCache::new(0, 0);
+    for i in 0..10_000 {
+        c.put_slice(&key(i), &value(i), meta(i as u64 + 1)).unwrap();
+    }
+    for i in (0..10_000).step_by(3) {
+        c.put_slice(&key(i), b"new", meta(99)).unwrap();
+    }
+    for i in (1..10_000).step_by(3) {
+        assert!(c.remove(&key(i)).unwrap());
+    }
+    assert!(!c.remove(&key(1)).unwrap());
+    for i in 0..10_000 {
+        let got = c.get(&key(i)).unwrap();
+        match i % 3 {
+            0 => assert_eq!(
+                got.map(|r| (r.value.to_vec(), r.meta.cas)),
+                Some((b"new".to_vec(), 99))
+            ),
+            1 => assert!(got.is_none()),
+            _ => assert_eq!(got.map(|r| r.value.to_vec()), Some(value(i))),
+        }
+    }
+    assert_eq!(c.len(), 10_000 - 3333);
+    let mut keys = c.keys();
+    keys.sort();
+    assert_eq!(keys.len() as u64, c.len());
+    assert_eq!(c.max_cas(), 10_000);
+}
+
+#[test]
+fn stays_within_the_cap_and_keeps_what_is_read() {
+    let cap = 1 << 20;
+    let mut c = SegCache::new(cap, 0);
+    // A hot set read after every write, and a stream of keys never read.
+    for i in 0..100_000 {
+        c.put_slice(&key(i), &value(i), meta(1)).unwrap();
+        assert!(c.allocated <= cap, "{} after write {i}", c.allocated);
+        for h in 0..20 {
+            let hot = 1_000_000 + h;
+            if c.get(&key(hot)).unwrap().is_none() {
+                c.put_slice(&key(hot), &value(hot), meta(1)).unwrap();
+            }
+        }
+    }
+    for h in 0..20 {
+        assert!(
+            c.get(&key(1_000_000 + h)).unwrap().is_some(),
+            "hot key {h} evicted"
+        );
+    }
+    assert!(c.evictions > 90_000, "{}", c.evictions);
+    // What is held is about what fits: the segments are full, the rest was evicted.
+    let per_item = (item::encoded_len(&key(0), &value(0), &meta(1))) as u64;
+    assert!(c.len() * per_item > cap * 8 / 10, "{} items", c.len());
+    assert!(c.stats().bytes <= cap);
+}
+
+#[test]
+fn items_bigger_than_a_segment_get_their_own() {
+    let cap = 256 << 10;
+    let mut c = SegCache::new(cap, 0);
+    assert_eq!(c.seg_size, 16 << 10);
+    let big = vec![7u8; 100 << 10];
+    for i in 0..20 {
+        c.put_slice(&key(i), &big, meta(1)).unwrap();
+        c.put_slice(&key(1000 + i), &value(i), meta(1)).unwrap();
+        assert!(c.allocated <= cap);
+    }
+    assert_eq!(
+        c.get(&key(19)).unwrap().map(|r| r.value.len()),
+        Some(100 << 10)
+    );
+    let too_big = vec![0u8; cap as usize];
+    assert!(matches!(
+        c.put_slice(b"k", &too_big, meta(1)),
+        Err(Error::TooLarge { .. })
+    ));
+}
+
+#[test]
+fn the_count_cap_holds() {
+    let mut c = SegCache::new(0, 100);
+    for i in 0..1000 {
+        c.put_slice(&key(i), &value(i), meta(1)).unwrap();
+        assert!(c.len() <= 100);
+    }
+    assert!(c.get(&key(999)).unwrap().is_some());
+}
+
+#[test]
+fn expired_items_go_first_and_do_not_count_as_evictions() {
+    let mut c = SegCache::new(64 << 10, 0);
+    let past = Meta {
+        expires_at: 1,
+        ..Meta::default()
+    };
+    for i in 0..2000 {
+        c.put_slice(&key(i), &value(i), past).unwrap();
+    }
+    assert_eq!(c.evictions, 0);
+    assert!(c.len() < 2000);
+}
+
+#[test]
+fn a_touch_keeps_the_access_state_and_counts_as_a_fetch() {
+    let mut c = SegCache::new(0, 0);
+    c.put(b"k", Bytes::from_static(b"v"), Meta::default())
+        .unwrap();
+    assert_eq!(c.access(b"k").map(|a| a.fetched), Some(false));
+    let m = Meta {
+        expires_at: 99,
+        ..Meta::default()
+    };
+    c.touch(b"k", Bytes::from_static(b"v"), m).unwrap();
+    assert_eq!(c.access(b"k").map(|a| a.fetched), Some(true));
+    assert_eq!(c.get_meta(b"k").unwrap().map(|m| m.expires_at), Some(99));
+    c.update(b"k", Bytes::from_static(b"w"), Meta::default())
+        .unwrap();
+    assert_eq!(
+        c.access(b"k").map(|a| a.fetched),
+        Some(true),
+        "update keeps it"
+    );
+    c.put(b"k", Bytes::from_static(b"x"), Meta::default())
+        .unwrap();
+    assert_eq!(
+        c.access(b"k").map(|a| a.fetched),
+        Some(false),
+        "a store is a new item"
+    );
+    let first = c.fetch(b"k", true).unwrap().and_then(|(_, a)| a);
+    assert_eq!(first.map(|a| a.fetched), Some(false));
+    let second = c.fetch(b"k", false).unwrap().and_then(|(_, a)| a);
+    assert_eq!(second.map(|a| a.fetched), Some(true));
+}
