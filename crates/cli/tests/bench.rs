@@ -163,9 +163,12 @@ fn binary_and_text_against_memcached() {
     }
 }
 
-/// `--rate` paces the load: 400 records at 2000/s over 2 threads cannot be
-/// done in less than 0.2 s (the last batch is due then), however fast the
-/// server; unpaced they take a few milliseconds.
+/// `--rate` paces the load: 400 records at 2000/s over 2 threads, in
+/// batches of 10, cannot be done much before 0.19 s (each thread's last
+/// batch is due then, counted from that thread's start), however fast the
+/// server; unpaced they take a few milliseconds. The phase's clock starts
+/// in another thread, up to a scheduling delay after the workers' (CI run
+/// 20 measured 0.188 s beside `stress -c 2`), so the bound is 0.15 s.
 #[test]
 fn rate_paces_the_load() {
     let t = tempfile::tempdir().unwrap();
@@ -190,7 +193,7 @@ fn rate_paces_the_load() {
     let set = &j["phases"][0];
     assert_eq!(set["records"], 400);
     let secs = set["seconds"].as_f64().expect("seconds");
-    assert!(secs >= 0.19, "400 records at 2000/s took {secs} s");
+    assert!(secs >= 0.15, "400 records at 2000/s took {secs} s");
 }
 
 #[test]

@@ -35,6 +35,7 @@ use std::ops::Bound;
 use table::{Loc, Table, MAX_SEGMENTS};
 
 /// Segments are this big unless the cap is small (`segment_size`).
+/// What the byte cap bounds: the segments' capacity plus the table.
 const MAX_SEGMENT: usize = 1 << 20;
 
 /// A 16th of the cap (so eviction frees a small share at a time), between
@@ -55,7 +56,8 @@ pub struct SegCache {
     /// Segment ids, oldest first; the last is the one appended to.
     fifo: VecDeque<u32>,
     seg_size: usize,
-    /// Sum of the segments' capacities: what the byte cap bounds.
+    /// Sum of the segments' capacities (with the table's bytes, what the
+    /// byte cap bounds).
     allocated: u64,
     /// Sum of the live items' sizes (`stats().bytes`).
     live_bytes: u64,
@@ -170,8 +172,17 @@ impl SegCache {
         }
         let size = len.max(self.seg_size);
         let mut passes = 2 * self.fifo.len() + 2;
-        while self.room_in_newest() < len {
-            if self.cap_bytes == 0 || self.allocated + size as u64 <= self.cap_bytes {
+        loop {
+            // The table is charged too, as it will be after the insert.
+            let table = self.table.bytes_after_insert();
+            let fits = |extra: usize| {
+                self.cap_bytes == 0 || self.allocated + extra as u64 + table <= self.cap_bytes
+            };
+            let room = self.room_in_newest() >= len;
+            if room && fits(0) {
+                return Ok(());
+            }
+            if !room && fits(size) {
                 return self.new_segment(size);
             }
             if passes == 0 || self.fifo.is_empty() {
@@ -181,10 +192,12 @@ impl SegCache {
                 });
             }
             passes -= 1;
-            // Only emptied segments give memory back for a bigger one.
-            self.recycle_oldest(size > self.seg_size);
+            // Emptied segments give memory back only when more is needed
+            // than a recycled segment's room: a bigger segment, or the
+            // table's growth.
+            let free_empty = size > self.seg_size || !fits(0);
+            self.recycle_oldest(free_empty);
         }
-        Ok(())
     }
 
     /// Compacts the oldest segment (the module doc's pass) and makes it the

@@ -6,7 +6,7 @@
 //! Removal leaves a tombstone (moving later slots back would need their
 //! keys' hashes, read from the segments); tombstones are dropped when the
 //! table is rebuilt, which happens once live slots and tombstones together
-//! pass 3/4 of it (linear probing's misses grow fast beyond that).
+//! pass 13/16 of it.
 
 use crate::access::AccessWord;
 
@@ -78,10 +78,38 @@ impl Table {
         self.len
     }
 
+    /// Bytes the slots take: charged against the cache's byte cap.
+    pub fn bytes(&self) -> u64 {
+        (self.slots.len() * std::mem::size_of::<Slot>()) as u64
+    }
+
+    /// Bytes the table will take after one more insert.
+    pub fn bytes_after_insert(&self) -> u64 {
+        if self.needs_rebuild() {
+            (Self::rebuilt_size(self.len) * std::mem::size_of::<Slot>()) as u64
+        } else {
+            self.bytes()
+        }
+    }
+
+    /// The first slot to probe: the low 48 bits of the hash scaled to the
+    /// table's size (any size, not only powers of two, so the table can
+    /// grow by less than double); the tag is the top 16.
     #[inline]
     fn start(&self, hash: u64) -> usize {
-        // Fibonacci spread of the low bits: the tag uses the high ones.
-        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16) as usize & (self.slots.len() - 1)
+        (((hash & 0xffff_ffff_ffff) as u128 * self.slots.len() as u128) >> 48) as usize
+    }
+
+    /// Past 13/16 full (tombstones included): linear probing's misses grow
+    /// fast beyond that.
+    fn needs_rebuild(&self) -> bool {
+        (self.len + self.tombs + 1) * 16 > self.slots.len() * 13
+    }
+
+    /// 10/16 full after a rebuild, so the load stays between 5/8 and 13/16
+    /// (16.5 bytes a live item on average).
+    fn rebuilt_size(len: usize) -> usize {
+        ((len + 1) * 16 / 10).max(16)
     }
 
     /// The slot of the live item whose location `is_key` accepts, among
@@ -91,7 +119,7 @@ impl Table {
         if self.slots.is_empty() {
             return None;
         }
-        let mask = self.slots.len() - 1;
+        let n = self.slots.len();
         let tag = tag_of(hash);
         let mut i = self.start(hash);
         loop {
@@ -102,7 +130,7 @@ impl Table {
             if w != TOMB && (w >> 48) as u16 == tag && is_key(unpack(w)) {
                 return Some(i);
             }
-            i = (i + 1) & mask;
+            i = if i + 1 == n { 0 } else { i + 1 };
         }
     }
 
@@ -135,11 +163,10 @@ impl Table {
         access: AccessWord,
         hash_at: impl Fn(Loc) -> u64,
     ) -> usize {
-        if (self.len + self.tombs + 1) * 4 > self.slots.len() * 3 {
-            let want = ((self.len + 1) * 2).max(16).next_power_of_two();
-            self.rebuild(want, &hash_at);
+        if self.needs_rebuild() {
+            self.rebuild(Self::rebuilt_size(self.len), &hash_at);
         }
-        let mask = self.slots.len() - 1;
+        let n = self.slots.len();
         let mut i = self.start(hash);
         loop {
             let w = self.slots[i].word();
@@ -152,13 +179,12 @@ impl Table {
                 self.len += 1;
                 return i;
             }
-            i = (i + 1) & mask;
+            i = if i + 1 == n { 0 } else { i + 1 };
         }
     }
 
     fn rebuild(&mut self, size: usize, hash_at: &impl Fn(Loc) -> u64) {
         let old = std::mem::replace(&mut self.slots, (0..size).map(|_| Slot::empty()).collect());
-        let mask = size - 1;
         for s in old {
             let w = s.word();
             if w == EMPTY || w == TOMB {
@@ -166,7 +192,7 @@ impl Table {
             }
             let mut i = self.start(hash_at(unpack(w)));
             while self.slots[i].word() != EMPTY {
-                i = (i + 1) & mask;
+                i = if i + 1 == size { 0 } else { i + 1 };
             }
             self.slots[i] = s;
         }
