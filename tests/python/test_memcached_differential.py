@@ -367,9 +367,13 @@ def normalize(reply: bytes) -> bytes:
 
 
 def exchange(sock: socket.socket, request: bytes) -> bytes:
+    """The reply to `request`, read up to the `MN` of the `mn` sent after
+    it; a request that is an `mn` itself has its own `MN` first, and the
+    two may come in one read or two, so both are waited for."""
     sock.sendall(request + b"mn\r\n")
+    want = 2 if request.startswith(b"mn") else 1
     reply = b""
-    while not reply.endswith(b"MN\r\n"):
+    while reply.split(b"\r\n").count(b"MN") < want or not reply.endswith(b"MN\r\n"):
         chunk = sock.recv(65536)
         if not chunk:
             return reply + b"<closed>"
