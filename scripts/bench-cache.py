@@ -44,7 +44,7 @@ OUT = Path(os.environ.get("OUT_DIR", ROOT / "docs" / "bench"))
 # first is also the hit-ratio limit, the last the per-item one.
 LIMITS = [int(x) for x in os.environ.get("LIMITS", "64 1024").split()]
 PER_ITEM = int(os.environ.get("PER_ITEM", 1_000_000))
-# Appended to memstored's `*#capsiz=Lm` (e.g. `,cache=clock` to measure the
+# Appended to memstored's `*#capsiz=Lm` (e.g. `,cache_kind=clock` to measure the
 # other cache).
 STORE_PARAMS = os.environ.get("STORE_PARAMS", "")
 

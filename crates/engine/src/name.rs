@@ -87,8 +87,8 @@ pub struct DbName {
     /// `ktopts=p` (Kyoto Tycoon's persistent option): records never expire;
     /// an expiry given to a write is dropped, as KT's TimedDB does.
     pub persistent: bool,
-    /// `cache=segments`: a capped in-memory hash is the segment cache
-    /// (`store/segcache`) instead of the CLOCK cache (`cache=clock`).
+    /// A capped in-memory hash is the segment cache (`store/segcache`),
+    /// unless `cache_kind=clock` asks for the CLOCK cache (`store/cache`).
     pub segment_cache: bool,
     /// Parameters accepted for compatibility and ignored, kept for `inspect` and logs.
     pub ignored: Vec<String>,
@@ -159,7 +159,7 @@ const KNOWN_PARAMS: &[&str] = &[
     "ktopts",
     "ktcapcnt",
     "ktcapsiz",
-    "cache",
+    "cache_kind",
 ];
 
 impl DbName {
@@ -181,7 +181,7 @@ impl DbName {
             sync: SyncMode::None,
             truncate: false,
             persistent: false,
-            segment_cache: false,
+            segment_cache: true,
             ignored: Vec::new(),
             dbm: None,
         };
@@ -236,13 +236,14 @@ impl DbName {
             }
             "cap_rec_num" | "capnum" => self.cap_rec_num = parse_number(key, value)?,
             "cap_mem_size" | "capsiz" => self.cap_mem_size = parse_number(key, value)?,
-            "cache" => {
+            // Not `cache`: that is Kyoto Cabinet's long name for `pccap`.
+            "cache_kind" => {
                 self.segment_cache = match value.to_ascii_lowercase().as_str() {
                     "segments" | "segment" => true,
                     "clock" => false,
                     _ => {
                         return Err(Error::InvalidArgument(format!(
-                            "cache={value}: expected segments or clock"
+                            "cache_kind={value}: expected segments or clock"
                         )))
                     }
                 }

@@ -1,4 +1,5 @@
-//! Acceptance: "A cache capped at N bytes, fed 4N bytes of records, stays
+//! The CLOCK cache (`cache_kind=clock`; the segment cache, the default, has
+//! `segment_cache.rs`). Acceptance: "A cache capped at N bytes, fed 4N bytes of records, stays
 //! within its documented bound and keeps the most recently used records."
 //! The bound (docs/format.md, Cache accounting): the sum of
 //! `store::cache::charge(key, value)` never exceeds `cap_mem_size` once a
@@ -9,7 +10,10 @@ use memstored_engine::{Db, Error};
 use std::collections::BTreeMap;
 
 const CAP: u64 = 1 << 20;
-const CAPPED: &[&str] = &["*#capsiz=1m", "*#capsiz=1m,num_shards=4"];
+const CAPPED: &[&str] = &[
+    "*#capsiz=1m,cache_kind=clock",
+    "*#capsiz=1m,num_shards=4,cache_kind=clock",
+];
 
 fn key(i: usize) -> Vec<u8> {
     format!("key-{i:08}").into_bytes()
@@ -165,9 +169,12 @@ fn overwrites_and_removes_keep_the_accounting_exact() {
 #[test]
 fn record_count_cap() {
     for name in [
+        "*#capnum=1000,cache_kind=clock",
+        "*#capnum=1000,num_shards=3,cache_kind=clock",
+        "*#capnum=1000,num_shards=7,cache_kind=clock",
+        "*#capnum=1000,capsiz=1m,num_shards=2,cache_kind=clock",
         "*#capnum=1000",
         "*#capnum=1000,num_shards=3",
-        "*#capnum=1000,num_shards=7",
         "*#capnum=1000,capsiz=1m,num_shards=2",
     ] {
         let db = Db::open(name, true).unwrap();

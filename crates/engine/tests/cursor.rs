@@ -19,7 +19,7 @@ fn hashed(dir: &TempDir) -> Vec<String> {
         "*".into(),
         "*#num_shards=3".into(),
         "*#capsiz=64m".into(),
-        "*#capsiz=64m,cache=segments".into(),
+        "*#capsiz=64m,cache_kind=segments".into(),
         format!("{d}/h.tkh#num_shards=3"),
         format!("{d}/h.tkmt"),
     ]

@@ -176,6 +176,8 @@ fn kc_tuning_words_apply_or_are_ignored() {
         "dfunit=8",
         "psiz=8192",
         "pccap=64m",
+        // KC's long name for pccap, not memstored's `cache_kind`.
+        "cache=64m",
         "rcomp=dec",
         "zkey=secret",
         "log=+",

@@ -8,7 +8,7 @@ fn touch_keeps_value_flags_and_cas() {
     let dir = tempfile::tempdir().unwrap();
     for name in [
         "*".to_string(),
-        "*#capsiz=1m,cache=segments".to_string(),
+        "*#capsiz=1m,cache_kind=segments".to_string(),
         format!("{}/t.tkh", dir.path().display()),
     ] {
         let db = Db::open(&name, true).unwrap();

@@ -149,7 +149,7 @@ const ENGINES: &[&str] = &[
     "*",
     "*#num_shards=3",
     "*#capsiz=64m",
-    "*#capsiz=64m,cache=segments,num_shards=2",
+    "*#capsiz=64m,cache_kind=segments,num_shards=2",
     "+",
     "+#num_shards=3",
     "{dir}/m.tkh",

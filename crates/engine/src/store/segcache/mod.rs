@@ -1,4 +1,4 @@
-//! The segment cache (`*#capsiz=..,cache=segments`; issue 16): items are
+//! The segment cache (`*#capsiz=..,cache_kind=segments`; issue 16): items are
 //! appended into fixed-size segments, found through a table of 12-byte
 //! slots, and evicted a segment at a time with a second chance per item.
 //!
@@ -34,6 +34,17 @@ use std::hash::BuildHasher;
 use std::ops::Bound;
 use table::{Loc, Table, MAX_SEGMENTS};
 
+/// Values of this many bytes or more are kept aside, as the `Bytes` they
+/// came in (`item::Value::External`): a read hands out a shared handle
+/// instead of a copy, so replies pending on many connections (non-reading
+/// clients, issue 12) do not multiply a large value, and a large value
+/// never takes a segment of its own.
+const EXTERNAL_MIN: usize = 1024;
+
+/// Bytes charged for a value kept aside beyond its length: its handle in
+/// the table (32) and the allocator's header and rounding (16).
+const EXTERNAL_OVERHEAD: u64 = 48;
+
 /// Segments are this big unless the cap is small (`segment_size`).
 /// What the byte cap bounds: the segments' capacity plus the table.
 const MAX_SEGMENT: usize = 1 << 20;
@@ -61,12 +72,26 @@ pub struct SegCache {
     allocated: u64,
     /// Sum of the live items' sizes (`stats().bytes`).
     live_bytes: u64,
+    /// Large values (`EXTERNAL_MIN`), by the index their items hold;
+    /// `None` for an index in `big_free`.
+    big: Vec<Option<Bytes>>,
+    big_free: Vec<u32>,
+    /// Bytes charged for them (`EXTERNAL_OVERHEAD` each beyond the value).
+    external: u64,
     cap_bytes: u64,
     cap_recs: u64,
     evictions: u64,
     max_cas: u64,
     /// Per-process seeded: keys come from the network (HashDoS).
     hasher: foldhash::fast::RandomState,
+}
+
+/// The value as `retire` needs it, without borrowing the segment.
+fn external_only(v: item::Value<'_>) -> item::Value<'static> {
+    match v {
+        item::Value::External(i, n) => item::Value::External(i, n),
+        item::Value::Inline(_) => item::Value::Inline(&[]),
+    }
 }
 
 /// The key of the item at `loc` (empty if the location is stale, which a
@@ -91,6 +116,9 @@ impl SegCache {
             seg_size: segment_size(cap_bytes),
             allocated: 0,
             live_bytes: 0,
+            big: Vec::new(),
+            big_free: Vec::new(),
+            external: 0,
             cap_bytes,
             cap_recs,
             evictions: 0,
@@ -117,19 +145,39 @@ impl SegCache {
 
     fn record_at(&self, slot: usize) -> Option<Record> {
         let it = self.item_at(self.table.loc(slot))?;
+        let value = match it.value {
+            item::Value::Inline(v) => Bytes::copy_from_slice(v),
+            item::Value::External(i, _) => self.big.get(i as usize)?.clone()?,
+        };
         Some(Record {
-            value: Bytes::copy_from_slice(it.value),
+            value,
             meta: it.meta,
         })
+    }
+
+    /// Forgets an item that is no longer live: its bytes, and its value if
+    /// kept aside. (Its slot is the caller's business.)
+    fn retire(&mut self, len: usize, value: item::Value<'_>) {
+        self.live_bytes -= len as u64;
+        if let item::Value::External(i, n) = value {
+            if let Some(b) = self.big.get_mut(i as usize) {
+                *b = None;
+                self.big_free.push(i);
+                self.external -= n as u64 + EXTERNAL_OVERHEAD;
+            }
+        }
     }
 
     /// Drops `key`'s item, returning its access state.
     fn unlink(&mut self, key: &[u8]) -> Option<Access> {
         let slot = self.slot_of(key)?;
-        let len = self.item_at(self.table.loc(slot)).map_or(0, |it| it.len);
+        let (len, value) = match self.item_at(self.table.loc(slot)) {
+            Some(it) => (it.len, external_only(it.value)),
+            None => (0, item::Value::Inline(&[])),
+        };
         let access = self.table.access(slot).peek();
         self.table.remove_at(slot);
-        self.live_bytes -= len as u64;
+        self.retire(len, value);
         Some(access)
     }
 
@@ -168,7 +216,11 @@ impl SegCache {
         let mut passes = 2 * self.fifo.len() + 2;
         while self.cap_recs > 0 && self.table.len() as u64 >= self.cap_recs && passes > 0 {
             passes -= 1;
-            self.recycle_oldest(false);
+            // A pass evicts at most a 16th of the count cap: a segment can
+            // hold all of a small cap's items, and one pass must not empty
+            // the cache to make room for one.
+            let quota = (self.cap_recs / 16).max(1);
+            self.recycle_oldest_with(false, quota);
         }
         let size = len.max(self.seg_size);
         let mut passes = 2 * self.fifo.len() + 2;
@@ -176,7 +228,8 @@ impl SegCache {
             // The table is charged too, as it will be after the insert.
             let table = self.table.bytes_after_insert();
             let fits = |extra: usize| {
-                self.cap_bytes == 0 || self.allocated + extra as u64 + table <= self.cap_bytes
+                self.cap_bytes == 0
+                    || self.allocated + self.external + extra as u64 + table <= self.cap_bytes
             };
             let room = self.room_in_newest() >= len;
             if room && fits(0) {
@@ -186,6 +239,14 @@ impl SegCache {
                 return self.new_segment(size);
             }
             if passes == 0 || self.fifo.is_empty() {
+                // Last resort, once eviction has done what it can: a
+                // segment of what the cap has left (large values aside can
+                // leave less than a standard segment).
+                let used = self.allocated + self.external + table;
+                let left = self.cap_bytes.saturating_sub(used) as usize;
+                if !room && left >= len {
+                    return self.new_segment(left.min(self.seg_size));
+                }
                 return Err(Error::TooLarge {
                     size: len as u64,
                     cap: self.cap_bytes,
@@ -204,6 +265,12 @@ impl SegCache {
     /// newest; frees it instead when nothing in it survived and it is not
     /// of the standard size, or `free_empty` asks.
     fn recycle_oldest(&mut self, free_empty: bool) {
+        self.recycle_oldest_with(free_empty, u64::MAX);
+    }
+
+    /// `recycle_oldest`, evicting at most `quota` items: the rest of the
+    /// segment is kept as it is (bits untouched).
+    fn recycle_oldest_with(&mut self, free_empty: bool, quota: u64) {
         let Some(id) = self.fifo.pop_front() else {
             return;
         };
@@ -211,19 +278,20 @@ impl SegCache {
             return;
         };
         let now = now_secs();
-        let (mut read, mut write) = (0usize, 0usize);
+        let (mut read, mut write, mut evicted) = (0usize, 0usize, 0u64);
         while read < buf.len() {
             let Some(it) = item::decode(&buf[read..]) else {
                 break; // never: segments hold only what `encode` wrote
             };
-            let (len, expired) = (it.len, it.meta.is_expired(now));
+            let (len, expired, value) = (it.len, it.meta.is_expired(now), external_only(it.value));
             let hash = self.hasher.hash_one(it.key);
             let here = Loc {
                 seg: id,
                 off: read as u32,
             };
             if let Some(slot) = self.table.find(hash, |loc| loc == here) {
-                if !expired && self.table.access(slot).take_reference() {
+                let spared = evicted >= quota;
+                if spared || (!expired && self.table.access(slot).take_reference()) {
                     buf.copy_within(read..read + len, write);
                     self.table.set_loc(
                         slot,
@@ -235,7 +303,8 @@ impl SegCache {
                     write += len;
                 } else {
                     self.table.remove_at(slot);
-                    self.live_bytes -= len as u64;
+                    self.retire(len, value);
+                    evicted += 1;
                     if !expired {
                         self.evictions += 1;
                     }
@@ -253,13 +322,33 @@ impl SegCache {
         self.fifo.push_back(id);
     }
 
-    fn put_slice_with(&mut self, key: &[u8], value: &[u8], meta: Meta, keep: Keep) -> Result<()> {
-        let len = item::encoded_len(key, value, &meta);
-        let too_large = |cap| Error::TooLarge {
-            size: len as u64,
-            cap,
+    fn put_with(&mut self, key: &[u8], value: Stored<'_>, meta: Meta, keep: Keep) -> Result<()> {
+        let vlen = value.len();
+        let external = vlen >= EXTERNAL_MIN;
+        // The index the value would take if kept aside (its encoding's size
+        // depends on it; taken below, before eviction frees others).
+        let index = self
+            .big_free
+            .last()
+            .copied()
+            .unwrap_or(self.big.len() as u32);
+        let len = if external {
+            item::encoded_len(key, &item::Value::External(index, vlen), &meta)
+        } else {
+            item::encoded_len(key, &item::Value::Inline(value.as_slice()), &meta)
         };
-        if self.cap_bytes > 0 && len as u64 > self.cap_bytes {
+        let mut value = Some(value);
+        let charge = len as u64
+            + if external {
+                vlen as u64 + EXTERNAL_OVERHEAD
+            } else {
+                0
+            };
+        let too_large = |cap| Error::TooLarge { size: charge, cap };
+        // Checked before the old item is dropped, so that a write that
+        // cannot fit loses nothing: with every other item evicted the
+        // table keeps its size (it never shrinks), so this is the test.
+        if self.cap_bytes > 0 && charge + self.table.bytes_after_insert() > self.cap_bytes {
             return Err(too_large(self.cap_bytes));
         }
         self.max_cas = self.max_cas.max(meta.cas);
@@ -276,7 +365,27 @@ impl SegCache {
                 w
             }
         };
-        self.make_room(len)?;
+        if external {
+            // Taken (the index `shape` has) and charged before room is
+            // made, so that eviction accounts for it and cannot hand the
+            // index out again.
+            match self.big_free.pop() {
+                Some(i) => debug_assert_eq!(i, index),
+                None => self.big.push(None),
+            }
+            self.big[index as usize] = value.take().map(Stored::into_bytes);
+            self.external += vlen as u64 + EXTERNAL_OVERHEAD;
+        }
+        if let Err(e) = self.make_room(len) {
+            if external {
+                self.retire(0, item::Value::External(index, vlen));
+            }
+            return Err(e);
+        }
+        let shape = match &value {
+            Some(v) => item::Value::Inline(v.as_slice()),
+            None => item::Value::External(index, vlen),
+        };
         let Some(&id) = self.fifo.back() else {
             return Err(too_large(self.cap_bytes));
         };
@@ -284,7 +393,7 @@ impl SegCache {
             return Err(too_large(self.cap_bytes));
         };
         let off = buf.len() as u32;
-        item::encode(buf, key, value, &meta);
+        item::encode(buf, key, &shape, &meta);
         self.live_bytes += len as u64;
         let segs = &self.segs;
         let hasher = &self.hasher;
@@ -293,6 +402,31 @@ impl SegCache {
                 hasher.hash_one(key_at(segs, loc))
             });
         Ok(())
+    }
+}
+
+/// A value on its way in: `Bytes` are kept as they are if the value goes
+/// aside, a slice is copied.
+enum Stored<'a> {
+    Bytes(Bytes),
+    Slice(&'a [u8]),
+}
+
+impl Stored<'_> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Stored::Bytes(b) => b,
+            Stored::Slice(s) => s,
+        }
+    }
+    fn into_bytes(self) -> Bytes {
+        match self {
+            Stored::Bytes(b) => b,
+            Stored::Slice(s) => Bytes::copy_from_slice(s),
+        }
     }
 }
 
@@ -332,16 +466,16 @@ impl Store for SegCache {
             .map(|it| it.meta))
     }
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
-        self.put_slice(key, &value, meta)
+        self.put_with(key, Stored::Bytes(value), meta, Keep::Store)
     }
     fn put_slice(&mut self, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
-        self.put_slice_with(key, value, meta, Keep::Store)
+        self.put_with(key, Stored::Slice(value), meta, Keep::Store)
     }
     fn touch(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
-        self.put_slice_with(key, &value, meta, Keep::Touch)
+        self.put_with(key, Stored::Bytes(value), meta, Keep::Touch)
     }
     fn update(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
-        self.put_slice_with(key, &value, meta, Keep::Update)
+        self.put_with(key, Stored::Bytes(value), meta, Keep::Update)
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
         Ok(self.unlink(key).is_some())
@@ -356,6 +490,9 @@ impl Store for SegCache {
         self.fifo.clear();
         self.allocated = 0;
         self.live_bytes = 0;
+        self.big.clear();
+        self.big_free.clear();
+        self.external = 0;
         Ok(())
     }
     fn synchronize(&mut self, _hard: bool) -> Result<()> {
@@ -378,7 +515,8 @@ impl Store for SegCache {
     }
     fn stats(&self) -> StoreStats {
         StoreStats {
-            bytes: self.live_bytes,
+            // Items in segments, and the values kept aside.
+            bytes: self.live_bytes + self.external,
             evictions: self.evictions,
             file_size: 0,
         }

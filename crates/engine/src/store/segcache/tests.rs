@@ -55,7 +55,7 @@ fn stays_within_the_cap_and_keeps_what_is_read() {
     // A hot set read after every write, and a stream of keys never read.
     for i in 0..100_000 {
         c.put_slice(&key(i), &value(i), meta(1)).unwrap();
-        let used = c.allocated + c.table.bytes();
+        let used = c.allocated + c.external + c.table.bytes();
         assert!(used <= cap, "{used} after write {i}");
         for h in 0..20 {
             let hot = 1_000_000 + h;
@@ -72,14 +72,14 @@ fn stays_within_the_cap_and_keeps_what_is_read() {
     }
     assert!(c.evictions > 90_000, "{}", c.evictions);
     // What is held is about what fits: the segments are full, the rest was evicted.
-    let per_item = (item::encoded_len(&key(0), &value(0), &meta(1))) as u64;
+    let per_item = item::encoded_len(&key(0), &item::Value::Inline(&value(0)), &meta(1)) as u64;
     let held = c.len() * per_item + c.table.bytes();
     assert!(held > cap * 8 / 10, "{} items", c.len());
     assert!(c.stats().bytes <= cap);
 }
 
 #[test]
-fn items_bigger_than_a_segment_get_their_own() {
+fn large_values_are_kept_aside_and_shared() {
     let cap = 256 << 10;
     let mut c = SegCache::new(cap, 0);
     assert_eq!(c.seg_size, 16 << 10);
@@ -87,11 +87,38 @@ fn items_bigger_than_a_segment_get_their_own() {
     for i in 0..20 {
         c.put_slice(&key(i), &big, meta(1)).unwrap();
         c.put_slice(&key(1000 + i), &value(i), meta(1)).unwrap();
-        assert!(c.allocated + c.table.bytes() <= cap);
+        assert!(c.allocated + c.external + c.table.bytes() <= cap);
     }
     assert_eq!(
         c.get(&key(19)).unwrap().map(|r| r.value.len()),
         Some(100 << 10)
+    );
+    // Two reads share one copy, and a value handed in as `Bytes` is kept.
+    let a = c.get(&key(19)).unwrap().unwrap().value;
+    let b = c.get(&key(19)).unwrap().unwrap().value;
+    assert_eq!(a.as_ptr(), b.as_ptr());
+    let given = Bytes::from(vec![9u8; 5000]);
+    c.put(b"given", given.clone(), meta(1)).unwrap();
+    assert_eq!(
+        c.get(b"given").unwrap().unwrap().value.as_ptr(),
+        given.as_ptr()
+    );
+    // Only two of the 100 KiB values fit at a time; the evicted ones' are freed.
+    assert!(c.external <= cap, "{}", c.external);
+    assert_eq!(
+        c.external,
+        c.big
+            .iter()
+            .flatten()
+            .map(|b| b.len() as u64 + EXTERNAL_OVERHEAD)
+            .sum::<u64>()
+    );
+    // Small and large, with a key too long for a segment, all round trip.
+    let long_key = vec![b'k'; 20 << 10];
+    c.put_slice(&long_key, b"v", meta(1)).unwrap();
+    assert_eq!(
+        c.get(&long_key).unwrap().unwrap().value,
+        Bytes::from_static(b"v")
     );
     let too_big = vec![0u8; cap as usize];
     assert!(matches!(
