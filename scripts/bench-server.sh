@@ -30,6 +30,7 @@ mkdir -p "$OUT_DIR"
 RAW_OUT="$OUT_DIR/server-raw.tsv"
 
 MEMCACHED_CMD="memcached -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2"
+MEMSTORE="${CARGO_TARGET_DIR:-$ROOT/target}/release/memstore"
 # pairing name | memstored store (W = the run's work dir)
 PAIRINGS=(
   "in-memory|*#capsiz=1024m"
@@ -41,6 +42,12 @@ WORKLOADS=(
   "memcaslap binary|memcaslap -s 127.0.0.1:P -T 1 -c 64 -X 100 -t ${SECS}s -B"
   "memcslap get c16 binary|memcslap -s 127.0.0.1:P --test=get --concurrency=16 --execute-number=$EXEC --binary"
   "memcslap get c128 binary|memcslap -s 127.0.0.1:P --test=get --concurrency=128 --execute-number=$EXEC --binary"
+  # Seed 000's one benchmark, as written there (default execute number):
+  # its goal is wall time (issue 15).
+  "seed-000 memcslap|memcslap --servers=127.0.0.1:P --test=get --concurrency=128 --binary"
+  # Tail latency with 64 connections, one request in flight each (issue 15):
+  # the same client for both servers, its get phase's p99.
+  "memstore bench c64 binary|$MEMSTORE bench --address 127.0.0.1:P --protocol binary --threads 2 --connections 32 --iter 100000 --json"
 )
 
 if [ "${REPORT_ONLY:-0}" != 1 ]; then
@@ -53,8 +60,8 @@ if [ "${REPORT_ONLY:-0}" != 1 ]; then
     fi
   done
 
-  echo "building memstored (release)..." >&2
-  cargo build --release -q -p memstored-server
+  echo "building memstored and memstore (release)..." >&2
+  cargo build --release -q -p memstored-server -p memstored-cli
   MEMSTORED="${CARGO_TARGET_DIR:-$ROOT/target}/release/memstored"
   TICK=$(getconf CLK_TCK)
 
@@ -107,10 +114,19 @@ if [ "${REPORT_ONLY:-0}" != 1 ]; then
   # divided by the time of its get phase.
   tps_of() {
     local log=$1 t
+    if grep -q '"phases"' "$log"; then json_get "$log" requests_per_sec; return; fi
     t=$(sed -n 's/^Run time: .* TPS: \([0-9]*\) .*/\1/p' "$log" | tail -n1)
     if [ -n "$t" ]; then echo "$t"; return; fi
     sed -n 's/^Time to get *\([0-9]*\) keys by .*: *\([0-9.]*\) seconds\./\1 \2/p' "$log" |
       awk '{ if ($2 > 0) printf "%d\n", $1 / $2 }' | tail -n1
+  }
+
+  # A field of `memstore bench --json`'s get phase (latency_us.p99 for "p99").
+  json_get() {
+    python3 -c 'import json,sys
+j = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+g = [p for p in j["phases"] if p["phase"] == "get"][0]
+print(int(g["latency_us"]["p99"] if sys.argv[2] == "p99" else g[sys.argv[2]]))' "$1" "$2"
   }
 
   run_one() { # side pairing store workload client run
@@ -120,20 +136,25 @@ if [ "${REPORT_ONLY:-0}" != 1 ]; then
     load=$(cut -d' ' -f1 /proc/loadavg)
     r0=$(served)
     c0=$(cpu_ticks "$SERVER_PID")
+    local t0 t1 wall
+    t0=$(date +%s.%N)
     # shellcheck disable=SC2086
     ${client//:P/:$PORT} >"$log" 2>&1 || { echo "client failed:" >&2; cat "$log" >&2; exit 1; }
+    t1=$(date +%s.%N)
+    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
     c1=$(cpu_ticks "$SERVER_PID")
     r1=$(served)
     stop_server
     tps=$(tps_of "$log")
     if [ -z "$tps" ]; then echo "no throughput in client output:" >&2; cat "$log" >&2; exit 1; fi
-    local reqs=$((r1 - r0)) errors
+    local reqs=$((r1 - r0)) errors p99=""
+    if grep -q '"phases"' "$log"; then p99=$(json_get "$log" p99); fi
     # Replies the client counted as errors (memcaslap prints each one).
     errors=$(grep -c 'ERROR' "$log" || true)
     local us
     us=$(awk -v t=$((c1 - c0)) -v hz="$TICK" -v n="$reqs" 'BEGIN { printf "%.2f", (n > 0 ? t / hz * 1e6 / n : 0) }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-      "$pairing" "$workload" "$side" "$run" "$tps" "$reqs" "$((c1 - c0))" "$us" "$load" "$errors" >>"$RAW"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+      "$pairing" "$workload" "$side" "$run" "$tps" "$reqs" "$((c1 - c0))" "$us" "$load" "$errors" "$wall" "$p99" >>"$RAW"
     printf '  %-16s %-24s %-9s run %s: %7s TPS, %7s reqs, %5s ticks, %6s us/req, %s error replies (load %s)\n' \
       "$pairing" "$workload" "$side" "$run" "$tps" "$reqs" "$((c1 - c0))" "$us" "$errors" "$load" >&2
   }
@@ -145,7 +166,7 @@ if [ "${REPORT_ONLY:-0}" != 1 ]; then
     echo "# cpu $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, kernel $(uname -r), CLK_TCK $TICK"
     echo "# memcached $(memcached -V 2>&1 | awk '{print $2}'), $(memcslap --version 2>&1 | head -n1), $(memcaslap -V 2>&1 | head -n1)"
     echo "# load before $(cut -d' ' -f1-3 /proc/loadavg)"
-    printf 'pairing\tworkload\tserver\trun\ttps\trequests\tcpu_ticks\tcpu_us_per_req\tload1\terrors\n'
+    printf 'pairing\tworkload\tserver\trun\ttps\trequests\tcpu_ticks\tcpu_us_per_req\tload1\terrors\twall_secs\tp99_us\n'
   } >"$RAW"
 
   for p in "${PAIRINGS[@]}"; do
@@ -191,7 +212,8 @@ with open(raw) as f:
 
 def med(pairing, workload, side, key):
     xs = [float(r[key]) for r in rows
-          if r["pairing"] == pairing and r["workload"] == workload and r["server"] == side]
+          if r["pairing"] == pairing and r["workload"] == workload and r["server"] == side
+          and r.get(key) not in (None, "")]
     return statistics.median(xs) if xs else None
 
 out = []
@@ -203,6 +225,10 @@ for pairing, _ in pairings:
         c_cpu = med(pairing, workload, "memcached", "cpu_us_per_req")
         if None in (m_tps, c_tps, m_cpu, c_cpu):
             continue
+        m_p99 = med(pairing, workload, "memstored", "p99_us")
+        c_p99 = med(pairing, workload, "memcached", "p99_us")
+        m_wall = med(pairing, workload, "memstored", "wall_secs") or 0.0
+        c_wall = med(pairing, workload, "memcached", "wall_secs") or 0.0
         m_err = med(pairing, workload, "memstored", "errors") or 0
         c_err = med(pairing, workload, "memcached", "errors") or 0
         out.append({
@@ -212,15 +238,26 @@ for pairing, _ in pairings:
             "memstored_cpu_us": m_cpu, "memcached_cpu_us": c_cpu,
             "cpu_ratio": m_cpu / c_cpu if c_cpu else 0,
             "memstored_errors": int(m_err), "memcached_errors": int(c_err),
+            "memstored_wall_s": m_wall, "memcached_wall_s": c_wall,
+            "memstored_p99_us": int(m_p99) if m_p99 is not None else "",
+            "memcached_p99_us": int(c_p99) if c_p99 is not None else "",
         })
 
 cols = ["pairing", "workload", "memstored_tps", "memcached_tps", "tps_ratio",
         "memstored_cpu_us", "memcached_cpu_us", "cpu_ratio", "memstored_errors",
-        "memcached_errors"]
+        "memcached_errors", "memstored_wall_s", "memcached_wall_s", "memstored_p99_us",
+        "memcached_p99_us"]
 with open(tsv, "w") as f:
     f.write("\t".join(cols) + "\n")
     for r in out:
         f.write("\t".join(f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]) for c in cols) + "\n")
+
+def fmt_pair(a, b, spec):
+    """`a / b`, or `-` where the run did not measure it (older raw files,
+    or a client that reports no latency)."""
+    if a in ("", 0, 0.0) or b in ("", 0, 0.0):
+        return "-"
+    return f"{a:{spec}} / {b:{spec}}"
 
 loads = [float(r["load1"]) for r in rows]
 L = []
@@ -244,8 +281,9 @@ for pairing, store in pairings:
     store = store.replace("W/", "<tmp>/")
     L.append(f"### memstored `-s '{store}' -R 2` vs memcached\n")
     L.append("| workload | memstored TPS | memcached TPS | TPS ratio | memstored CPU µs/req "
-             "| memcached CPU µs/req | CPU ratio |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|")
+             "| memcached CPU µs/req | CPU ratio | client wall s (memstored / memcached) "
+             "| p99 µs (memstored / memcached) |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in out:
         if r["pairing"] != pairing:
             continue
@@ -255,7 +293,9 @@ for pairing, store in pairings:
                     "error replies per run, memstored / memcached)**")
         L.append(f"| {r['workload']}{flag} | {r['memstored_tps']:,} | {r['memcached_tps']:,} "
                  f"| {r['tps_ratio']:.2f}x | {r['memstored_cpu_us']:.2f} "
-                 f"| {r['memcached_cpu_us']:.2f} | {r['cpu_ratio']:.2f} |")
+                 f"| {r['memcached_cpu_us']:.2f} | {r['cpu_ratio']:.2f} "
+                 f"| {fmt_pair(r['memstored_wall_s'], r['memcached_wall_s'], '.1f')} "
+                 f"| {fmt_pair(r['memstored_p99_us'], r['memcached_p99_us'], ',')} |")
     L.append("")
 L.append("![memstored vs memcached](server.png)\n")
 try:
