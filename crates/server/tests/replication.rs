@@ -528,6 +528,31 @@ fn signal(server: &Server, sig: i32) {
     assert_eq!(unsafe { libc::kill(server.pid as i32, sig) }, 0);
 }
 
+/// Freezes `server` and returns once every one of its threads is stopped:
+/// kill(2) returns before a thread running on another core has taken the
+/// signal, and one that had not could still acknowledge a write (CI run
+/// 22 saw a frozen replica acknowledge one).
+fn freeze(server: &Server) {
+    signal(server, libc::SIGSTOP);
+    let all_stopped = || {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", server.pid)).unwrap();
+        tasks.flatten().all(|t| {
+            let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+            // The state follows the command name's closing parenthesis.
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            state.starts_with('T') || state.starts_with('t')
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !all_stopped() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not stop"
+        );
+        std::thread::yield_now();
+    }
+}
+
 /// A master that acknowledges writes once one replica has them.
 fn semi_sync_master_args(dir: &Path, timeout_ms: u32) -> Vec<String> {
     let mut args = master_args(dir);
@@ -558,7 +583,7 @@ fn in_semi_synchronous_mode_a_promoted_replica_has_every_acknowledged_write() {
     // The replica freezes: from now on nothing may be acknowledged. A
     // master that acknowledged anyway would write tens of MB in this
     // second, more than the sockets between the two hold, all lost below.
-    signal(&replica, libc::SIGSTOP);
+    freeze(&replica);
     std::thread::sleep(std::time::Duration::from_secs(1));
     assert!(stat(&master, "repl_sync_waits") > 0);
     assert_eq!(stat(&master, "repl_sync_timeouts"), 0);
@@ -834,13 +859,17 @@ fn in_semi_synchronous_mode_a_lone_writer_waits_for_the_replica_not_the_timeout(
     // Replica running: nothing waits out the timeout.
     assert_eq!(write_every_way(0), [0, 0], "a write waited out the timeout");
     // Replica frozen: the text set and the four KT-port writes each time out.
-    signal(&replica, libc::SIGSTOP);
+    freeze(&replica);
     let after = write_every_way(1);
     signal(&replica, libc::SIGCONT);
+    let sync_stats: Vec<_> = stats(&master)
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("repl_"))
+        .collect();
     assert_eq!(
         after,
         [1, 5],
-        "timeouts after the text set, then after the KT port's writes"
+        "timeouts after the text set, then after the KT port's writes; {sync_stats:?}"
     );
     assert_eq!(stat(&master, "repl_sync_unguarded"), 0);
 }
