@@ -56,7 +56,7 @@ if ! command -v memcached >/dev/null 2>&1; then
 fi
 
 if [ -n "${BIN_DIR:-}" ]; then
-  BIN=$BIN_DIR  # release binaries built elsewhere (same commit, said in the meta file)
+  BIN=$(cd "$BIN_DIR" && pwd)  # release binaries built elsewhere (same commit, said in the meta file)
 else
   echo "building memstored and memstore (release)..." >&2
   cargo build --release -q -p memstored-server -p memstored-cli

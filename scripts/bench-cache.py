@@ -82,7 +82,9 @@ class Server:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"{side} did not start: {args}")
             time.sleep(0.02)  # the servers offer nothing to block on
-        self.sock = socket.create_connection(("127.0.0.1", self.port))
+        # A stalled exchange fails the run instead of hanging it (memcached
+        # once stopped reading a pipelined batch of sets here).
+        self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=60)
         self.buf = b""
 
     def stop(self):
@@ -176,6 +178,16 @@ def hit_ratio(side, limit_mb, ranks):
         s.stop()
 
 
+def retried(what, f, *args):
+    """`f(*args)`, tried again (on fresh servers) if an exchange times out."""
+    for attempt in range(3):
+        try:
+            return f(*args)
+        except socket.timeout:
+            print(f"{what}: timed out (attempt {attempt + 1}); again", file=sys.stderr)
+    raise SystemExit(f"{what}: timed out three times")
+
+
 def median(xs):
     return sorted(xs)[len(xs) // 2]
 
@@ -191,7 +203,7 @@ def main():
         for _ in range(RUNS):
             for side in ("memcached", "memstored"):
                 print(f"fill {side} -m {limit} with {n} items", file=sys.stderr)
-                res[side].append(fill(side, limit, n))
+                res[side].append(retried(f"fill {side}", fill, side, limit, n))
         for side, rs in res.items():
             items = median([r["items"] for r in rs])
             rss = median([r["rss_mb"] for r in rs])
@@ -200,11 +212,12 @@ def main():
             rows.append((f"fill -m {limit}: RSS bytes per item kept", side,
                          round(rss * (1 << 20) / max(items, 1), 1)))
             kept[(limit, side)] = items
+        write_report(rows, started, load, 0)  # partial, in case a later step fails
     per = {"memcached": [], "memstored": []}
     for _ in range(RUNS):
         for side in per:
             print(f"{PER_ITEM} items into {side} -m {LIMITS[-1]}", file=sys.stderr)
-            per[side].append(fill(side, LIMITS[-1], PER_ITEM)["rss_mb"])
+            per[side].append(retried(f"fill {side}", fill, side, LIMITS[-1], PER_ITEM)["rss_mb"])
     for side, rs in per.items():
         rows.append((f"{PER_ITEM:,} items (-m {LIMITS[-1]}): RSS bytes per item", side,
                      round(median(rs) * (1 << 20) / PER_ITEM, 1)))
@@ -214,7 +227,7 @@ def main():
     for _ in range(RUNS):
         for side in ratios:
             print(f"zipf on {side} -m {LIMITS[0]} over {universe} keys", file=sys.stderr)
-            ratios[side].append(hit_ratio(side, LIMITS[0], ranks))
+            ratios[side].append(retried(f"zipf {side}", hit_ratio, side, LIMITS[0], ranks))
     for side, rs in ratios.items():
         rows.append((f"Zipf(0.99) hit ratio, -m {LIMITS[0]}, {universe:,} keys", side,
                      round(median(rs), 4)))
