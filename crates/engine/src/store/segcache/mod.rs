@@ -225,6 +225,17 @@ impl SegCache {
         let size = len.max(self.seg_size);
         let mut passes = 2 * self.fifo.len() + 2;
         loop {
+            let room = self.room_in_newest() >= len;
+            if !room && self.cap_bytes == 0 && self.live_bytes * 2 < self.allocated {
+                // No byte cap to force eviction: without this, overwritten
+                // and removed items would hold their segments for good.
+                // More than half of the segments is dead, so compacting the
+                // oldest (every live item kept) gives room back.
+                self.recycle_oldest_with(true, 0);
+                if self.room_in_newest() >= len {
+                    return Ok(());
+                }
+            }
             // The table is charged too, as it will be after the insert.
             let table = self.table.bytes_after_insert();
             let fits = |extra: usize| {

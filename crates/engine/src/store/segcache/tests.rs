@@ -183,3 +183,28 @@ fn a_touch_keeps_the_access_state_and_counts_as_a_fetch() {
     let second = c.fetch(b"k", false).unwrap().and_then(|(_, a)| a);
     assert_eq!(second.map(|a| a.fetched), Some(true));
 }
+
+#[test]
+fn without_a_byte_cap_overwrites_do_not_hold_memory() {
+    // Only a count cap: nothing forces eviction, so dead items must be
+    // compacted away as segments fill.
+    let mut c = SegCache::new(0, 1000);
+    for round in 0..2000 {
+        for i in 0..100 {
+            c.put_slice(&key(i), &value(round), meta(1)).unwrap();
+        }
+    }
+    assert_eq!(c.len(), 100);
+    assert!(
+        c.allocated <= 4 * MAX_SEGMENT as u64,
+        "{} bytes of segments",
+        c.allocated
+    );
+    for i in 0..100 {
+        assert_eq!(
+            c.get(&key(i)).unwrap().map(|r| r.value.to_vec()),
+            Some(value(1999))
+        );
+    }
+    assert_eq!(c.evictions, 0);
+}
