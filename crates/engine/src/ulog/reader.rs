@@ -31,7 +31,13 @@ pub fn read_dir(fs: Arc<dyn FileSystem>, dir: &Path, from: u64) -> Result<Update
     let mut start = nums.first().copied();
     for &n in nums.iter().rev() {
         let path = segment_path(dir, n);
-        let file = fs.open(&path, false, false)?;
+        let file = match fs.open(&path, false, false) {
+            Ok(f) => f,
+            // Removed by retention since it was listed (`Seal`, after the
+            // log's lock): nothing in it is wanted (see `enter`).
+            Err(_) if !fs.exists(&path) => continue,
+            Err(e) => return Err(e),
+        };
         let len = file.len()?;
         if let Some((u, _)) = segment::read_record(&*file, len, SEGMENT_HEADER_LEN as u64)? {
             if u.timestamp <= from {
@@ -60,7 +66,21 @@ impl Updates {
     /// then writes the header, and a reader may list it in between.
     fn enter(&mut self, num: u64) -> Result<bool> {
         let path = segment_path(&self.dir, num);
-        let file = self.fs.open(&path, false, false)?;
+        let file = match self.fs.open(&path, false, false) {
+            Ok(f) => f,
+            // Removed by retention since it was listed: retention removes
+            // segments on the rotation's seal thread, after it has raised
+            // the log's dropped timestamp, and a reader whose start is at
+            // or before that is refused (`has_gap_before`), so none of a
+            // removed segment's records is one it wants. Go on with the next.
+            Err(_) if !self.fs.exists(&path) => {
+                return match self.next_segment(num)? {
+                    Some(n) => self.enter(n),
+                    None => Ok(false),
+                };
+            }
+            Err(e) => return Err(e),
+        };
         let len = file.len()?;
         if len < SEGMENT_HEADER_LEN as u64 && self.next_segment(num)?.is_none() {
             return Ok(false);
