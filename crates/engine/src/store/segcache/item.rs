@@ -1,11 +1,29 @@
-//! One item in a segment, byte by byte: five LEB128 varints (key length ×
-//! 2 + external bit, value length, flags, expiry, CAS), then the key and
-//! the value, or, for an external value, a varint index into the cache's
-//! table of large values (`Value::External`). A 16-byte key with a 100-byte
-//! value, no flags, no expiry and a CAS below 2^21 takes 7 + 116 bytes
-//! (docs/design.md, "Segment cache").
+//! One item in a segment, byte by byte: a lead byte (bit 7: flags follow,
+//! bit 6: an expiry follows, bits 0-5: the key's length, or 63 and the
+//! length's excess over 63 as a varint after it), then LEB128 varints of the
+//! value's length, the flags and the expiry (each only if its bit says so)
+//! and the CAS, then the key and the value, or, for a value of
+//! `EXTERNAL_MIN` bytes or more, a varint index into the cache's table of
+//! large values (`Value::External`).
+//!
+//! Why flags and expiry are optional: most items have neither (no flags,
+//! never expire), and two bytes are 1.6% of a small item. A 16-byte key with
+//! a 100-byte value, no flags, no expiry and a CAS below 2^21 takes 5 + 116
+//! bytes (docs/design.md, "Cache").
 
 use crate::record::Meta;
+
+/// Values this long or longer are kept aside (`Value::External`): whether a
+/// value is aside follows from its length, so the item needs no bit for it.
+pub const EXTERNAL_MIN: usize = 1024;
+
+/// Lead byte: flags follow.
+const HAS_FLAGS: u8 = 0x80;
+/// Lead byte: an expiry follows.
+const HAS_EXPIRY: u8 = 0x40;
+/// Lead byte: the key's length, if below this; else this, and a varint of
+/// the rest follows.
+const KEY_LEN_ESCAPE: u8 = 0x3f;
 
 /// The longest a varint of a u64 can be.
 const MAX_VARINT: usize = 10;
@@ -57,15 +75,33 @@ impl Value<'_> {
             Value::External(_, n) => *n,
         }
     }
-    fn external_bit(&self) -> u64 {
-        matches!(self, Value::External(..)).into()
+}
+
+/// The lead byte, and the key length's excess over the escape if any.
+fn lead(key: &[u8], meta: &Meta) -> (u8, Option<u64>) {
+    let mut b = 0;
+    if meta.flags != 0 {
+        b |= HAS_FLAGS;
+    }
+    if meta.expires_at != 0 {
+        b |= HAS_EXPIRY;
+    }
+    match u8::try_from(key.len()) {
+        Ok(n) if n < KEY_LEN_ESCAPE => (b | n, None),
+        _ => (
+            b | KEY_LEN_ESCAPE,
+            Some(key.len() as u64 - u64::from(KEY_LEN_ESCAPE)),
+        ),
     }
 }
 
-/// The first varint: the key's length and whether the value is aside
-/// (keys under 64 bytes keep it to one byte).
-fn tagged_key_len(key: &[u8], value: &Value<'_>) -> u64 {
-    ((key.len() as u64) << 1) | value.external_bit()
+/// Bytes a varint takes if present.
+fn opt_varint_len(v: u64) -> usize {
+    if v == 0 {
+        0
+    } else {
+        varint_len(v)
+    }
 }
 
 /// Bytes `encode` appends for this item.
@@ -74,20 +110,34 @@ pub fn encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta) -> usize {
         Value::Inline(v) => v.len(),
         Value::External(i, _) => varint_len(u64::from(*i)),
     };
-    varint_len(tagged_key_len(key, value))
+    1 + lead(key, meta).1.map_or(0, varint_len)
         + varint_len(value.len() as u64)
-        + varint_len(u64::from(meta.flags))
-        + varint_len(meta.expires_at)
+        + opt_varint_len(u64::from(meta.flags))
+        + opt_varint_len(meta.expires_at)
         + varint_len(meta.cas)
         + key.len()
         + body
 }
 
+/// Appends the item. `value` must be `External` exactly when its length is
+/// at least `EXTERNAL_MIN` (the cache's rule; decoding relies on it).
 pub fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta) {
-    put_varint(out, tagged_key_len(key, value));
+    debug_assert_eq!(
+        matches!(value, Value::External(..)),
+        value.len() >= EXTERNAL_MIN
+    );
+    let (b, excess) = lead(key, meta);
+    out.push(b);
+    if let Some(x) = excess {
+        put_varint(out, x);
+    }
     put_varint(out, value.len() as u64);
-    put_varint(out, u64::from(meta.flags));
-    put_varint(out, meta.expires_at);
+    if meta.flags != 0 {
+        put_varint(out, u64::from(meta.flags));
+    }
+    if meta.expires_at != 0 {
+        put_varint(out, meta.expires_at);
+    }
     put_varint(out, meta.cas);
     out.extend_from_slice(key);
     match value {
@@ -109,15 +159,22 @@ pub struct ItemRef<'a> {
 /// for what `encode` wrote: segments are memory only).
 pub fn decode(buf: &[u8]) -> Option<ItemRef<'_>> {
     let mut at = 0;
-    let tagged = get_varint(buf, &mut at)?;
-    let klen = usize::try_from(tagged >> 1).ok()?;
+    let (b, klen) = key_len(buf, &mut at)?;
     let vlen = usize::try_from(get_varint(buf, &mut at)?).ok()?;
-    let flags = u32::try_from(get_varint(buf, &mut at)?).ok()?;
-    let expires_at = get_varint(buf, &mut at)?;
+    let flags = if b & HAS_FLAGS != 0 {
+        u32::try_from(get_varint(buf, &mut at)?).ok()?
+    } else {
+        0
+    };
+    let expires_at = if b & HAS_EXPIRY != 0 {
+        get_varint(buf, &mut at)?
+    } else {
+        0
+    };
     let cas = get_varint(buf, &mut at)?;
     let key = buf.get(at..at.checked_add(klen)?)?;
     let mut end = at + klen;
-    let value = if tagged & 1 == 1 {
+    let value = if vlen >= EXTERNAL_MIN {
         let i = u32::try_from(get_varint(buf, &mut end)?).ok()?;
         Value::External(i, vlen)
     } else {
@@ -137,12 +194,29 @@ pub fn decode(buf: &[u8]) -> Option<ItemRef<'_>> {
     })
 }
 
+/// The lead byte and the key's length, advancing `at` past them.
+#[inline]
+fn key_len(buf: &[u8], at: &mut usize) -> Option<(u8, usize)> {
+    let b = *buf.get(*at)?;
+    *at += 1;
+    let short = b & KEY_LEN_ESCAPE;
+    let klen = if short == KEY_LEN_ESCAPE {
+        usize::try_from(get_varint(buf, at)?)
+            .ok()?
+            .checked_add(usize::from(KEY_LEN_ESCAPE))?
+    } else {
+        usize::from(short)
+    };
+    Some((b, klen))
+}
+
 /// Just the key of the item at `buf[0]` (a lookup's comparison).
 #[inline]
 pub fn key_of(buf: &[u8]) -> Option<&[u8]> {
     let mut at = 0;
-    let klen = usize::try_from(get_varint(buf, &mut at)? >> 1).ok()?;
-    for _ in 0..4 {
+    let (b, klen) = key_len(buf, &mut at)?;
+    let fields = 2 + usize::from(b & HAS_FLAGS != 0) + usize::from(b & HAS_EXPIRY != 0);
+    for _ in 0..fields {
         get_varint(buf, &mut at)?;
     }
     buf.get(at..at.checked_add(klen)?)
@@ -179,6 +253,53 @@ mod tests {
             ..Meta::default()
         };
         let v = [0; 100];
-        assert_eq!(encoded_len(&[0; 16], &Value::Inline(&v), &small), 7 + 116);
+        assert_eq!(encoded_len(&[0; 16], &Value::Inline(&v), &small), 5 + 116);
+    }
+
+    #[test]
+    fn every_key_length_and_optional_field_round_trips() {
+        let metas = [
+            Meta::default(),
+            Meta {
+                flags: 1,
+                ..Meta::default()
+            },
+            Meta {
+                expires_at: 1_800_000_000,
+                ..Meta::default()
+            },
+            Meta {
+                flags: u32::MAX,
+                expires_at: u64::MAX,
+                cas: u64::MAX,
+            },
+        ];
+        let big = vec![9u8; EXTERNAL_MIN];
+        for klen in [0usize, 1, 62, 63, 64, 127, 250, 4096] {
+            let key = vec![b'k'; klen];
+            for meta in &metas {
+                for value in [
+                    Value::Inline(b""),
+                    Value::Inline(&big[1..]),
+                    Value::External(u32::MAX, EXTERNAL_MIN),
+                ] {
+                    let mut out = vec![];
+                    encode(&mut out, &key, &value, meta);
+                    assert_eq!(out.len(), encoded_len(&key, &value, meta));
+                    let it = decode(&out).unwrap();
+                    assert_eq!(
+                        (it.key, it.value, it.meta, it.len),
+                        (&key[..], value, *meta, out.len())
+                    );
+                    assert_eq!(key_of(&out), Some(&key[..]));
+                    assert!(decode(&out[..out.len() - 1]).is_none(), "{klen} {meta:?}");
+                }
+            }
+        }
+        // The escape costs one byte from 63 on, as a varint did from 64.
+        let m = Meta::default();
+        let v = Value::Inline(b"");
+        assert_eq!(encoded_len(&[0; 62], &v, &m), 1 + 1 + 1 + 62);
+        assert_eq!(encoded_len(&[0; 63], &v, &m), 2 + 1 + 1 + 63);
     }
 }
