@@ -112,6 +112,11 @@ pub fn clock() -> u32 {
 pub struct AccessWord(AtomicU32);
 
 impl AccessWord {
+    /// The word of an empty slot (never read as an item's).
+    pub const fn unused() -> Self {
+        AccessWord(AtomicU32::new(0))
+    }
+
     /// A just stored item: not fetched, accessed now.
     pub fn stored(referenced: bool) -> Self {
         let r = if referenced { REFERENCED } else { 0 };

@@ -1,12 +1,12 @@
 //! The segment cache (`*#capsiz=..,cache_kind=segments`; issue 16): items are
-//! appended into fixed-size segments, found through a table of 12-byte
+//! appended into fixed-size segments, found through a table of 10-byte
 //! slots, and evicted a segment at a time with a second chance per item.
 //!
 //! Why: the CLOCK cache (`cache.rs`) keeps an 88-byte entry per record plus
 //! a heap allocation for a value over 22 bytes, ~240 bytes for a 16-byte
 //! key and a 100-byte value where memcached needs ~170. Here an item costs
-//! its bytes plus a 7-byte header (`item.rs`) and its share of the table
-//! (12 bytes a slot, at most 3/4 full): no allocation per item, and memory
+//! its bytes plus a 5-byte header (`item.rs`) and its share of the table
+//! (10 bytes a slot, 11/16 to 7/8 full, `table.rs`): no allocation per item, and memory
 //! that is only ever whole segments (Pelikan's Segcache, NSDI'21).
 //!
 //! Eviction, when no segment has room and the cap forbids another: the
@@ -34,12 +34,12 @@ use std::hash::BuildHasher;
 use std::ops::Bound;
 use table::{Loc, Table, MAX_SEGMENTS};
 
-/// Values of this many bytes or more are kept aside, as the `Bytes` they
-/// came in (`item::Value::External`): a read hands out a shared handle
-/// instead of a copy, so replies pending on many connections (non-reading
-/// clients, issue 12) do not multiply a large value, and a large value
-/// never takes a segment of its own.
-const EXTERNAL_MIN: usize = 1024;
+// Values of `EXTERNAL_MIN` bytes or more are kept aside, as the `Bytes`
+// they came in (`item::Value::External`): a read hands out a shared handle
+// instead of a copy, so replies pending on many connections (non-reading
+// clients, issue 12) do not multiply a large value, and a large value
+// never takes a segment of its own.
+use item::EXTERNAL_MIN;
 
 /// Bytes charged for a value kept aside beyond its length: its handle in
 /// the table (32) and the allocator's header and rounding (16).
