@@ -196,7 +196,7 @@ const MIGRATE_PER_INSERT: usize = 2;
 
 /// The index. Growing moves the items to a larger array a few groups per
 /// insert instead of all at once: rebuilding ten million slots in one go
-/// held the shard's lock for seconds (3.6 s at 10M items, measured), and
+/// held the shard's lock for seconds (4.5 s at 9.4M items, docs/design.md), and
 /// every client of the shard waited. While a growth is under way a lookup
 /// probes the new array, then the old one, whose moved slots are
 /// tombstones (so probes through them go on as before).
@@ -227,7 +227,10 @@ impl Table {
     /// that ends during it frees the old array).
     pub fn bytes_after_insert(&self) -> u64 {
         if self.needs_growth() {
-            let grown = Self::grown_groups(self.len()) + self.cur.0.len();
+            let mut grown = Self::grown_groups(self.len());
+            if grown > self.cur.0.len() {
+                grown += self.cur.0.len(); // both held while the items move
+            }
             (grown * std::mem::size_of::<Group>()) as u64
         } else {
             self.bytes()
@@ -280,12 +283,11 @@ impl Table {
 
     /// Points `slot` at the item's new place (same key, so same tag).
     pub fn set_loc(&mut self, slot: usize, loc: Loc) {
-        let arr = if slot & OLD != 0 {
-            &mut self.old
+        let (arr, s) = if slot & OLD != 0 {
+            (&mut self.old, slot & !OLD)
         } else {
-            &mut self.cur
+            (&mut self.cur, slot)
         };
-        let s = slot & !OLD;
         arr.0[s / GROUP].locs[s % GROUP] = pack(loc);
     }
 
@@ -317,13 +319,23 @@ impl Table {
             // Never with a growth under way unless the bound above failed
             // (many removals refilled as tombstones): finish it first.
             self.migrate(usize::MAX, &hash_at);
-            let bigger = Groups::of(Self::grown_groups(self.len()));
-            self.old = std::mem::replace(&mut self.cur, bigger);
+            let groups = Self::grown_groups(self.len());
+            // Not larger: tombstones filled it (a capped cache evicting),
+            // and the array is rebuilt at once, as big as it was at most.
+            // Moving bit by bit would hold two arrays of the same size,
+            // and under a byte cap that memory comes out of the items.
+            let at_once = groups <= self.cur.0.len();
+            self.old = std::mem::replace(&mut self.cur, Groups::of(groups));
             self.moved = 0;
             self.old_live = self.cur_live;
             self.cur_live = 0;
             self.tombs = 0;
-            self.migrate(MIGRATE_PER_INSERT, &hash_at);
+            let step = if at_once {
+                usize::MAX
+            } else {
+                MIGRATE_PER_INSERT
+            };
+            self.migrate(step, &hash_at);
         }
         let slot = self.cur.free_slot(hash);
         if self.cur.put(slot, tag_of(hash), pack(loc), access) {
