@@ -194,13 +194,18 @@ const OLD: usize = 1 << (usize::BITS - 1);
 /// about a quarter of that.
 const MIGRATE_PER_INSERT: usize = 2;
 
+/// Arrays smaller than this (320 KiB, about 28k items) grow at once: the
+/// rebuild takes well under a millisecond, and holding two arrays while
+/// the items move would, under a small byte cap, take a noticeable share
+/// of the memory away from the items.
+const INCREMENTAL_FROM_GROUPS: usize = 4096;
+
 /// The index. Growing moves the items to a larger array a few groups per
 /// insert instead of all at once: rebuilding ten million slots in one go
 /// held the shard's lock for seconds (4.5 s at 9.4M items, docs/design.md), and
 /// every client of the shard waited. While a growth is under way a lookup
 /// probes the new array, then the old one, whose moved slots are
 /// tombstones (so probes through them go on as before).
-#[derive(Default)]
 pub struct Table {
     cur: Groups,
     /// Being drained into `cur`; empty when no growth is under way.
@@ -211,6 +216,22 @@ pub struct Table {
     cur_live: usize,
     old_live: usize,
     tombs: usize,
+    /// `INCREMENTAL_FROM_GROUPS`, lowered by tests of the incremental path.
+    incremental_from: usize,
+}
+
+impl Default for Table {
+    fn default() -> Table {
+        Table {
+            cur: Groups::default(),
+            old: Groups::default(),
+            moved: 0,
+            cur_live: 0,
+            old_live: 0,
+            tombs: 0,
+            incremental_from: INCREMENTAL_FROM_GROUPS,
+        }
+    }
 }
 
 impl Table {
@@ -228,7 +249,7 @@ impl Table {
     pub fn bytes_after_insert(&self) -> u64 {
         if self.needs_growth() {
             let mut grown = Self::grown_groups(self.len());
-            if grown > self.cur.0.len() {
+            if !self.grows_at_once(grown) {
                 grown += self.cur.0.len(); // both held while the items move
             }
             (grown * std::mem::size_of::<Group>()) as u64
@@ -241,6 +262,14 @@ impl Table {
     /// full and probes run long.
     fn needs_growth(&self) -> bool {
         (self.cur_live + self.tombs + 1) * 8 > self.cur.slots() * 7
+    }
+
+    /// Whether a growth to `groups` rebuilds the array in one go: when it
+    /// does not enlarge it (tombstones from eviction filled it; moving bit
+    /// by bit would hold two arrays of the same size, and under a byte cap
+    /// that memory comes out of the items), or when it is small.
+    fn grows_at_once(&self, groups: usize) -> bool {
+        groups <= self.cur.0.len() || self.cur.0.len() < self.incremental_from
     }
 
     /// 11/16 full once every item has moved.
@@ -320,11 +349,7 @@ impl Table {
             // (many removals refilled as tombstones): finish it first.
             self.migrate(usize::MAX, &hash_at);
             let groups = Self::grown_groups(self.len());
-            // Not larger: tombstones filled it (a capped cache evicting),
-            // and the array is rebuilt at once, as big as it was at most.
-            // Moving bit by bit would hold two arrays of the same size,
-            // and under a byte cap that memory comes out of the items.
-            let at_once = groups <= self.cur.0.len();
+            let at_once = self.grows_at_once(groups);
             self.old = std::mem::replace(&mut self.cur, Groups::of(groups));
             self.moved = 0;
             self.old_live = self.cur_live;
@@ -382,7 +407,10 @@ impl Table {
     }
 
     pub fn clear(&mut self) {
-        *self = Table::default();
+        *self = Table {
+            incremental_from: self.incremental_from,
+            ..Table::default()
+        };
     }
 }
 
@@ -426,30 +454,36 @@ mod tests {
 
     #[test]
     fn packs_and_finds_through_growth_and_tombstones() {
-        let mut t = Table::default();
-        let hash = |n: u32| u64::from(n).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-        let loc = |n: u32| Loc {
-            seg: n % 1000,
-            off: n,
-        };
-        let hash_at = |l: Loc| hash(l.off);
-        for n in 0..5000 {
-            t.insert(hash(n), loc(n), AccessWord::stored(false), hash_at);
+        // Both ways of growing: moving a few groups per insert, and at once.
+        for incremental_from in [0, INCREMENTAL_FROM_GROUPS] {
+            let mut t = Table {
+                incremental_from,
+                ..Table::default()
+            };
+            let hash = |n: u32| u64::from(n).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+            let loc = |n: u32| Loc {
+                seg: n % 1000,
+                off: n,
+            };
+            let hash_at = |l: Loc| hash(l.off);
+            for n in 0..5000 {
+                t.insert(hash(n), loc(n), AccessWord::stored(false), hash_at);
+            }
+            for n in (0..5000).step_by(2) {
+                let s = t.find(hash(n), |l| l == loc(n)).unwrap();
+                t.remove_at(s);
+            }
+            for n in 5000..9000 {
+                t.insert(hash(n), loc(n), AccessWord::stored(false), hash_at);
+            }
+            assert_eq!(t.len(), 2500 + 4000);
+            for n in 0..9000 {
+                let found = t.find(hash(n), |l| l == loc(n)).map(|s| t.loc(s));
+                let want = (n >= 5000 || n % 2 == 1).then(|| loc(n));
+                assert_eq!(found, want, "{n}");
+            }
+            assert_eq!(t.live().count(), t.len());
         }
-        for n in (0..5000).step_by(2) {
-            let s = t.find(hash(n), |l| l == loc(n)).unwrap();
-            t.remove_at(s);
-        }
-        for n in 5000..9000 {
-            t.insert(hash(n), loc(n), AccessWord::stored(false), hash_at);
-        }
-        assert_eq!(t.len(), 2500 + 4000);
-        for n in 0..9000 {
-            let found = t.find(hash(n), |l| l == loc(n)).map(|s| t.loc(s));
-            let want = (n >= 5000 || n % 2 == 1).then(|| loc(n));
-            assert_eq!(found, want, "{n}");
-        }
-        assert_eq!(t.live().count(), t.len());
     }
 
     #[test]
@@ -484,7 +518,10 @@ mod tests {
 
     #[test]
     fn a_growth_moves_items_a_few_groups_per_insert() {
-        let mut t = Table::default();
+        let mut t = Table {
+            incremental_from: 0,
+            ..Table::default()
+        };
         let hash = |n: u32| u64::from(n).wrapping_mul(0xD6E8_FEB8_6659_FD93);
         let loc = |n: u32| Loc {
             seg: n >> 16,
