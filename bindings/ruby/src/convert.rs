@@ -3,8 +3,8 @@
 //! lib/memstored/status.rb) for results and failures.
 
 use magnus::encoding::{EncodingCapable, Index};
-use magnus::value::{Lazy, Opaque};
-use magnus::{prelude::*, Error, ExceptionClass, RClass, RModule, RString, Ruby, Value};
+use magnus::value::{Lazy, LazyId, Opaque};
+use magnus::{prelude::*, Error, ExceptionClass, RClass, RModule, RObject, RString, Ruby, Value};
 use memstored_c::status::{Failure, Outcome, MEMSTORED_STATUS_PRECONDITION_ERROR};
 use std::sync::OnceLock;
 
@@ -39,13 +39,27 @@ static EMPTY: Lazy<RString> = Lazy::new(|ruby| {
     s
 });
 
+static CODE: LazyId = LazyId::new("@code");
+static MESSAGE: LazyId = LazyId::new("@message");
+
 /// A new Status: SUCCESS for Ok, the failure's code and message otherwise.
+///
+/// Made as `Status#initialize` would make it, without calling it: every set
+/// returns one, and a Ruby-level `initialize` cost about a third of a set.
 pub fn status(ruby: &Ruby, outcome: Outcome<()>) -> Result<Value, Error> {
-    let class = class(ruby, &STATUS)?;
+    let object = RObject::from_value(class(ruby, &STATUS)?.obj_alloc()?)
+        .ok_or_else(|| Error::new(ruby.exception_type_error(), "Status is not a plain class"))?;
     match outcome {
-        Ok(()) => class.new_instance((0, ruby.get_inner(&EMPTY))),
-        Err(f) => class.new_instance((f.code, f.message)),
+        Ok(()) => {
+            object.ivar_set(*CODE, 0)?;
+            object.ivar_set(*MESSAGE, ruby.get_inner(&EMPTY))?;
+        }
+        Err(f) => {
+            object.ivar_set(*CODE, f.code)?;
+            object.ivar_set(*MESSAGE, f.message)?;
+        }
     }
+    Ok(object.as_value())
 }
 
 /// Writes an outcome into a caller's Status object (tkrzw's `status=nil`
