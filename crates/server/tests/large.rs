@@ -33,3 +33,40 @@ fn hundred_mib_value_binary_and_text() {
         value.len()
     );
 }
+
+/// Regression: on the default store, overwriting a value of 1 KiB or more
+/// (kept aside by the segment cache) with another panicked the shard, and
+/// with other large values about could hand one value's slot to another
+/// item. Memcached clients rewrite large values all the time.
+#[test]
+fn rewriting_large_values_on_the_default_store() {
+    let srv = Server::start(&[]);
+    let mut t = Text::new(srv.connect());
+    let mut set = |t: &mut Text, key: &str, fill: u8, n: usize| {
+        t.send(format!("set {key} 0 0 {n}\r\n").as_bytes());
+        t.w.write_all(&vec![fill; n]).unwrap();
+        assert_eq!(t.cmd("\r\n"), "STORED", "{key}");
+    };
+    set(&mut t, "a", b'1', 2000);
+    set(&mut t, "a", b'2', 3000);
+    set(&mut t, "b", b'3', 2000);
+    set(&mut t, "c", b'4', 2000);
+    assert_eq!(t.cmd("delete b\r\n"), "DELETED");
+    set(&mut t, "a", b'5', 4000);
+    set(&mut t, "d", b'6', 2000);
+    set(&mut t, "e", b'7', 2000);
+    for (key, fill, n) in [
+        ("a", b'5', 4000),
+        ("c", b'4', 2000),
+        ("d", b'6', 2000),
+        ("e", b'7', 2000),
+    ] {
+        assert_eq!(
+            t.cmd(&format!("get {key}\r\n")),
+            format!("VALUE {key} 0 {n}")
+        );
+        assert!(t.bytes(n) == vec![fill; n], "{key} differs");
+        assert_eq!(t.line(), "");
+        assert_eq!(t.line(), "END");
+    }
+}

@@ -363,6 +363,14 @@ impl SegCache {
             return Err(too_large(self.cap_bytes));
         }
         self.max_cas = self.max_cas.max(meta.cas);
+        if external {
+            // Taken before the old item is dropped: dropping it may free an
+            // index of its own, which must not be mistaken for this one.
+            match self.big_free.pop() {
+                Some(i) => debug_assert_eq!(i, index),
+                None => self.big.push(None),
+            }
+        }
         let before = self.unlink(key);
         let access = match (keep, before) {
             (Keep::Store, old) => AccessWord::stored(old.is_some()),
@@ -377,13 +385,9 @@ impl SegCache {
             }
         };
         if external {
-            // Taken (the index `shape` has) and charged before room is
-            // made, so that eviction accounts for it and cannot hand the
-            // index out again.
-            match self.big_free.pop() {
-                Some(i) => debug_assert_eq!(i, index),
-                None => self.big.push(None),
-            }
+            // Filled and charged before room is made, so that eviction
+            // accounts for it (the index was taken above, so eviction
+            // cannot hand it out again).
             self.big[index as usize] = value.take().map(Stored::into_bytes);
             self.external += vlen as u64 + EXTERNAL_OVERHEAD;
         }

@@ -208,3 +208,37 @@ fn without_a_byte_cap_overwrites_do_not_hold_memory() {
     }
     assert_eq!(c.evictions, 0);
 }
+
+/// Regression: overwriting a value kept aside with another one took the
+/// index the old value had just freed while writing to the one it had
+/// planned, so the write panicked (no index free before) or left an index
+/// in use on the free list, later handed to a second item (Python's
+/// `Append` on a 1 MiB value under `*` found it).
+#[test]
+fn overwriting_a_value_kept_aside_keeps_every_value_its_own() {
+    let mut c = SegCache::new(0, 0);
+    let big = |i: u8, n: usize| vec![i; n];
+    c.put_slice(b"a", &big(1, 5000), meta(1)).unwrap();
+    c.put_slice(b"a", &big(2, 6000), meta(2)).unwrap();
+    assert_eq!(c.get(b"a").unwrap().unwrap().value, big(2, 6000));
+    // With a free index on the list before the overwrite.
+    c.put_slice(b"b", &big(3, 5000), meta(3)).unwrap();
+    c.put_slice(b"c", &big(4, 5000), meta(4)).unwrap();
+    assert!(c.remove(b"b").unwrap());
+    c.put_slice(b"a", &big(5, 7000), meta(5)).unwrap();
+    // New items must not take an index still in use.
+    c.put_slice(b"d", &big(6, 5000), meta(6)).unwrap();
+    c.put_slice(b"e", &big(7, 5000), meta(7)).unwrap();
+    for (k, want) in [
+        (b"a", big(5, 7000)),
+        (b"c", big(4, 5000)),
+        (b"d", big(6, 5000)),
+        (b"e", big(7, 5000)),
+    ] {
+        assert_eq!(c.get(k).unwrap().unwrap().value, want, "{}", k[0] as char);
+    }
+    assert_eq!(
+        c.external,
+        (7000 + 3 * 5000 + 4 * EXTERNAL_OVERHEAD as usize) as u64
+    );
+}
