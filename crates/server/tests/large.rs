@@ -42,7 +42,7 @@ fn hundred_mib_value_binary_and_text() {
 fn rewriting_large_values_on_the_default_store() {
     let srv = Server::start(&[]);
     let mut t = Text::new(srv.connect());
-    let mut set = |t: &mut Text, key: &str, fill: u8, n: usize| {
+    let set = |t: &mut Text, key: &str, fill: u8, n: usize| {
         t.send(format!("set {key} 0 0 {n}\r\n").as_bytes());
         t.w.write_all(&vec![fill; n]).unwrap();
         assert_eq!(t.cmd("\r\n"), "STORED", "{key}");
