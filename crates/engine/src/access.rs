@@ -117,6 +117,12 @@ impl AccessWord {
         AccessWord(AtomicU32::new(0))
     }
 
+    /// Whether this is `unused()`'s word (tests of zeroed tables).
+    #[cfg(test)]
+    pub fn is_unused(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == 0
+    }
+
     /// A just stored item: not fetched, accessed now.
     pub fn stored(referenced: bool) -> Self {
         let r = if referenced { REFERENCED } else { 0 };

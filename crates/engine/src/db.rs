@@ -103,6 +103,23 @@ const DEFAULT_BUCKETS: usize = 1 << 20;
 /// grows past it).
 const MAX_PRESIZED_BUCKETS: usize = 1 << 22;
 
+/// Most slots the table of a plain `*` reserves at open, all shards
+/// together: 640 MB of address space, of which only pages that slots land
+/// in become memory (the table is allocated zeroed).
+const MAX_PRESIZED_SLOTS: usize = 1 << 26;
+
+/// Items the table of a plain `*` (the segment cache without a cap) is
+/// sized for, per shard: ~1M when the name gives no `num_buckets`, else as
+/// many slots as `num_buckets` says, as Tkrzw gives that many buckets (a
+/// slot holds 11/16 of an item when just grown: 16/11 slots an item).
+fn presized_items(num_buckets: usize, num_shards: usize) -> usize {
+    let all = match num_buckets {
+        0 => DEFAULT_BUCKETS,
+        n => n.min(MAX_PRESIZED_SLOTS) * 11 / 16,
+    };
+    all / num_shards.max(1)
+}
+
 /// Index slots to reserve per shard: `num_buckets` (or the default) split
 /// among the shards, the total capped. The cap is over all shards: a name
 /// such as `*#bnum=1t,num_shards=5616` once reserved 4M slots in each shard
@@ -146,7 +163,11 @@ fn open_store(
                 Box::new(CacheStore::new(bytes, records))
             }
         }
-        EngineKind::MemHash => Box::new(MemStore::<HashIndex<_>>::new(buckets)),
+        EngineKind::MemHash => Box::new(SegCache::with_capacity(
+            0,
+            0,
+            presized_items(name.num_buckets, num_shards),
+        )),
         EngineKind::MemTree => Box::new(MemStore::<TreeIndex<_>>::new(buckets)),
         EngineKind::MemFile => Box::new(MemFileStore::open(
             fs.clone(),
@@ -597,6 +618,16 @@ mod tests {
                 );
             }
         }
+        for shards in [1, 2, 8, 100, 5616, MAX_SHARDS] {
+            for buckets in [0, 1000, 1 << 20, 1 << 30, usize::MAX] {
+                let slots = presized_items(buckets, shards) * 16 / 11;
+                assert!(
+                    slots * shards <= MAX_PRESIZED_SLOTS,
+                    "{buckets} buckets over {shards} shards: {slots} slots each"
+                );
+            }
+        }
+        assert_eq!(presized_items(20_000_000, 8), 20_000_000 * 11 / 16 / 8);
         assert_eq!(presized_buckets(0, 8), DEFAULT_BUCKETS / 8);
         assert_eq!(presized_buckets(1000, 1), 1000);
     }

@@ -108,8 +108,14 @@ impl SegCache {
     /// A cache holding at most `cap_bytes` of segments (0 = no byte cap)
     /// and `cap_recs` items (0 = no count cap).
     pub fn new(cap_bytes: u64, cap_recs: u64) -> Self {
+        Self::with_capacity(cap_bytes, cap_recs, 0)
+    }
+
+    /// As `new`, with room in the table for `items` before it first grows
+    /// (`num_buckets`; untouched room costs address space only).
+    pub fn with_capacity(cap_bytes: u64, cap_recs: u64, items: usize) -> Self {
         SegCache {
-            table: Table::default(),
+            table: Table::with_capacity(items),
             segs: Vec::new(),
             free_ids: Vec::new(),
             fifo: VecDeque::new(),

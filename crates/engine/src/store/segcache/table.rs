@@ -65,6 +65,7 @@ struct Group {
 }
 
 impl Group {
+    #[cfg(test)]
     fn empty() -> Group {
         Group {
             ctrl: [EMPTY; GROUP],
@@ -96,8 +97,25 @@ impl Group {
 struct Groups(Vec<Group>);
 
 impl Groups {
+    /// `n` empty groups, allocated zeroed: the OS hands out zero pages on
+    /// first touch, so a table pre-sized for more items than it gets costs
+    /// address space, not memory.
     fn of(n: usize) -> Groups {
-        Groups((0..n).map(|_| Group::empty()).collect())
+        if n == 0 {
+            return Groups(Vec::new());
+        }
+        let layout = std::alloc::Layout::array::<Group>(n).expect("table size overflows");
+        // SAFETY: an all-zero Group is a valid empty group (EMPTY control
+        // bytes, zero locations, `AccessWord::unused()`; checked by a test),
+        // the layout is that of `n` groups and nonzero, and the Vec takes
+        // ownership of the allocation with the same layout.
+        unsafe {
+            let ptr = std::alloc::alloc_zeroed(layout).cast::<Group>();
+            if ptr.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            Groups(Vec::from_raw_parts(ptr, n, n))
+        }
     }
 
     fn slots(&self) -> usize {
@@ -235,6 +253,18 @@ impl Default for Table {
 }
 
 impl Table {
+    /// A table with room for `items` before its first growth.
+    pub fn with_capacity(items: usize) -> Table {
+        Table {
+            cur: Groups::of(if items == 0 {
+                0
+            } else {
+                Self::grown_groups(items)
+            }),
+            ..Table::default()
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.cur_live + self.old_live
     }
@@ -438,6 +468,18 @@ mod tests {
         ] {
             assert_eq!(unpack(pack(loc)), loc);
         }
+    }
+
+    #[test]
+    fn a_zeroed_group_is_an_empty_group() {
+        let zeroed = Groups::of(3);
+        let empty = Group::empty();
+        for g in &zeroed.0 {
+            assert_eq!(g.ctrl, empty.ctrl);
+            assert_eq!(g.locs, empty.locs);
+            assert!(g.access.iter().all(|a| a.is_unused()));
+        }
+        assert_eq!(EMPTY, 0);
     }
 
     #[test]
