@@ -236,6 +236,8 @@ pub struct Table {
     tombs: usize,
     /// `INCREMENTAL_FROM_GROUPS`, lowered by tests of the incremental path.
     incremental_from: usize,
+    /// Groups made at creation (`with_capacity`), made again by `clear`.
+    presized: usize,
 }
 
 impl Default for Table {
@@ -248,6 +250,7 @@ impl Default for Table {
             old_live: 0,
             tombs: 0,
             incremental_from: INCREMENTAL_FROM_GROUPS,
+            presized: 0,
         }
     }
 }
@@ -255,12 +258,14 @@ impl Default for Table {
 impl Table {
     /// A table with room for `items` before its first growth.
     pub fn with_capacity(items: usize) -> Table {
+        let presized = if items == 0 {
+            0
+        } else {
+            Self::grown_groups(items)
+        };
         Table {
-            cur: Groups::of(if items == 0 {
-                0
-            } else {
-                Self::grown_groups(items)
-            }),
+            cur: Groups::of(presized),
+            presized,
             ..Table::default()
         }
     }
@@ -436,9 +441,13 @@ impl Table {
         live_in(&self.cur, 0).chain(live_in(&self.old, OLD))
     }
 
+    /// Empties the table back to the room it was made with (a pre-sized
+    /// one keeps it: refilling it must not rehash through growths).
     pub fn clear(&mut self) {
         *self = Table {
+            cur: Groups::of(self.presized),
             incremental_from: self.incremental_from,
+            presized: self.presized,
             ..Table::default()
         };
     }
@@ -467,6 +476,23 @@ mod tests {
             },
         ] {
             assert_eq!(unpack(pack(loc)), loc);
+        }
+    }
+
+    #[test]
+    fn clearing_keeps_the_room_made_at_creation() {
+        let hash = |n: u32| u64::from(n).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let loc = |n: u32| Loc { seg: 0, off: n };
+        let hash_at = |l: Loc| hash(l.off);
+        for items in [0, 1000] {
+            let mut t = Table::with_capacity(items);
+            let made = t.cur.0.len();
+            for n in 0..5000 {
+                t.insert(hash(n), loc(n), AccessWord::stored(false), hash_at);
+            }
+            assert!(t.cur.0.len() > made);
+            t.clear();
+            assert_eq!((t.cur.0.len(), t.old.0.len(), t.len()), (made, 0, 0));
         }
     }
 
