@@ -12,6 +12,7 @@ pub mod positions;
 pub mod rebuild;
 pub mod segcache;
 pub mod slab_hash;
+pub mod tagged_table;
 
 use crate::access::Access;
 use crate::record::{Meta, Record};

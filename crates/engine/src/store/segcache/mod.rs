@@ -418,10 +418,11 @@ impl SegCache {
         self.live_bytes += len as u64;
         let segs = &self.segs;
         let hasher = &self.hasher;
-        self.table
-            .insert(hasher.hash_one(key), Loc { seg: id, off }, access, |loc| {
-                hasher.hash_one(key_at(segs, loc))
-            });
+        self.table.insert(
+            hasher.hash_one(key),
+            (Loc { seg: id, off }, access),
+            |loc| hasher.hash_one(key_at(segs, loc)),
+        );
         Ok(())
     }
 }
