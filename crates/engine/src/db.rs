@@ -9,8 +9,9 @@ use crate::record::{Meta, Record};
 use crate::shard::{Action, Shard, ShardState};
 use crate::status::{Error, Result};
 use crate::store::cache::CacheStore;
-use crate::store::index::{HashIndex, TreeIndex};
+use crate::store::index::TreeIndex;
 use crate::store::log::{LogOptions, LogStore};
+use crate::store::log_index::CompactHash;
 use crate::store::memfile::MemFileStore;
 use crate::store::memory::MemStore;
 use crate::store::segcache::SegCache;
@@ -108,8 +109,8 @@ const MAX_PRESIZED_BUCKETS: usize = 1 << 22;
 /// in become memory (the table is allocated zeroed).
 const MAX_PRESIZED_SLOTS: usize = 1 << 26;
 
-/// Items the table of a plain `*` (the segment cache without a cap) is
-/// sized for, per shard: ~1M when the name gives no `num_buckets`, else as
+/// Items the table of a plain `*` (the segment cache without a cap), or of
+/// a file hash engine, is sized for, per shard: ~1M when the name gives no `num_buckets`, else as
 /// many slots as `num_buckets` says, as Tkrzw gives that many buckets (a
 /// slot holds 11/16 of an item when just grown: 16/11 slots an item).
 fn presized_items(num_buckets: usize, num_shards: usize) -> usize {
@@ -176,10 +177,14 @@ fn open_store(
             name.compression,
             buckets,
         )?),
-        EngineKind::FileHash => Box::new(LogStore::<HashIndex<_>>::open(
+        // Sized like the table of a plain `*`: the same tagged table.
+        EngineKind::FileHash => Box::new(LogStore::<CompactHash>::open(
             fs.clone(),
             path,
-            log(FileKind::HashLog),
+            LogOptions {
+                buckets: presized_items(name.num_buckets, num_shards),
+                ..log(FileKind::HashLog)
+            },
         )?),
         EngineKind::FileTree => Box::new(LogStore::<TreeIndex<_>>::open(
             fs.clone(),

@@ -292,13 +292,15 @@ fn hint_live_bytes_out_of_range_does_not_overflow() {
         let len = file.len() as u64;
         fs.put_contents(Path::new("x.tkh"), file);
         let entries: &[(&[u8], Loc)] = &[(b"k", loc)];
-        hint::save(
+        hint::save_entries(
             &*fs,
             Path::new("x.tkh.hint"),
-            9,
-            len,
-            1,
-            live_bytes,
+            &hint::Covered {
+                generation: 9,
+                data_len: len,
+                max_cas: 1,
+                live_bytes,
+            },
             entries,
         )
         .unwrap();

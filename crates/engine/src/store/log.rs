@@ -2,7 +2,8 @@
 //! an append-only file of CRC-checked records and an in-memory index pointing
 //! at the newest record of each key (Bitcask, Tkrzw's appending mode).
 
-use super::index::{Index, Key};
+use super::index::Key;
+use super::log_index::{LogIndex, LogReader, MAX_LOG_LEN};
 use super::rebuild::LogRebuild;
 use super::{Frozen, RebuildTask, Store, StoreStats};
 use crate::format::{
@@ -71,7 +72,7 @@ pub struct LogOptions {
     pub buckets: usize,
 }
 
-pub struct LogStore<I: Index<Loc> + 'static> {
+pub struct LogStore<I: LogIndex> {
     fs: Arc<dyn FileSystem>,
     path: PathBuf,
     file: Arc<dyn DataFile>,
@@ -145,8 +146,9 @@ pub fn open_file(
 }
 
 /// Applies one log record to an index: the single definition of what each op means.
-pub fn replay_into<I: Index<Loc>>(
+pub fn replay_into<I: LogIndex>(
     index: &mut I,
+    log: &LogReader<'_>,
     live_bytes: &mut u64,
     max_cas: &mut u64,
     offset: u64,
@@ -166,12 +168,12 @@ pub fn replay_into<I: Index<Loc>>(
             // Saturating: `live_bytes` may start from a hint's figure, which
             // a damaged hint can make anything (fuzz: db_file_open overflowed it).
             *live_bytes = live_bytes.saturating_add(loc.total_len());
-            if let Some(old) = index.insert(key, loc) {
+            if let Some(old) = index.insert(log, key, loc) {
                 *live_bytes = live_bytes.saturating_sub(old.total_len());
             }
         }
         Op::Remove => {
-            if let Some(old) = index.remove(key) {
+            if let Some(old) = index.remove(log, key) {
                 *live_bytes = live_bytes.saturating_sub(old.total_len());
             }
         }
@@ -182,7 +184,7 @@ pub fn replay_into<I: Index<Loc>>(
     }
 }
 
-impl<I: Index<Loc> + 'static> LogStore<I> {
+impl<I: LogIndex> LogStore<I> {
     pub fn open(fs: Arc<dyn FileSystem>, path: PathBuf, opts: LogOptions) -> Result<Self> {
         let (file, header, len) = open_file(&fs, &path, opts.writable, opts.kind)?;
         let mut store = LogStore {
@@ -200,6 +202,8 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
             closed: false,
         };
         store.max_cas = store.header.max_cas;
+        // Mapped first: a compact index reads keys back while it fills.
+        store.remap();
         let start = store.load_hint(len);
         if let Err(e) = store.recover(start, len) {
             // Refused: the drop must not close it, which would write a hint
@@ -239,8 +243,14 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
     fn load_hint(&mut self, len: u64) -> u64 {
         match hint::load(&*self.fs, &self.hint_path(), self.header.generation, len) {
             Some(h) => {
-                for (key, loc) in h.entries {
-                    self.index.insert(&key, loc);
+                let log = LogReader {
+                    file: &*self.file,
+                    map: self.map.as_deref(),
+                    flushed: self.flushed,
+                    pending: &self.wbuf,
+                };
+                for (key, loc) in h.entries() {
+                    self.index.insert(&log, key, loc);
                 }
                 self.live_bytes = h.live_bytes;
                 self.max_cas = self.max_cas.max(h.max_cas);
@@ -297,9 +307,26 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
         Ok(())
     }
 
+    /// The log as the index reads it (for calls that do not change it).
+    fn log(&self) -> LogReader<'_> {
+        LogReader {
+            file: &*self.file,
+            map: self.map.as_deref(),
+            flushed: self.flushed,
+            pending: &self.wbuf,
+        }
+    }
+
     fn replay(&mut self, offset: u64, h: &RecordHeader, key: &[u8]) {
+        let log = LogReader {
+            file: &*self.file,
+            map: self.map.as_deref(),
+            flushed: self.flushed,
+            pending: &self.wbuf,
+        };
         replay_into(
             &mut self.index,
+            &log,
             &mut self.live_bytes,
             &mut self.max_cas,
             offset,
@@ -322,6 +349,12 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
     fn append(&mut self, op: Op, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
         self.check_writable()?;
         let offset = self.flushed + self.wbuf.len() as u64;
+        if offset >= MAX_LOG_LEN {
+            return Err(Error::Precondition(format!(
+                "{} has reached the largest log size (256 TiB)",
+                self.path.display()
+            )));
+        }
         let h = format::encode_record(&mut self.wbuf, op, key, value, meta, self.opts.compression)?;
         self.replay(offset, &h, key);
         if self.opts.sync == SyncMode::Always {
@@ -404,18 +437,18 @@ impl<I: Index<Loc> + 'static> LogStore<I> {
     }
 }
 
-impl<I: Index<Loc> + 'static> Store for LogStore<I> {
+impl<I: LogIndex> Store for LogStore<I> {
     fn get(&self, key: &[u8]) -> Result<Option<Record>> {
-        match self.index.get(key) {
+        match self.index.get(&self.log(), key) {
             Some(loc) => Ok(Some(Record {
-                value: self.read_value(loc)?,
+                value: self.read_value(&loc)?,
                 meta: loc.meta,
             })),
             None => Ok(None),
         }
     }
     fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>> {
-        Ok(self.index.get(key).map(|l| l.meta))
+        Ok(self.index.get(&self.log(), key).map(|l| l.meta))
     }
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
         self.append(Op::Put, key, &value, meta)
@@ -425,7 +458,7 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
         self.check_writable()?;
-        if self.index.get(key).is_none() {
+        if self.index.get(&self.log(), key).is_none() {
             return Ok(false);
         }
         self.append(Op::Remove, key, &[], Meta::default())?;
@@ -454,8 +487,8 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
         if self.opts.writable {
             self.synchronize(true)?;
             let end = self.flushed;
-            let mut entries = Vec::with_capacity(self.index.len());
-            self.index.for_each(&mut |k, loc| entries.push((k, *loc)));
+            let (index, log) = (&self.index, self.log());
+            let mut each = |f: &mut dyn FnMut(&[u8], Loc)| index.for_each(&log, f);
             // The data is durable now; the hint only spares the next open a
             // scan. Failing to write it (a read-only directory, a full disk)
             // must not fail the close: callers would report a write as
@@ -464,11 +497,14 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
             if let Err(e) = hint::save(
                 &*self.fs,
                 &self.hint_path(),
-                self.header.generation,
-                end,
-                self.max_cas,
-                self.live_bytes,
-                &entries,
+                &hint::Covered {
+                    generation: self.header.generation,
+                    data_len: end,
+                    max_cas: self.max_cas,
+                    live_bytes: self.live_bytes,
+                },
+                self.index.len(),
+                &mut each,
             ) {
                 tracing::warn!(
                     "{}: no hint written ({e}); the next open scans the log",
@@ -480,11 +516,12 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
         Ok(())
     }
     fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<Key> {
-        self.index.seek(from, forward).map(Into::into)
+        self.index.seek(from, forward)
     }
     fn keys(&self) -> Vec<Key> {
         let mut out = Vec::with_capacity(self.index.len());
-        self.index.for_each(&mut |k, _| out.push(k.into()));
+        self.index
+            .for_each(&self.log(), &mut |k, _| out.push(k.into()));
         out
     }
     fn max_cas(&self) -> u64 {
@@ -519,7 +556,9 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
         Ok(Some(Box::new(task)))
     }
     fn is_live_at(&self, key: &[u8], offset: u64) -> bool {
-        self.index.get(key).is_some_and(|l| l.offset == offset)
+        self.index
+            .get(&self.log(), key)
+            .is_some_and(|l| l.offset == offset)
     }
     fn finish_rebuild(&mut self, task: Box<dyn RebuildTask>) -> Result<()> {
         self.flush()?;
@@ -550,7 +589,7 @@ impl<I: Index<Loc> + 'static> Store for LogStore<I> {
     }
 }
 
-impl<I: Index<Loc> + 'static> Drop for LogStore<I> {
+impl<I: LogIndex> Drop for LogStore<I> {
     fn drop(&mut self) {
         if let Err(e) = self.close() {
             tracing::error!("{}: closing failed: {e}", self.path.display());

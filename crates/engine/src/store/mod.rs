@@ -6,6 +6,7 @@ pub mod cache;
 pub mod index;
 pub mod leaf_tree;
 pub mod log;
+pub mod log_index;
 pub mod memfile;
 pub mod memory;
 pub mod positions;

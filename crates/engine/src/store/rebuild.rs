@@ -4,8 +4,8 @@
 //! meanwhile are copied as they are in rounds, and only the last small tail is
 //! copied under the write lock before the new file is renamed over the old one.
 
-use super::index::Index;
-use super::log::{new_generation, replay_into, Loc};
+use super::log::{new_generation, replay_into};
+use super::log_index::{LogIndex, LogReader};
 use super::RebuildTask;
 use crate::format::{self, FileHeader, FileKind, Op, FILE_HEADER_SIZE};
 use crate::io::{DataFile, FileSystem, SliceFile};
@@ -53,7 +53,7 @@ fn tmp_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-impl<I: Index<Loc> + 'static> LogRebuild<I> {
+impl<I: LogIndex> LogRebuild<I> {
     /// Begins a rebuild of `path`; `max_cas` is kept in the new header so
     /// CAS values of records dropped by the compaction are never reused.
     pub fn start(
@@ -116,7 +116,7 @@ impl<I: Index<Loc> + 'static> LogRebuild<I> {
     }
 }
 
-impl<I: Index<Loc> + 'static> RebuildTask for LogRebuild<I> {
+impl<I: LogIndex> RebuildTask for LogRebuild<I> {
     fn copy_frozen(&mut self, is_live: &mut dyn FnMut(&[u8], u64) -> bool) -> Result<()> {
         let now = now_secs();
         let old = self.old.clone();
@@ -141,8 +141,15 @@ impl<I: Index<Loc> + 'static> RebuildTask for LogRebuild<I> {
                     s.header.meta,
                 )?;
                 self.new_len += h.total_len();
+                let log = LogReader {
+                    file: &*self.new,
+                    map: None,
+                    flushed: self.new_len - self.buf.len() as u64,
+                    pending: &self.buf,
+                };
                 replay_into(
                     &mut self.index,
+                    &log,
                     &mut self.live_bytes,
                     &mut self.max_cas,
                     offset,
@@ -180,8 +187,22 @@ impl<I: Index<Loc> + 'static> RebuildTask for LogRebuild<I> {
         self.copied_to = end;
         let tail = SliceFile(tail);
         let (index, live, max_cas) = (&mut self.index, &mut self.live_bytes, &mut self.max_cas);
+        let log = LogReader {
+            file: &*self.new,
+            map: None,
+            flushed: self.new_len,
+            pending: &[],
+        };
         let scanned = scan(&tail, 0, len as u64, false, &mut |s: Scanned<'_>| {
-            replay_into(index, live, max_cas, base + s.offset, &s.header, s.key);
+            replay_into(
+                index,
+                &log,
+                live,
+                max_cas,
+                base + s.offset,
+                &s.header,
+                s.key,
+            );
             Ok(())
         })?;
         if scanned.torn {
