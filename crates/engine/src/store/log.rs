@@ -550,7 +550,9 @@ impl<I: LogIndex> Store for LogStore<I> {
             self.file.clone(),
             self.header.kind,
             self.flushed,
-            self.opts.buckets,
+            // Room for every key at once: a growth of a compact index reads
+            // every key back, and the new file is read with `pread`.
+            self.opts.buckets.max(self.index.len()),
             self.max_cas,
         )?;
         Ok(Some(Box::new(task)))
