@@ -70,6 +70,26 @@ impl<S: Slots> Group<S> {
     }
 }
 
+/// Asks for transparent huge pages over the whole 2 MiB pages of a large
+/// array: a probe lands anywhere in it, and with 4 KiB pages nearly every
+/// probe of a table larger than the TLB's reach also missed the TLB.
+fn huge_pages(ptr: *mut u8, len: usize) {
+    const HUGE: usize = 2 << 20;
+    if len < 4 * HUGE {
+        return;
+    }
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize + len) / HUGE * HUGE;
+    if end > start {
+        // SAFETY: the range lies inside the allocation just made; the
+        // advice changes how pages are backed, never their contents.
+        // Failure (no THP support) only loses the advice.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
 /// One array of groups, probed as the module doc says.
 struct Groups<S>(Vec<Group<S>>);
 
@@ -98,6 +118,7 @@ impl<S: Slots> Groups<S> {
             if ptr.is_null() {
                 std::alloc::handle_alloc_error(layout);
             }
+            huge_pages(ptr.cast(), layout.size());
             Groups(Vec::from_raw_parts(ptr, n, n))
         }
     }
