@@ -80,6 +80,8 @@ fn huge_pages(ptr: *mut u8, len: usize) {
     }
     let start = (ptr as usize).next_multiple_of(HUGE);
     let end = (ptr as usize + len) / HUGE * HUGE;
+    // Linux's advice; other systems back pages as they do.
+    #[cfg(target_os = "linux")]
     if end > start {
         // SAFETY: the range lies inside the allocation just made; the
         // advice changes how pages are backed, never their contents.
@@ -88,6 +90,8 @@ fn huge_pages(ptr: *mut u8, len: usize) {
             libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, end);
 }
 
 /// One array of groups, probed as the module doc says.
