@@ -62,6 +62,20 @@ impl Loc {
     }
 }
 
+/// The log as its index reads it, borrowing only the fields that hold it
+/// (a macro, not a method, so that the index itself can be borrowed mutably
+/// beside it).
+macro_rules! log_reader {
+    ($store:expr) => {
+        LogReader {
+            file: &*$store.file,
+            map: $store.map.as_deref(),
+            flushed: $store.flushed,
+            pending: &$store.wbuf,
+        }
+    };
+}
+
 /// Options for opening a log file.
 #[derive(Debug, Clone, Copy)]
 pub struct LogOptions {
@@ -243,12 +257,7 @@ impl<I: LogIndex> LogStore<I> {
     fn load_hint(&mut self, len: u64) -> u64 {
         match hint::load(&*self.fs, &self.hint_path(), self.header.generation, len) {
             Some(h) => {
-                let log = LogReader {
-                    file: &*self.file,
-                    map: self.map.as_deref(),
-                    flushed: self.flushed,
-                    pending: &self.wbuf,
-                };
+                let log = log_reader!(self);
                 for (key, loc) in h.entries() {
                     self.index.insert(&log, key, loc);
                 }
@@ -309,21 +318,11 @@ impl<I: LogIndex> LogStore<I> {
 
     /// The log as the index reads it (for calls that do not change it).
     fn log(&self) -> LogReader<'_> {
-        LogReader {
-            file: &*self.file,
-            map: self.map.as_deref(),
-            flushed: self.flushed,
-            pending: &self.wbuf,
-        }
+        log_reader!(self)
     }
 
     fn replay(&mut self, offset: u64, h: &RecordHeader, key: &[u8]) {
-        let log = LogReader {
-            file: &*self.file,
-            map: self.map.as_deref(),
-            flushed: self.flushed,
-            pending: &self.wbuf,
-        };
+        let log = log_reader!(self);
         replay_into(
             &mut self.index,
             &log,
