@@ -57,6 +57,17 @@ pub struct Loc {
 }
 
 impl Loc {
+    /// The location of the record at `offset` whose header is `h`.
+    pub fn of_record(offset: u64, h: &RecordHeader) -> Loc {
+        Loc {
+            offset,
+            key_len: h.key_len,
+            stored_len: h.stored_len,
+            codec: h.codec,
+            meta: h.meta,
+        }
+    }
+
     pub fn total_len(&self) -> u64 {
         RECORD_HEADER_SIZE as u64 + self.key_len as u64 + self.stored_len as u64
     }
@@ -172,13 +183,7 @@ pub fn replay_into<I: LogIndex>(
     *max_cas = (*max_cas).max(h.meta.cas);
     match h.op {
         Op::Put => {
-            let loc = Loc {
-                offset,
-                key_len: h.key_len,
-                stored_len: h.stored_len,
-                codec: h.codec,
-                meta: h.meta,
-            };
+            let loc = Loc::of_record(offset, h);
             // Saturating: `live_bytes` may start from a hint's figure, which
             // a damaged hint can make anything (fuzz: db_file_open overflowed it).
             *live_bytes = live_bytes.saturating_add(loc.total_len());

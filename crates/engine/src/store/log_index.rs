@@ -73,7 +73,7 @@ impl<'a> LogReader<'a> {
         self.file
             .read_at(&mut key, offset + RECORD_HEADER_SIZE as u64)
             .ok()?;
-        Some((loc_of(offset, &h), Cow::Owned(key)))
+        Some((Loc::of_record(offset, &h), Cow::Owned(key)))
     }
 }
 
@@ -81,21 +81,11 @@ fn put_header(b: &[u8]) -> Option<RecordHeader> {
     RecordHeader::decode(b).filter(|h| h.op == Op::Put)
 }
 
-fn loc_of(offset: u64, h: &RecordHeader) -> Loc {
-    Loc {
-        offset,
-        key_len: h.key_len,
-        stored_len: h.stored_len,
-        codec: h.codec,
-        meta: h.meta,
-    }
-}
-
 /// The put record at the start of `b` (the record's own offset is `offset`).
 fn parse(offset: u64, b: &[u8]) -> Option<(Loc, Cow<'_, [u8]>)> {
     let h = put_header(b)?;
     let key = b.get(RECORD_HEADER_SIZE..RECORD_HEADER_SIZE + h.key_len as usize)?;
-    Some((loc_of(offset, &h), Cow::Borrowed(key)))
+    Some((Loc::of_record(offset, &h), Cow::Borrowed(key)))
 }
 
 /// What `LogStore` needs of its index; every call that may have to read a
@@ -314,7 +304,7 @@ mod tests {
                 ..Meta::default()
             };
             let h = encode_record(&mut self.bytes, op, key, b"v", meta, Compression::None).unwrap();
-            loc_of(offset, &h)
+            Loc::of_record(offset, &h)
         }
 
         /// All pending (`flushed` at 0), or all in the file.
