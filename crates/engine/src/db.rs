@@ -327,7 +327,7 @@ impl Db {
     ) -> Result<(R, Option<u64>)> {
         self.check_client_write()?;
         let shard = self.shard_of(key);
-        let mut state = shard.state.write();
+        let mut state = shard.write_for(key);
         let current = state.live_now(key)?;
         let (action, r) = f(current.as_ref())?;
         if action != Action::Keep {
@@ -347,7 +347,7 @@ impl Db {
     ) -> Result<(R, Option<u64>)> {
         self.check_client_write()?;
         let shard = self.shard_of(key);
-        let mut state = shard.state.write();
+        let mut state = shard.write_for(key);
         let current = state.live_meta_now(key)?;
         let (action, r) = f(current.as_ref())?;
         if action != Action::Keep {
@@ -369,7 +369,7 @@ impl Db {
     ) -> Result<u64> {
         self.check_client_write()?;
         let shard = self.shard_of(key);
-        let mut state = shard.state.write();
+        let mut state = shard.write_for(key);
         shard.mark_dirty();
         state.put_slice(key, value, flags, expires_at)
     }

@@ -40,7 +40,7 @@ impl Db {
                 UlogOp::Remove => (&u.key[..], Some(Action::Remove)),
             };
             let shard = self.shard_of(key);
-            let mut state = shard.state.write();
+            let mut state = shard.write_for(key);
             // Under the shard's lock: no local write to the key can come
             // between this check and the change.
             let later = state.listener.as_ref().and_then(|l| l.last_change(key));

@@ -4,10 +4,11 @@
 
 use crate::record::{Meta, Record};
 use crate::status::{Error, Result};
+use crate::store::tagged_table::ProbeHint;
 use crate::store::Store;
 use crate::ulog::{Change, UlogOp, UpdateListener};
 use bytes::Bytes;
-use parking_lot::RwLock;
+use parking_lot::{RwLock, RwLockWriteGuard};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -221,15 +222,31 @@ pub struct Shard {
     pub dirty: AtomicBool,
     /// Its last sync, backup and rebuild (`Db::shard_reports`).
     pub activity: crate::activity::Activity,
+    /// The store's probe hint, if it gives one (`prefetch`).
+    probe: Option<Arc<ProbeHint>>,
 }
 
 impl Shard {
     pub fn new(store: Box<dyn Store>, persistent: bool) -> Self {
+        let probe = store.probe_hint();
         Shard {
+            probe,
             state: RwLock::new(ShardState::new(store, persistent)),
             dirty: AtomicBool::new(false),
             activity: Default::default(),
         }
+    }
+
+    /// The write lock, for a write of `key`: first starts loading what the
+    /// write will read first, so that with two writers that memory access
+    /// overlaps the other's turn instead of lengthening this one
+    /// (`ProbeHint`).
+    #[inline]
+    pub fn write_for(&self, key: &[u8]) -> RwLockWriteGuard<'_, ShardState> {
+        if let Some(p) = &self.probe {
+            p.prefetch(key);
+        }
+        self.state.write()
     }
 
     #[inline]

@@ -24,7 +24,7 @@
 
 use super::index::{Index, Key};
 use super::log::Loc;
-use super::tagged_table::{Slots, Table};
+use super::tagged_table::{ProbeHint, Slots, Table};
 use crate::format::{Op, RecordHeader, RECORD_HEADER_SIZE};
 use crate::io::{DataFile, FileMap};
 use std::borrow::Cow;
@@ -102,6 +102,13 @@ pub trait LogIndex: Send + Sync + Sized + 'static {
     /// Ordered indexes: the nearest key at or beyond `from` in the direction.
     fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<Key>;
     fn for_each(&self, log: &LogReader<'_>, f: &mut dyn FnMut(&[u8], Loc));
+    /// A hint for writers about to wait for the store's lock
+    /// (`ProbeHint`), from indexes that can give one.
+    fn probe_hint() -> Option<ProbeHint> {
+        None
+    }
+    /// Tells `hint` where this index's memory is now.
+    fn publish(&self, _hint: &ProbeHint) {}
 }
 
 impl<I: Index<Loc> + 'static> LogIndex for I {
@@ -173,13 +180,33 @@ unsafe impl Slots for OffsetSlots {
 /// The hash engine's index (module doc).
 pub struct CompactHash {
     table: Table<OffsetSlots>,
+    /// `process_hasher()`'s, kept beside the table for the hot path.
     hasher: foldhash::fast::RandomState,
+}
+
+/// The hash of every file hash index in this process: seeded at random
+/// once per process (so an attacker cannot aim keys at one probe path),
+/// and the same for all, so a `ProbeHint` can hash a key without the
+/// index at hand.
+fn process_hasher() -> &'static foldhash::fast::RandomState {
+    static HASHER: std::sync::OnceLock<foldhash::fast::RandomState> = std::sync::OnceLock::new();
+    HASHER.get_or_init(Default::default)
+}
+
+fn key_hash(key: &[u8]) -> u64 {
+    process_hasher().hash_one(key)
 }
 
 impl CompactHash {
     #[inline]
     fn hash(&self, key: &[u8]) -> u64 {
         self.hasher.hash_one(key)
+    }
+
+    /// Where a probe for `key` starts (what a `ProbeHint` should prefetch).
+    #[cfg(test)]
+    pub fn first_group(&self, key: &[u8]) -> *const u8 {
+        self.table.first_group(self.hash(key))
     }
 
     /// The slot of `key` (whose hash is `hash`) and its record's location.
@@ -205,7 +232,7 @@ impl LogIndex for CompactHash {
     fn with_capacity(items: usize) -> Self {
         CompactHash {
             table: Table::with_capacity(items),
-            hasher: Default::default(),
+            hasher: *process_hasher(),
         }
     }
 
@@ -219,16 +246,23 @@ impl LogIndex for CompactHash {
             self.table.set_loc(slot, slot_value(loc.offset, hash));
             return Some(old);
         }
-        let hasher = &self.hasher;
         // A record that cannot be read back hashes as 0: it was indexed,
         // so it was readable, and a log is only ever appended to.
         let hash_at = |value| {
             log.entry(value & !SLOT_TAG)
-                .map_or(0, |(_, k)| hasher.hash_one(&*k))
+                .map_or(0, |(_, k)| self.hasher.hash_one(&*k))
         };
         self.table
             .insert(hash, slot_value(loc.offset, hash), hash_at);
         None
+    }
+
+    fn probe_hint() -> Option<ProbeHint> {
+        Some(ProbeHint::new::<OffsetSlots>(key_hash))
+    }
+
+    fn publish(&self, hint: &ProbeHint) {
+        self.table.publish(hint)
     }
 
     fn remove(&mut self, log: &LogReader<'_>, key: &[u8]) -> Option<Loc> {

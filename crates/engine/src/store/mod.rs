@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod index;
 pub mod leaf_tree;
+mod line_array;
 pub mod log;
 pub mod log_index;
 pub mod memfile;
@@ -136,6 +137,12 @@ pub trait Store: Send + Sync {
         Ok(())
     }
     /// Share of the file taken by live records (1.0 for memory stores).
+    /// Where writers waiting for this store's lock can prefetch what their
+    /// put will read first (`tagged_table::ProbeHint`); `None` when the
+    /// store has nothing worth it.
+    fn probe_hint(&self) -> Option<std::sync::Arc<tagged_table::ProbeHint>> {
+        None
+    }
     fn live_ratio(&self) -> f64 {
         1.0
     }

@@ -17,6 +17,9 @@
 //! an item costs 8/7 to 16/11 slots (twice that in the inserts a growth
 //! takes, while both arrays are held).
 
+use super::line_array::LineArray;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Relaxed};
+
 const GROUP: usize = 8;
 const EMPTY: u8 = 0;
 const TOMB: u8 = 1;
@@ -31,7 +34,8 @@ fn tag_of(hash: u64) -> u8 {
 ///
 /// # Safety
 /// All-zero bytes must be a valid `Self` (arrays are allocated zeroed, and
-/// a zeroed slot is never read before `put`).
+/// a zeroed slot is never read before `put`), and `Self` must not need
+/// dropping (arrays are freed without dropping their groups).
 pub unsafe trait Slots: Send + Sync {
     /// Where a slot's item is, as `find` shows it to the key check.
     type Loc: Copy;
@@ -94,12 +98,90 @@ fn huge_pages(ptr: *mut u8, len: usize) {
     let _ = (start, end);
 }
 
+/// The group a probe for `hash` starts at in an array of `groups` groups.
+#[inline]
+fn start_group(hash: u64, groups: usize) -> usize {
+    (((hash & 0xffff_ffff_ffff) as u128 * groups as u128) >> 48) as usize
+}
+
+/// Where a table's current array is, readable without the lock that
+/// guards the table. A writer about to wait for that lock prefetches the
+/// group its key starts at: the probe's cache miss (most of a put into a
+/// large table, by `perf`) then overlaps the lock holder's work instead of
+/// lengthening the writer's own turn under the lock, and two writers on
+/// one shard go faster than one. Only a hint: an address gone stale (the
+/// table grew or was dropped meanwhile) costs a wasted prefetch, which
+/// never faults and reads nothing the program sees.
+pub struct ProbeHint {
+    groups: AtomicPtr<u8>,
+    len: AtomicUsize,
+    group_bytes: usize,
+    hash: fn(&[u8]) -> u64,
+}
+
+impl ProbeHint {
+    /// A hint for tables of `Group<S>` whose keys hash with `hash`.
+    pub fn new<S: Slots>(hash: fn(&[u8]) -> u64) -> ProbeHint {
+        ProbeHint {
+            groups: AtomicPtr::new(std::ptr::null_mut()),
+            len: AtomicUsize::new(0),
+            group_bytes: std::mem::size_of::<Group<S>>(),
+            hash,
+        }
+    }
+
+    /// Starts loading the line a probe for `key` reads first.
+    #[inline]
+    pub fn prefetch(&self, key: &[u8]) {
+        if let Some(line) = self.line(key) {
+            prefetch_line(line);
+        }
+    }
+
+    /// Where a probe for `key` starts, as far as this hint knows; `None`
+    /// before the table has an array.
+    #[inline]
+    pub fn line(&self, key: &[u8]) -> Option<*const u8> {
+        let len = self.len.load(Relaxed);
+        if len == 0 {
+            return None;
+        }
+        let at = start_group((self.hash)(key), len) * self.group_bytes;
+        Some(self.groups.load(Relaxed).wrapping_add(at).cast_const())
+    }
+
+    /// Records where the array is now. Written only when it moved, so the
+    /// line other threads read stays shared between puts.
+    fn set(&self, groups: *mut u8, len: usize) {
+        if self.groups.load(Relaxed) != groups || self.len.load(Relaxed) != len {
+            // A reader may see one new and one old: see `prefetch_line`.
+            self.groups.store(groups, Relaxed);
+            self.len.store(len, Relaxed);
+        }
+    }
+}
+
+/// A prefetch of the line at `p`, whatever `p` is: the instruction never
+/// faults, so a stale or torn address is harmless.
+#[inline]
+fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching reads no memory the program can observe and
+    // does not fault on any address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// One array of groups, probed as the module doc says.
-struct Groups<S>(Vec<Group<S>>);
+struct Groups<S>(LineArray<Group<S>>);
 
 impl<S> Default for Groups<S> {
     fn default() -> Self {
-        Groups(Vec::new())
+        Groups(LineArray::empty())
     }
 }
 
@@ -108,23 +190,12 @@ impl<S: Slots> Groups<S> {
     /// first touch, so a table pre-sized for more items than it gets costs
     /// address space, not memory.
     fn of(n: usize) -> Groups<S> {
-        if n == 0 {
-            return Groups(Vec::new());
-        }
-        let layout = std::alloc::Layout::array::<Group<S>>(n).expect("table size overflows");
         // SAFETY: an all-zero Group is a valid empty group (EMPTY control
         // bytes, and zeroed slots are valid by `Slots`' contract; checked by
-        // a test), the layout is that of `n` groups and nonzero (a group
-        // has its control bytes), and the Vec takes ownership of the
-        // allocation with the same layout.
-        unsafe {
-            let ptr = std::alloc::alloc_zeroed(layout).cast::<Group<S>>();
-            if ptr.is_null() {
-                std::alloc::handle_alloc_error(layout);
-            }
-            huge_pages(ptr.cast(), layout.size());
-            Groups(Vec::from_raw_parts(ptr, n, n))
-        }
+        // a test), and `Slots` types need no dropping (their contract).
+        let arr = unsafe { LineArray::zeroed(n) };
+        huge_pages(arr.as_ptr() as *mut u8, n * std::mem::size_of::<Group<S>>());
+        Groups(arr)
     }
 
     fn slots(&self) -> usize {
@@ -136,7 +207,7 @@ impl<S: Slots> Groups<S> {
     /// can grow by less than double); the tag is the top 8.
     #[inline]
     fn start(&self, hash: u64) -> usize {
-        (((hash & 0xffff_ffff_ffff) as u128 * self.0.len() as u128) >> 48) as usize
+        start_group(hash, self.0.len())
     }
 
     #[inline]
@@ -324,6 +395,17 @@ impl<S: Slots> Table<S> {
         ((len + 1) * 16 / 11).div_ceil(GROUP).max(2)
     }
 
+    /// Where a probe for `hash` starts in the current array.
+    #[cfg(test)]
+    pub fn first_group(&self, hash: u64) -> *const u8 {
+        self.cur.0[self.cur.start(hash)..].as_ptr().cast()
+    }
+
+    /// Tells `hint` where the current array is now.
+    pub fn publish(&self, hint: &ProbeHint) {
+        hint.set(self.cur.0.as_ptr() as *mut u8, self.cur.0.len());
+    }
+
     /// The slot of the live item whose location `is_key` accepts, among
     /// those whose tag matches `hash`'s.
     #[inline]
@@ -505,7 +587,7 @@ mod tests {
     #[test]
     fn a_zeroed_group_is_an_empty_group() {
         let zeroed = Groups::<Plain>::of(3);
-        for g in &zeroed.0 {
+        for g in zeroed.0.iter() {
             assert_eq!(g.ctrl, [EMPTY; GROUP]);
         }
         assert_eq!(EMPTY, 0);
