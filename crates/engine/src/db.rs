@@ -14,6 +14,7 @@ use crate::store::log::{LogOptions, LogStore};
 use crate::store::log_index::CompactHash;
 use crate::store::memfile::MemFileStore;
 use crate::store::memory::MemStore;
+use crate::store::offset_tree::OffsetTree;
 use crate::store::segcache::SegCache;
 use crate::store::{Store, StoreStats};
 use crate::ulog::{Change, UlogOp, UpdateListener};
@@ -186,7 +187,7 @@ fn open_store(
                 ..log(FileKind::HashLog)
             },
         )?),
-        EngineKind::FileTree => Box::new(LogStore::<TreeIndex<_>>::open(
+        EngineKind::FileTree => Box::new(LogStore::<OffsetTree>::open(
             fs.clone(),
             path,
             log(FileKind::TreeLog),

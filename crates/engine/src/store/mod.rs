@@ -10,6 +10,7 @@ pub mod log;
 pub mod log_index;
 pub mod memfile;
 pub mod memory;
+pub mod offset_tree;
 pub mod positions;
 pub mod rebuild;
 pub mod segcache;
