@@ -32,7 +32,8 @@ impls=()
 lib="${CARGO_TARGET_DIR:-target}/release"
 if wanted memstored-c || wanted memstored-go || wanted memstored-java || wanted memstored-ruby; then
   cargo build --release -q -p memstored-c -p memstored-ruby
-  export MEMSTORED_RUBY_EXT="$(cd "$lib" && pwd)/libmemstored_ruby.so"
+  lib="$(cd "$lib" && pwd)" # absolute: used from other directories below
+  export MEMSTORED_RUBY_EXT="$lib/libmemstored_ruby.so"
 fi
 if wanted memstored-c; then
   cc -O2 -I bindings/c/include scripts/bench-bindings/perf.c "$lib/libmemstored.a" \
@@ -40,7 +41,7 @@ if wanted memstored-c; then
   impls+=(memstored-c)
 fi
 if wanted memstored-go; then
-  (cd bindings/go && CGO_LDFLAGS="-L$(cd "../../$lib" && pwd)" go build -o "$work/memstored-go" ./perf)
+  (cd bindings/go && CGO_LDFLAGS="-L$lib" go build -o "$work/memstored-go" ./perf)
   impls+=(memstored-go)
 fi
 if wanted memstored-java || wanted tkrzw-java; then
