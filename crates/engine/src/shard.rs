@@ -227,7 +227,7 @@ pub struct Shard {
     pub dirty: AtomicBool,
     /// Its last sync, backup and rebuild (`Db::shard_reports`).
     pub activity: crate::activity::Activity,
-    /// The store's probe hint, if it gives one (`prefetch`).
+    /// The store's probe hint, if it gives one (`write_for`).
     probe: Option<Arc<ProbeHint>>,
 }
 
