@@ -90,7 +90,12 @@ pub unsafe extern "C" fn memstored_dbm_get(
     key_size: i32,
     value_size: *mut i32,
 ) -> *mut c_char {
-    unsafe { valued(dbm, key_ptr, key_size, value_size, Db::get) }
+    // SAFETY: forwarded contract; the copy is made while the store lends
+    // the value (no intermediate `Bytes`).
+    guard(null_mut(), || unsafe {
+        let key = bytes(key_ptr, key_size)?;
+        db(dbm)?.get_with(key, |v| give_bytes(v, value_size))?
+    })
 }
 
 /// The value of a key copied into the caller's buffer (`buf_size` bytes;
@@ -112,8 +117,8 @@ pub unsafe extern "C" fn memstored_dbm_get_to(
     buf_size: i32,
 ) -> i32 {
     guard(-1, || unsafe {
-        let v = db(dbm)?.get(bytes(key_ptr, key_size)?)?;
-        copy_to(&v, buf, buf_size)
+        let key = bytes(key_ptr, key_size)?;
+        db(dbm)?.get_with(key, |v| copy_to(v, buf, buf_size))?
     })
 }
 

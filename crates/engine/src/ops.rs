@@ -81,6 +81,21 @@ impl Db {
         self.get_record(key)?.map(|r| r.value).ok_or_else(not_found)
     }
 
+    /// `get` for a caller that copies the value out: `f` sees it borrowed
+    /// (under the shard's read lock, so `f` should be quick), and a file
+    /// store makes no `Bytes` for it. Returns what `f` returns; `NotFound`
+    /// when absent or expired. The C ABI and the bindings read through it.
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        let state = self.shard_of(key).state.read();
+        let (mut f, mut out) = (Some(f), None);
+        state.store.get_with(key, &mut |value, meta| {
+            if let Some(f) = f.take().filter(|_| !meta.is_expired_now()) {
+                out = Some(f(value));
+            }
+        })?;
+        out.ok_or_else(not_found)
+    }
+
     /// Stores `value`. With `overwrite` false an existing record is kept and
     /// `Duplication` returned (Tkrzw's Set).
     pub fn set(&self, key: &[u8], value: &[u8], overwrite: bool) -> Result<()> {

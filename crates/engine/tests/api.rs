@@ -985,3 +985,33 @@ fn concurrent_increments_are_not_lost() {
         assert_eq!(get_str(&db, "mc"), Some((4 * N).to_string()), "{name}");
     }
 }
+
+/// `get_with` lends the same value `get` returns, from every engine and
+/// from wherever a file store holds the record (write buffer, map,
+/// compressed), and treats an expired record as absent, as `get` does.
+#[test]
+fn get_with_sees_what_get_returns() {
+    each(|name, db| {
+        let past = now_secs() - 10;
+        let big = "x".repeat(10_000);
+        db.set(b"small", b"v", true).unwrap();
+        db.set(b"big", big.as_bytes(), true).unwrap();
+        db.store(b"old", b("gone"), StoreMode::Set, opts(0, past, None))
+            .unwrap();
+        for round in ["buffered", "flushed"] {
+            for key in ["small", "big"] {
+                let lent = db.get_with(key.as_bytes(), |v| v.to_vec()).unwrap();
+                assert_eq!(
+                    lent,
+                    db.get(key.as_bytes()).unwrap(),
+                    "{name} {round} {key}"
+                );
+            }
+            for key in ["old", "never"] {
+                let r = db.get_with(key.as_bytes(), |v| v.to_vec());
+                assert!(matches!(r, Err(Error::NotFound(_))), "{name} {round} {key}");
+            }
+            db.synchronize(false).unwrap();
+        }
+    });
+}

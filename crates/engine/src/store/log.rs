@@ -17,6 +17,7 @@ use crate::record::{Meta, Record};
 use crate::scan::{next_valid, scan, scan_salvage, Scanned};
 use crate::status::{Error, Result};
 use bytes::Bytes;
+use std::borrow::Cow;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -399,29 +400,57 @@ impl<I: LogIndex> LogStore<I> {
     /// Flushed records are read through the map (no system call, no copy of
     /// the record), unflushed ones from the write buffer.
     fn read_value(&self, loc: &Loc) -> Result<Bytes> {
+        match self.record_at(loc)? {
+            Cow::Borrowed(rec) => {
+                let from_map = loc.offset < self.flushed;
+                self.decode(loc, rec, self.map.as_ref().filter(|_| from_map))
+            }
+            Cow::Owned(b) => {
+                self.check_crc(loc, &b)?;
+                let value_at = RECORD_HEADER_SIZE + loc.key_len as usize;
+                match loc.codec {
+                    Codec::Raw => Ok(Bytes::from(b).slice(value_at..)),
+                    codec => Ok(Bytes::from(format::decompress(codec, &b[value_at..])?)),
+                }
+            }
+        }
+    }
+
+    /// Calls `f` with the value of the record at `loc` after checking its
+    /// CRC, borrowed from the write buffer or the map where it can be: no
+    /// `Bytes` made for a caller that copies the value out anyway.
+    fn with_value(&self, loc: &Loc, f: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let rec = self.record_at(loc)?;
+        self.check_crc(loc, &rec)?;
+        let value = &rec[RECORD_HEADER_SIZE + loc.key_len as usize..];
+        match loc.codec {
+            Codec::Raw => f(value),
+            codec => f(&format::decompress(codec, value)?),
+        }
+        Ok(())
+    }
+
+    /// The whole record at `loc`: borrowed from the write buffer or the
+    /// map, else read from the file.
+    fn record_at(&self, loc: &Loc) -> Result<Cow<'_, [u8]>> {
         let total = loc.total_len() as usize;
         if loc.offset >= self.flushed {
             let at = (loc.offset - self.flushed) as usize;
-            let rec = self
+            return self
                 .wbuf
                 .get(at..at + total)
-                .ok_or_else(|| Error::BrokenData("index points past the write buffer".into()))?;
-            return self.decode(loc, rec, None);
+                .map(Cow::Borrowed)
+                .ok_or_else(|| Error::BrokenData("index points past the write buffer".into()));
         }
         let end = loc.offset.saturating_add(total as u64);
         if let Some(map) = self.map.as_ref().filter(|_| end <= self.flushed) {
             if let Some(rec) = map.bytes().get(loc.offset as usize..end as usize) {
-                return self.decode(loc, rec, Some(map));
+                return Ok(Cow::Borrowed(rec));
             }
         }
         let mut b = vec![0u8; total];
         self.file.read_at(&mut b, loc.offset)?;
-        self.check_crc(loc, &b)?;
-        let value_at = RECORD_HEADER_SIZE + loc.key_len as usize;
-        match loc.codec {
-            Codec::Raw => Ok(Bytes::from(b).slice(value_at..)),
-            codec => Ok(Bytes::from(format::decompress(codec, &b[value_at..])?)),
-        }
+        Ok(Cow::Owned(b))
     }
 
     fn check_crc(&self, loc: &Loc, rec: &[u8]) -> Result<()> {
@@ -465,6 +494,13 @@ impl<I: LogIndex> Store for LogStore<I> {
             })),
             None => Ok(None),
         }
+    }
+    fn get_with(&self, key: &[u8], f: &mut dyn FnMut(&[u8], &Meta)) -> Result<bool> {
+        let Some(loc) = self.index.get(&self.log(), key) else {
+            return Ok(false);
+        };
+        self.with_value(&loc, &mut |value| f(value, &loc.meta))?;
+        Ok(true)
     }
     fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>> {
         Ok(self.index.get(&self.log(), key).map(|l| l.meta))

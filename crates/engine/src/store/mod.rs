@@ -62,6 +62,19 @@ pub trait Store: Send + Sync {
     fn get(&self, key: &[u8]) -> Result<Option<Record>>;
     /// The metadata of `key` without reading the value.
     fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>>;
+    /// Calls `f` with the value and metadata of `key`'s record, borrowed
+    /// where the store keeps them when it can; `false` when absent. For
+    /// callers that copy the value out (the C ABI, the bindings): a file
+    /// store then makes no `Bytes` for it.
+    fn get_with(&self, key: &[u8], f: &mut dyn FnMut(&[u8], &Meta)) -> Result<bool> {
+        match self.get(key)? {
+            Some(r) => {
+                f(&r.value, &r.meta);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()>;
     /// Stores a copy of `value`; stores override it to copy the bytes
     /// straight into their own representation.
