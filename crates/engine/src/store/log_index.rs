@@ -24,7 +24,7 @@
 
 use super::index::{Index, Key};
 use super::log::Loc;
-use super::tagged_table::{ProbeHint, Slots, Table};
+use super::tagged_table::{key_hash, process_hasher, ProbeHint, Slots, Table};
 use crate::format::{Op, RecordHeader, RECORD_HEADER_SIZE};
 use crate::io::{DataFile, FileMap};
 use std::borrow::Cow;
@@ -184,19 +184,6 @@ pub struct CompactHash {
     hasher: foldhash::fast::RandomState,
 }
 
-/// The hash of every file hash index in this process: seeded at random
-/// once per process (so an attacker cannot aim keys at one probe path),
-/// and the same for all, so a `ProbeHint` can hash a key without the
-/// index at hand.
-fn process_hasher() -> &'static foldhash::fast::RandomState {
-    static HASHER: std::sync::OnceLock<foldhash::fast::RandomState> = std::sync::OnceLock::new();
-    HASHER.get_or_init(Default::default)
-}
-
-fn key_hash(key: &[u8]) -> u64 {
-    process_hasher().hash_one(key)
-}
-
 impl CompactHash {
     #[inline]
     fn hash(&self, key: &[u8]) -> u64 {
@@ -205,7 +192,7 @@ impl CompactHash {
 
     /// Where a probe for `key` starts (what a `ProbeHint` should prefetch).
     #[cfg(test)]
-    pub fn first_group(&self, key: &[u8]) -> *const u8 {
+    pub fn first_group(&self, key: &[u8]) -> Option<*const u8> {
         self.table.first_group(self.hash(key))
     }
 

@@ -104,6 +104,21 @@ fn start_group(hash: u64, groups: usize) -> usize {
     (((hash & 0xffff_ffff_ffff) as u128 * groups as u128) >> 48) as usize
 }
 
+/// The hasher of every tagged table's keys in this process: seeded at
+/// random once per process (so an attacker cannot aim keys at one probe
+/// path), and the same for all tables, so a `ProbeHint` can hash a key
+/// without the table at hand.
+pub fn process_hasher() -> &'static foldhash::fast::RandomState {
+    static HASHER: std::sync::OnceLock<foldhash::fast::RandomState> = std::sync::OnceLock::new();
+    HASHER.get_or_init(Default::default)
+}
+
+/// A key's hash under `process_hasher`.
+pub fn key_hash(key: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    process_hasher().hash_one(key)
+}
+
 /// Where a table's current array is, readable without the lock that
 /// guards the table. A writer about to wait for that lock prefetches the
 /// group its key starts at: the probe's cache miss (most of a put into a
@@ -395,10 +410,12 @@ impl<S: Slots> Table<S> {
         ((len + 1) * 16 / 11).div_ceil(GROUP).max(2)
     }
 
-    /// Where a probe for `hash` starts in the current array.
+    /// Where a probe for `hash` starts in the current array; `None`
+    /// while there is none.
     #[cfg(test)]
-    pub fn first_group(&self, hash: u64) -> *const u8 {
-        self.cur.0[self.cur.start(hash)..].as_ptr().cast()
+    pub fn first_group(&self, hash: u64) -> Option<*const u8> {
+        let groups = self.cur.0.get(self.cur.start(hash)..)?;
+        (!groups.is_empty()).then(|| groups.as_ptr().cast())
     }
 
     /// Tells `hint` where the current array is now.

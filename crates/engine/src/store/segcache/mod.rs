@@ -24,6 +24,7 @@ mod item;
 mod table;
 
 use super::index::Key;
+use super::tagged_table::{key_hash, process_hasher, ProbeHint};
 use super::{Store, StoreStats};
 use crate::access::{Access, AccessWord};
 use crate::record::{now_secs, Meta, Record};
@@ -32,7 +33,8 @@ use bytes::Bytes;
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::ops::Bound;
-use table::{Loc, Table, MAX_SEGMENTS};
+use std::sync::Arc;
+use table::{CacheSlots, Loc, Table, MAX_SEGMENTS};
 
 // Values of `EXTERNAL_MIN` bytes or more are kept aside, as the `Bytes`
 // they came in (`item::Value::External`): a read hands out a shared handle
@@ -83,7 +85,11 @@ pub struct SegCache {
     evictions: u64,
     max_cas: u64,
     /// Per-process seeded: keys come from the network (HashDoS).
+    /// `process_hasher()`'s, kept beside the table for the hot path.
     hasher: foldhash::fast::RandomState,
+    /// Where the table is, for writers waiting for the shard's lock
+    /// (`ProbeHint`); republished after every insert and clear.
+    probe: Arc<ProbeHint>,
 }
 
 /// The value as `retire` needs it, without borrowing the segment.
@@ -129,7 +135,8 @@ impl SegCache {
             cap_recs,
             evictions: 0,
             max_cas: 0,
-            hasher: Default::default(),
+            hasher: *process_hasher(),
+            probe: Arc::new(ProbeHint::new::<CacheSlots>(key_hash)),
         }
     }
 
@@ -423,6 +430,7 @@ impl SegCache {
             (Loc { seg: id, off }, access),
             |loc| hasher.hash_one(key_at(segs, loc)),
         );
+        self.table.publish(&self.probe);
         Ok(())
     }
 }
@@ -466,6 +474,9 @@ enum Keep {
 }
 
 impl Store for SegCache {
+    fn probe_hint(&self) -> Option<Arc<ProbeHint>> {
+        Some(self.probe.clone())
+    }
     fn get(&self, key: &[u8]) -> Result<Option<Record>> {
         Ok(self.slot_of(key).and_then(|s| {
             self.table.access(s).reference();
@@ -507,6 +518,7 @@ impl Store for SegCache {
     }
     fn clear(&mut self) -> Result<()> {
         self.table.clear();
+        self.table.publish(&self.probe);
         self.segs.clear();
         self.free_ids.clear();
         self.fifo.clear();

@@ -242,3 +242,23 @@ fn overwriting_a_value_kept_aside_keeps_every_value_its_own() {
         (7000 + 3 * 5000 + 4 * EXTERNAL_OVERHEAD as usize) as u64
     );
 }
+
+/// The probe hint follows the table through its growths and a clear (see
+/// `log.rs`' test of the same for the file hash index).
+#[test]
+fn the_probe_hint_follows_the_table() {
+    let mut c = SegCache::new(0, 0);
+    let hint = c.probe_hint().expect("the cache gives a hint");
+    let follows = |c: &SegCache| {
+        (0..300).all(|i| hint.line(&key(i)) == c.table.first_group(key_hash(&key(i))))
+    };
+    for i in 0..50_000 {
+        c.put_slice(&key(i), &value(i), meta(1)).unwrap();
+        assert!(i % 997 != 0 || follows(&c), "after {i} puts");
+    }
+    assert!(follows(&c), "after the growths");
+    c.clear().unwrap();
+    assert!(follows(&c), "after clear");
+    c.put_slice(&key(1), &value(1), meta(1)).unwrap();
+    assert!(follows(&c), "after a put into the cleared cache");
+}
