@@ -406,8 +406,7 @@ impl<I: LogIndex> LogStore<I> {
                 self.decode(loc, rec, self.map.as_ref().filter(|_| from_map))
             }
             Cow::Owned(b) => {
-                self.check_crc(loc, &b)?;
-                let value_at = RECORD_HEADER_SIZE + loc.key_len as usize;
+                let value_at = b.len() - self.checked_value(loc, &b)?.len();
                 match loc.codec {
                     Codec::Raw => Ok(Bytes::from(b).slice(value_at..)),
                     codec => Ok(Bytes::from(format::decompress(codec, &b[value_at..])?)),
@@ -421,8 +420,7 @@ impl<I: LogIndex> LogStore<I> {
     /// `Bytes` made for a caller that copies the value out anyway.
     fn with_value(&self, loc: &Loc, f: &mut dyn FnMut(&[u8])) -> Result<()> {
         let rec = self.record_at(loc)?;
-        self.check_crc(loc, &rec)?;
-        let value = &rec[RECORD_HEADER_SIZE + loc.key_len as usize..];
+        let value = self.checked_value(loc, &rec)?;
         match loc.codec {
             Codec::Raw => f(value),
             codec => f(&format::decompress(codec, value)?),
@@ -466,10 +464,16 @@ impl<I: LogIndex> LogStore<I> {
 
     /// The value of the record `rec` (whole, at `loc`), CRC checked; `map`
     /// when `rec` lies in it, so long values can be shared instead of copied.
-    fn decode(&self, loc: &Loc, rec: &[u8], map: Option<&Arc<FileMap>>) -> Result<Bytes> {
+    /// The stored value inside the whole record `rec` at `loc`, once its
+    /// CRC is checked.
+    fn checked_value<'r>(&self, loc: &Loc, rec: &'r [u8]) -> Result<&'r [u8]> {
         self.check_crc(loc, rec)?;
-        let value_at = RECORD_HEADER_SIZE + loc.key_len as usize;
-        let value = &rec[value_at..];
+        Ok(&rec[RECORD_HEADER_SIZE + loc.key_len as usize..])
+    }
+
+    fn decode(&self, loc: &Loc, rec: &[u8], map: Option<&Arc<FileMap>>) -> Result<Bytes> {
+        let value = self.checked_value(loc, rec)?;
+        let value_at = rec.len() - value.len();
         match (loc.codec, map) {
             (Codec::Raw, Some(map)) if value.len() >= ZERO_COPY_MIN => {
                 let start = loc.offset as usize + value_at;
