@@ -152,6 +152,15 @@ impl<'a> Charge<'a> {
         granted
     }
 
+    /// Charges `n` more bytes if they fit now, without waiting. False: refused.
+    pub fn try_grow(&mut self, n: usize) -> bool {
+        let granted = self.budget.try_take(n);
+        if granted {
+            self.held += n;
+        }
+        granted
+    }
+
     /// Records that the connection now holds `bytes` (its buffers' actual
     /// size after an allocation the budget granted or always allows).
     pub fn set(&mut self, bytes: usize) {

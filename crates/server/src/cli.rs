@@ -56,6 +56,12 @@ pub struct Args {
         env = "MEMSTORED_SCHEDULER"
     )]
     pub scheduler: crate::workers::Scheduler,
+    /// What the memcached port's connections wait on: io_uring (one system
+    /// call for many receives and replies) or epoll. `auto` takes io_uring
+    /// when the kernel allows it, the scheduler is per-core and
+    /// --sync-replicas is off; `stats` reports the choice as `io_engine`.
+    #[arg(long = "io", value_enum, default_value = "auto", env = "MEMSTORED_IO")]
+    pub io: crate::uring::IoChoice,
     /// Accepted for tkrzw_server's command line. memstored is always
     /// asynchronous: every connection is a task on the worker threads
     /// (-R), and slow work (sync, backup, rebuild) runs on -W threads.

@@ -99,12 +99,19 @@ fn read_some(stream: &TcpStream, rbuf: &mut BytesMut) -> io::Result<ReadResult> 
 
 /// Serves one connection until it closes.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
+    serve_from(stream, peer, srv, BytesMut::new()).await
+}
+
+/// Serves a connection whose first bytes were already read into `rbuf`
+/// (an io_uring worker hands over the protocols it does not serve).
+pub async fn serve_from(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>, rbuf: BytesMut) {
     let _ = stream.set_nodelay(true);
     let mut handover = None;
     // Dropped before `stream`: unlisted while its descriptor is still ours.
     let listed = srv.conns.register(&stream, stream.local_addr(), Some(peer));
     match run(
         &stream,
+        rbuf,
         &srv,
         listed.as_ref().map(|r| &*r.info),
         &mut handover,
@@ -134,19 +141,86 @@ fn read_charge(capacity: usize, unbudgeted: usize) -> usize {
     }
 }
 
+/// The read buffer's size rules, from the server's flags (`-o`
+/// initial/reserve sizes), shared by the epoll and io_uring paths.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadLimits {
+    pub initial: usize,
+    pub reserve: usize,
+    pub unbudgeted: usize,
+}
+
+/// What a read buffer needs before the next read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadSpace {
+    Enough,
+    /// Replace it with an empty buffer of this capacity (a big value is done).
+    Fresh(usize),
+    /// Reserve `want` more bytes, `grow` beyond its capacity; `charged`: the
+    /// growth must be granted by the memory budget first.
+    Grow {
+        want: usize,
+        grow: usize,
+        charged: bool,
+    },
+}
+
+impl ReadLimits {
+    pub(crate) fn of(srv: &Server) -> ReadLimits {
+        let initial = srv.cfg.initial_size.max(64);
+        ReadLimits {
+            initial,
+            reserve: srv.cfg.reserve_size.max(64),
+            unbudgeted: initial.max(UNBUDGETED_READ),
+        }
+    }
+
+    /// Keep free space for the read; room for the rest of the frame when
+    /// the handler said how big it is (`need`), but a declared length only
+    /// buys 1 MiB at once: beyond that the buffer doubles as bytes arrive.
+    pub(crate) fn plan(&self, rbuf: &BytesMut, need: usize) -> ReadSpace {
+        let want = need
+            .saturating_sub(rbuf.len())
+            .min(rbuf.capacity().max(1 << 20))
+            .max(self.reserve);
+        if rbuf.capacity() - rbuf.len() >= want {
+            ReadSpace::Enough
+        } else if rbuf.is_empty() && rbuf.capacity() > self.initial.max(want) * 4 {
+            // Give back the memory of a big value once it is done.
+            ReadSpace::Fresh(self.initial.max(want))
+        } else {
+            let total = rbuf.len().saturating_add(want);
+            ReadSpace::Grow {
+                want,
+                grow: total.saturating_sub(rbuf.capacity()),
+                charged: total > self.unbudgeted,
+            }
+        }
+    }
+
+    /// What a read buffer of `capacity` bytes is charged.
+    pub(crate) fn charge(&self, capacity: usize) -> usize {
+        read_charge(capacity, self.unbudgeted)
+    }
+}
+
 /// Replies pending up to this size are not charged to the budget.
-const UNBUDGETED_OUT: usize = 64 << 10;
+pub(crate) const UNBUDGETED_OUT: usize = 64 << 10;
 
 async fn run(
     stream: &TcpStream,
+    mut rbuf: BytesMut,
     srv: &Arc<Server>,
     listed: Option<&crate::conns::ConnInfo>,
     handover: &mut Option<crate::replication::master::StreamRequest>,
 ) -> io::Result<()> {
-    let initial = srv.cfg.initial_size.max(64);
-    let reserve = srv.cfg.reserve_size.max(64);
-    let unbudgeted = initial.max(UNBUDGETED_READ);
-    let mut rbuf = BytesMut::with_capacity(initial);
+    let limits = ReadLimits::of(srv);
+    let (initial, unbudgeted) = (limits.initial, limits.unbudgeted);
+    // Bytes handed over with the connection are served before any read.
+    let mut handed = !rbuf.is_empty();
+    if rbuf.capacity() < initial {
+        rbuf.reserve(initial - rbuf.len());
+    }
     let mut out = Out::new();
     let mut charge = Charge::new(&srv.budget);
     let mut cs = ConnState::default();
@@ -166,7 +240,7 @@ async fn run(
     }
     let stopping = shutdown.changed();
     tokio::pin!(stopping);
-    let mut wait = true;
+    let mut wait = !handed;
     let mut eof = false;
     let mut need = 0usize;
     loop {
@@ -202,21 +276,18 @@ async fn run(
                 _ = &mut stopping => return Ok(()),
             }
         }
-        // Keep free space for the read; room for the rest of the frame when
-        // the handler said how big it is, but a declared length only buys
-        // 1 MiB at once: beyond that the buffer doubles as bytes arrive.
-        let want = need
-            .saturating_sub(rbuf.len())
-            .min(rbuf.capacity().max(1 << 20))
-            .max(reserve);
-        if rbuf.capacity() - rbuf.len() < want {
-            if rbuf.is_empty() && rbuf.capacity() > initial.max(want) * 4 {
-                // Give back the memory of a big value once it is done.
-                rbuf = BytesMut::with_capacity(initial.max(want));
-            } else {
-                let total = rbuf.len().saturating_add(want);
-                let grow = total.saturating_sub(rbuf.capacity());
-                if total > unbudgeted && !charge.grow(grow).await {
+        match limits.plan(&rbuf, need) {
+            ReadSpace::Enough => {}
+            ReadSpace::Fresh(capacity) => {
+                rbuf = BytesMut::with_capacity(capacity);
+                charge.set(read_charge(rbuf.capacity(), unbudgeted));
+            }
+            ReadSpace::Grow {
+                want,
+                grow,
+                charged,
+            } => {
+                if charged && !charge.grow(grow).await {
                     let go_on = refuse_for_memory(
                         srv,
                         session.as_mut(),
@@ -240,12 +311,17 @@ async fn run(
                     continue;
                 }
                 rbuf.reserve(want);
+                // Buffers within the unbudgeted size are not charged.
+                charge.set(read_charge(rbuf.capacity(), unbudgeted));
             }
-            // Buffers within the unbudgeted size are not charged.
-            charge.set(read_charge(rbuf.capacity(), unbudgeted));
         }
         let before = rbuf.len();
-        match read_some(stream, &mut rbuf) {
+        let read = if std::mem::take(&mut handed) {
+            Ok(ReadResult::Partial)
+        } else {
+            read_some(stream, &mut rbuf)
+        };
+        match read {
             Ok(ReadResult::Eof) => {
                 // Slow calls still running get answered before the close.
                 eof = true;
@@ -369,7 +445,7 @@ async fn write(
 /// (`need`: the bytes the buffer had to hold for it). True: the connection
 /// goes on. A MessagePack-RPC frame declares no length, so that connection
 /// is closed instead.
-fn refuse_for_memory(
+pub(crate) fn refuse_for_memory(
     srv: &Server,
     session: Option<&mut AnySession>,
     rbuf: &mut BytesMut,

@@ -40,6 +40,7 @@ pub mod startup;
 pub mod stats;
 pub mod text;
 pub mod ulog;
+pub mod uring;
 pub mod workers;
 
 /// Reported by `version` / VERSION / `stats version`: the memcached protocol

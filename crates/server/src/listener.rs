@@ -15,7 +15,7 @@ use tokio::net::{TcpListener, TcpStream};
 pub const TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
 
 /// Decrements `curr_connections` when a connection task ends, even by panic.
-struct Live(Arc<Server>);
+pub(crate) struct Live(pub(crate) Arc<Server>);
 
 impl Drop for Live {
     fn drop(&mut self) {
@@ -29,7 +29,7 @@ pub async fn run(listener: TcpListener, srv: Arc<Server>) {
     let _listed = listed
         .conns
         .register(&listener, listener.local_addr(), None);
-    run_with(listener, srv, connection::serve).await
+    accept(listener, srv, connection::serve, true).await
 }
 
 /// `run` with another connection handler (the Kyoto Tycoon port's); the
@@ -39,6 +39,18 @@ where
     F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    accept(listener, srv, serve, false).await
+}
+
+/// The accept loop; `memcached_port`: its connections may go to the
+/// io_uring workers (which serve the memcached protocols, and hand the
+/// others to `connection::serve_from`).
+async fn accept<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F, memcached_port: bool)
+where
+    F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let uring = srv.uring.get().filter(|_| memcached_port);
     let mut shutdown = srv.shutdown.clone();
     let max = srv.cfg.max_connections as u64;
     loop {
@@ -66,6 +78,13 @@ where
         c.curr_connections.fetch_add(1, Relaxed);
         bump(&c.total_connections);
         let live = Live(srv.clone());
+        if let Some(u) = uring {
+            match stream.into_std() {
+                Ok(stream) => u.place(crate::uring::Arrival { stream, peer, live }),
+                Err(e) => tracing::warn!("{peer}: handing over: {e}"),
+            }
+            continue;
+        }
         match &srv.workers {
             None => {
                 let serving = serve(stream, peer, live.0.clone());

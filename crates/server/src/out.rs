@@ -78,6 +78,12 @@ impl Out {
         Ok(total)
     }
 
+    /// The pending pieces after the first `skip` bytes (up to 1024 of
+    /// them), for a vectored write the caller submits itself (io_uring).
+    pub fn slices<'a>(&'a self, skip: usize, iov: &mut Vec<IoSlice<'a>>) {
+        collect(&self.buf, &self.values, skip, iov);
+    }
+
     /// Drops everything pending (keeps the framing buffer's capacity).
     pub fn clear(&mut self) {
         self.buf.clear();

@@ -36,6 +36,8 @@ pub struct Config {
     pub enable_shutdown: bool,
     /// `--scheduler`: how connections are placed on threads (`workers.rs`).
     pub scheduler: crate::workers::Scheduler,
+    /// What connections wait on (`--io`, chosen at start: `uring`).
+    pub io: crate::uring::IoEngine,
 }
 
 /// Everything a connection needs, shared through an `Arc`.
@@ -71,6 +73,9 @@ pub struct Server {
     /// The per-core scheduler's worker threads, which the accept loops hand
     /// connections to; `None`: connections are tasks on the shared runtime.
     pub workers: Option<Arc<crate::workers::Workers>>,
+    /// The io_uring workers the memcached port hands connections to, when
+    /// `cfg.io` is io_uring (started once the server exists).
+    pub uring: std::sync::OnceLock<crate::uring::UringWorkers>,
     /// The update log it streams and, on a replica, its state (`replication`).
     pub replication: crate::replication::Replication,
     /// The memcached port's listeners and connections, for `stats conns`.
@@ -98,6 +103,7 @@ impl Config {
             search_timeout: Duration::from_secs(5),
             enable_shutdown: false,
             scheduler: crate::workers::Scheduler::Shared,
+            io: crate::uring::IoEngine::Epoll,
         }
     }
 }
@@ -150,6 +156,7 @@ impl Server {
             verbosity: AtomicU32::new(u32::from(cfg_verbose)),
             stop_requested: Notify::new(),
             workers: None,
+            uring: std::sync::OnceLock::new(),
             replication: Default::default(),
             conns: Default::default(),
             lru_crawler: std::sync::atomic::AtomicBool::new(true),

@@ -58,6 +58,7 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("read_only", yes_no(cfg.read_only)),
         ("store", cfg.store.clone()),
         ("scheduler", cfg.scheduler.label().to_string()),
+        ("io_engine", cfg.io.label().to_string()),
     ];
     v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }

@@ -102,6 +102,12 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         search_timeout: args.search_timeout,
         enable_shutdown: args.enable_shutdown,
         scheduler: args.scheduler,
+        io: crate::uring::choose(
+            args.io,
+            args.scheduler == Scheduler::PerCore,
+            args.replica.sync_replicas > 0,
+        )
+        .map_err(StartError::Flags)?,
     };
     let starting = |e| io("starting the runtime".into(), e);
     // Per-core: connections run on their workers' own runtimes; the main
@@ -220,6 +226,11 @@ async fn serve(
         .map_err(StartError::Flags)?;
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
+    if srv.cfg.io == crate::uring::IoEngine::IoUring {
+        let workers = crate::uring::UringWorkers::start(srv.cfg.threads, &srv)
+            .map_err(|e| io("starting the io_uring workers".into(), e))?;
+        let _ = srv.uring.set(workers);
+    }
     let accept = tokio::spawn(listener::run(listener, srv.clone()));
     announce(addr, started.port_file.as_deref())?;
     let kt_accept = match started.kt_listener {
@@ -235,6 +246,9 @@ async fn serve(
     };
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
+    if let Some(u) = srv.uring.get() {
+        u.stop();
+    }
     let _ = accept.await;
     if let Some(kt) = kt_accept {
         let _ = kt.await;

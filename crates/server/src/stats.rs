@@ -262,6 +262,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("slow_calls_timed_out", get(&c.slow_calls_timed_out)),
         ("limit_maxbytes", name.cap_mem_size.to_string()),
         ("threads", srv.cfg.threads.to_string()),
+        ("io_engine", srv.cfg.io.label().to_string()),
         ("curr_items", srv.db.count().to_string()),
         ("total_items", sum(|r| &r.total_items)),
         ("bytes", st.bytes.to_string()),

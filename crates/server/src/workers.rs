@@ -105,12 +105,28 @@ impl Workers {
 /// other workers meanwhile); on a per-core worker, where `block_in_place`
 /// is not allowed, in place: the worker's other connections wait, as
 /// memcached's do while their thread runs a long command.
+/// An io_uring worker (which has the main runtime's handle entered, for
+/// `tokio::spawn`, but is none of its threads) runs it in place too.
 pub fn block_here<R>(f: impl FnOnce() -> R) -> R {
     use tokio::runtime::{Handle, RuntimeFlavor};
+    if OFF_RUNTIME.get() {
+        return f();
+    }
     match Handle::try_current().map(|h| h.runtime_flavor()) {
         Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
         _ => f(),
     }
+}
+
+thread_local! {
+    /// Set on threads that enter a runtime's handle without being one of
+    /// its workers (`block_in_place` would panic there).
+    static OFF_RUNTIME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread as one that blocks in place (see [`block_here`]).
+pub fn blocks_in_place() {
+    OFF_RUNTIME.set(true);
 }
 
 #[cfg(test)]
