@@ -81,7 +81,7 @@ pub fn choose(choice: IoChoice, per_core: bool, sync_replicas: bool) -> Result<I
 /// (A seccomp filter or `kernel.io_uring_disabled` says no here.)
 pub fn probe() -> io::Result<()> {
     use io_uring::opcode;
-    let ring = io_uring::IoUring::new(8)?;
+    let ring = worker::ring()?;
     let mut p = io_uring::Probe::new();
     ring.submitter().register_probe(&mut p)?;
     for (code, name) in [
@@ -145,18 +145,28 @@ impl UringWorkers {
                 wake: unsafe { OwnedFd::from_raw_fd(fd) },
                 stop: AtomicBool::new(false),
             });
-            let ring = worker::ring()?;
             let (srv, shared) = (srv.clone(), inbox.clone());
+            // The ring is made on the worker's thread (its only submitter);
+            // start waits for it, so a refusal is a start-up error.
+            let (ready_tx, ready) = std::sync::mpsc::channel();
             // Commands that spawn (a delayed flush, a background dump)
             // spawn onto the main runtime.
             let runtime = tokio::runtime::Handle::current();
             std::thread::Builder::new()
                 .name(format!("memstored-uring-{i}"))
                 .spawn(move || {
+                    let ring = match worker::ring() {
+                        Ok(ring) => ring,
+                        Err(e) => return drop(ready_tx.send(Err(e))),
+                    };
+                    let _ = ready_tx.send(Ok(()));
                     let _entered = runtime.enter();
                     crate::workers::blocks_in_place();
                     worker::run(ring, &srv, &shared)
                 })?;
+            ready
+                .recv()
+                .map_err(|_| io::Error::other("an io_uring worker ended at start"))??;
             inboxes.push(inbox);
         }
         Ok(UringWorkers {

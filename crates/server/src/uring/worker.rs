@@ -23,10 +23,18 @@ const BELL: u64 = u64::MAX;
 const RECV: u64 = 0;
 const SEND: u64 = 1;
 
-/// A ring for one worker, made on the starting thread so that a refusal
-/// is a start-up error.
+/// A ring for one worker, made on the worker's thread, its only
+/// submitter. Deferred task work: completions are processed when the
+/// worker asks for them (in `submit_and_wait`), not by interrupting it
+/// whenever a socket becomes ready; on the floor server this took the CPU
+/// per request under memcaslap from about 9.2 to 6.8 µs
+/// (docs/bench/server-notes.md, "The floor").
 pub(super) fn ring() -> io::Result<IoUring> {
-    IoUring::builder().setup_cqsize(ENTRIES * 4).build(ENTRIES)
+    IoUring::builder()
+        .setup_cqsize(ENTRIES * 4)
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(ENTRIES)
 }
 
 fn tag(slot: usize, op: u64) -> u64 {
