@@ -84,6 +84,8 @@ if [ "${REPORT_ONLY:-0}" != 1 ]; then
     reply=$(timeout 5 sed -u '/^END/q' <&3 || true)
     exec 3>&- 3<&-
     echo "$reply" | tr -d '\r' | awk '$2 == "cmd_get" || $2 == "cmd_set" {s += $3} END {print s + 0}'
+    # memstored's `io_engine` (io_uring or epoll), kept for the report.
+    echo "$reply" | tr -d '\r' | awk '$2 == "io_engine" {print $3}' >>"$WORK/io_engine"
   }
 
   # shellcheck source=scripts/lib/ports.sh
@@ -183,6 +185,7 @@ print(int(g["latency_us"]["p99"] if sys.argv[2] == "p99" else g[sys.argv[2]]))' 
     done
   done
   echo "# load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
+  echo "# memstored io_engine $(sort -u "$WORK/io_engine" 2>/dev/null | paste -sd, -)" >>"$RAW"
   cp "$RAW" "$RAW_OUT"
 fi
 
