@@ -246,12 +246,13 @@ async fn serve(
     };
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
-    if let Some(u) = srv.uring.get() {
-        u.stop();
-    }
     let _ = accept.await;
     if let Some(kt) = kt_accept {
         let _ = kt.await;
+    }
+    // After the accept loops: nothing is handed to a stopped worker.
+    if let Some(u) = srv.uring.get() {
+        u.stop();
     }
     // Let connections finish the batch they are working on, and running RPC
     // slow calls finish (searches stop at once; queued ones never start).
