@@ -158,3 +158,47 @@ fn other_protocols_on_the_memcached_port_are_handed_over_with_their_first_bytes(
         }
     }
 }
+
+/// A stop (SIGTERM) while a batch's replies are going out: they all arrive
+/// before the connection closes, as on the epoll path, which finishes the
+/// batch it is in. 10 MiB of replies is more than a socket buffer and more
+/// than one batch, so the stop finds a send in flight and requests unserved.
+#[test]
+fn a_stop_lets_the_replies_of_the_batch_in_progress_out_first() {
+    for io in ["io-uring", "epoll"] {
+        if io == "io-uring" && !kernel_allows_io_uring() {
+            continue;
+        }
+        let server = start(&["--io", io]);
+        let mut t = Text::new(server.connect());
+        let value = vec![b'v'; 256 * 1024];
+        let mut set = format!("set big 0 0 {}\r\n", value.len()).into_bytes();
+        set.extend_from_slice(&value);
+        set.extend_from_slice(b"\r\n");
+        t.send(&set);
+        assert_eq!(t.line(), "STORED", "{io}");
+        let mut s = server.connect();
+        let gets: Vec<u8> = (0..40).flat_map(|_| b"get big\r\n".to_vec()).collect();
+        s.write_all(&gets).expect("send gets");
+        // The first byte: the server is serving the batch.
+        let mut first = [0u8; 1];
+        s.read_exact(&mut first).expect("first byte");
+        let reader = std::thread::spawn(move || {
+            let mut rest = Vec::new();
+            s.read_to_end(&mut rest).map(|_| rest)
+        });
+        assert!(server.terminate().success(), "{io}");
+        let rest = reader.join().expect("reader").expect("read to the close");
+        let one = [
+            format!("VALUE big 0 {}\r\n", value.len()).as_bytes(),
+            &value,
+            b"\r\nEND\r\n",
+        ]
+        .concat();
+        assert_eq!(
+            1 + rest.len(),
+            one.len() * 40,
+            "{io}: every reply, then the close"
+        );
+    }
+}

@@ -63,6 +63,8 @@ pub(super) struct Conn<'s> {
     pub sending: bool,
     /// Close when the operation in flight completes.
     pub closing: bool,
+    /// Stopping: write what is pending, then close.
+    pub draining: bool,
 }
 
 impl<'s> Conn<'s> {
@@ -97,6 +99,7 @@ impl<'s> Conn<'s> {
             busy: false,
             sending: false,
             closing: false,
+            draining: false,
         }
     }
 
@@ -129,7 +132,7 @@ impl<'s> Conn<'s> {
             iov_len: s.len(),
         }));
         let entry = match self.iov.as_slice() {
-            [one] => opcode::Send::new(fd, one.iov_base.cast(), one.iov_len as u32)
+            [one] => opcode::Send::new(fd, one.iov_base.cast(), one.iov_len.min(1 << 30) as u32)
                 .flags(libc::MSG_NOSIGNAL)
                 .build(),
             _ => {

@@ -110,14 +110,16 @@ struct Inbox {
     /// An eventfd the worker keeps a read on: written to wake it.
     wake: OwnedFd,
     stop: AtomicBool,
+    /// The worker has ended: nothing more may be placed on it.
+    dead: AtomicBool,
 }
 
 impl Inbox {
     fn ring_bell(&self) {
         let one = 1u64.to_ne_bytes();
-        // SAFETY: writes 8 bytes from a live buffer to our eventfd. It can
-        // only fail if the counter is about to overflow, when the worker
-        // has a wake-up pending anyway.
+        // SAFETY: writes 8 bytes from a live buffer to our (non-blocking)
+        // eventfd. It can only fail if the counter is about to overflow,
+        // when the worker has a wake-up pending anyway.
         let _ = unsafe { libc::write(self.wake.as_raw_fd(), one.as_ptr().cast(), 8) };
     }
 }
@@ -135,7 +137,7 @@ impl UringWorkers {
         let mut inboxes = Vec::new();
         for i in 0..n.max(1) {
             // SAFETY: plain syscall; the result is checked before use.
-            let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+            let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
             if fd < 0 {
                 return Err(io::Error::last_os_error());
             }
@@ -144,6 +146,7 @@ impl UringWorkers {
                 // SAFETY: a descriptor we just opened and own.
                 wake: unsafe { OwnedFd::from_raw_fd(fd) },
                 stop: AtomicBool::new(false),
+                dead: AtomicBool::new(false),
             });
             let (srv, shared) = (srv.clone(), inbox.clone());
             // The ring is made on the worker's thread (its only submitter);
@@ -175,16 +178,26 @@ impl UringWorkers {
         })
     }
 
-    /// Hands a connection to the next worker in turn.
+    /// Hands a connection to the next live worker in turn. With none left
+    /// (they failed), the connection is closed.
     pub(crate) fn place(&self, arrival: Arrival) {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.inboxes.len();
-        if let Some(inbox) = self.inboxes.get(i) {
-            inbox
-                .arrivals
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(arrival);
-            inbox.ring_bell();
+        let n = self.inboxes.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let live = (0..n)
+            .filter_map(|k| self.inboxes.get((start + k) % n))
+            .find(|i| !i.dead.load(Ordering::Acquire));
+        match live {
+            Some(inbox) => {
+                let mut arrivals = inbox.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+                // Checked again under the lock the worker takes on its way out.
+                if inbox.dead.load(Ordering::Acquire) {
+                    return tracing::warn!("{}: its io_uring worker ended; closed", arrival.peer);
+                }
+                arrivals.push(arrival);
+                drop(arrivals);
+                inbox.ring_bell();
+            }
+            None => tracing::warn!("{}: no io_uring worker left; closed", arrival.peer),
         }
     }
 

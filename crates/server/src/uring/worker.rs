@@ -50,7 +50,30 @@ struct Worker<'s> {
     waiting: Vec<usize>,
     late: LateTx,
     bell: Box<[u8; 8]>,
+    /// The eventfd read into `bell` is in flight.
+    bell_armed: bool,
+    /// Some connection's reply started while the budget was spent: the
+    /// loop ticks until it is written or cut (see `tick`).
+    deadlines: bool,
     stopping: bool,
+}
+
+impl Drop for Worker<'_> {
+    /// Leaving with operations in flight (a ring error, or a panic outside
+    /// a request's handling): the kernel may still write into their
+    /// buffers, so those are leaked, not freed. (The normal stop leaves
+    /// nothing in flight.)
+    fn drop(&mut self) {
+        if self.bell_armed {
+            std::mem::forget(std::mem::replace(&mut self.bell, Box::new([0; 8])));
+        }
+        if self.conns.iter().flatten().any(|c| c.busy) {
+            for c in self.conns.iter_mut().flatten() {
+                c.cut();
+            }
+            std::mem::forget(std::mem::take(&mut self.conns));
+        }
+    }
 }
 
 pub(super) fn run(ring: IoUring, srv: &Arc<Server>, inbox: &Inbox) {
@@ -64,12 +87,25 @@ pub(super) fn run(ring: IoUring, srv: &Arc<Server>, inbox: &Inbox) {
         waiting: Vec::new(),
         late,
         bell: Box::new([0; 8]),
+        bell_armed: false,
+        deadlines: false,
         stopping: false,
     };
+    // However the worker ends, nothing more is placed on it, and what was
+    // placed and not taken is closed.
+    struct Dead<'a>(&'a Inbox);
+    impl Drop for Dead<'_> {
+        fn drop(&mut self) {
+            let mut arrivals = self.0.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+            self.0.dead.store(true, Ordering::Release);
+            arrivals.clear();
+        }
+    }
+    let _dead = Dead(inbox);
     w.listen_for_bell(inbox);
     let mut done = Vec::new();
     loop {
-        let timed = !w.waiting.is_empty() || srv.budget.is_spent();
+        let timed = !w.waiting.is_empty() || w.deadlines || srv.budget.is_spent();
         if let Err(e) = w.submit_and_wait(timed) {
             tracing::error!("io_uring worker: {e}; its connections are closed");
             break;
@@ -89,15 +125,6 @@ pub(super) fn run(ring: IoUring, srv: &Arc<Server>, inbox: &Inbox) {
         if w.stopping && w.conns.iter().all(Option::is_none) {
             break;
         }
-    }
-    // Left only when the ring failed: the kernel may still write into the
-    // buffers of operations in flight, so those connections are cut and
-    // leaked rather than freed.
-    if w.conns.iter().flatten().any(|c| c.busy) {
-        for c in w.conns.iter_mut().flatten() {
-            c.cut();
-        }
-        std::mem::forget(std::mem::take(&mut w.conns));
     }
 }
 
@@ -144,10 +171,12 @@ impl<'s> Worker<'s> {
             .build()
             .user_data(BELL);
         self.push(e);
+        self.bell_armed = true;
     }
 
     /// New connections, or the stop.
     fn answer_bell(&mut self, inbox: &Inbox) {
+        self.bell_armed = false;
         let arrivals: Vec<Arrival> =
             std::mem::take(&mut *inbox.arrivals.lock().unwrap_or_else(|e| e.into_inner()));
         if inbox.stop.load(Ordering::Acquire) {
@@ -160,8 +189,8 @@ impl<'s> Worker<'s> {
                 if !c.busy {
                     self.close(slot);
                 } else if c.sending {
-                    // Its reply goes out first, then it closes.
-                    c.closing = true;
+                    // Its replies go out first, then it closes.
+                    c.draining = true;
                 } else {
                     c.cut();
                 }
@@ -186,7 +215,7 @@ impl<'s> Worker<'s> {
         };
         c.busy = false;
         c.sending = false;
-        if c.closing {
+        if c.closing || (c.draining && (op != SEND || result <= 0)) {
             return self.close(slot);
         }
         let next = if result < 0 {
@@ -220,6 +249,14 @@ impl<'s> Worker<'s> {
                 Next::Close
             })
         };
+        let next = match (c.draining, next) {
+            // Stopping: the batch's replies go out (as on the epoll path,
+            // which finishes the batch it is in); then it closes, reading
+            // nothing more.
+            (true, Next::Send) => Next::Send,
+            (true, _) => Next::Close,
+            (false, next) => next,
+        };
         self.act(slot, next);
     }
 
@@ -236,6 +273,7 @@ impl<'s> Worker<'s> {
             Next::Send => {
                 c.busy = true;
                 c.sending = true;
+                self.deadlines |= c.send_since.is_some();
                 let e = c.send_entry(tag(slot, SEND));
                 self.push(e);
             }
@@ -259,17 +297,24 @@ impl<'s> Worker<'s> {
             };
             self.act(slot, next);
         }
-        if !self.srv.budget.is_spent() {
-            return;
-        }
+        // A reply that started while the budget was spent must be read
+        // within the budget's wait, whatever the budget does meanwhile (as
+        // on the epoll path, whose timeout is set when the write starts).
         let wait = self.srv.budget.wait();
+        let mut deadlines = false;
         for c in self.conns.iter_mut().flatten() {
-            if c.sending && !c.closing && c.send_since.is_some_and(|t| t.elapsed() >= wait) {
+            let Some(since) = c.send_since.filter(|_| c.sending && !c.closing) else {
+                continue;
+            };
+            if since.elapsed() >= wait {
                 stats::bump(&self.srv.budget.refused);
                 tracing::info!("closing a connection that does not read its replies: the connection memory budget is spent");
                 c.cut();
+            } else {
+                deadlines = true;
             }
         }
+        self.deadlines = deadlines;
     }
 
     fn close(&mut self, slot: usize) {
