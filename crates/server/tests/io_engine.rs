@@ -102,28 +102,40 @@ fn io_uring_asked_for_where_it_cannot_serve_is_refused_at_start() {
     );
 }
 
+/// Both I/O paths, or only epoll where the kernel refuses io_uring.
+fn engines() -> Vec<&'static str> {
+    let all = ["io-uring", "epoll"];
+    all.into_iter()
+        .filter(|io| *io != "io-uring" || kernel_allows_io_uring())
+        .collect()
+}
+
+/// Stores a 256 KiB value and asks for it 40 times in one pipelined write
+/// (10 MiB of replies: more than one batch of 4 MiB and far more than a
+/// socket buffer). Returns the connection and what one reply must be.
+fn ask_for_ten_mib(server: &Server, io: &str) -> (std::net::TcpStream, Vec<u8>) {
+    let mut t = Text::new(server.connect());
+    let value: Vec<u8> = (0..256 * 1024).map(|i| (i % 251) as u8).collect();
+    let mut set = format!("set big 7 0 {}\r\n", value.len()).into_bytes();
+    set.extend_from_slice(&value);
+    set.extend_from_slice(b"\r\n");
+    t.send(&set);
+    assert_eq!(t.line(), "STORED", "{io}");
+    let mut s = server.connect();
+    let gets: Vec<u8> = (0..40).flat_map(|_| b"get big\r\n".to_vec()).collect();
+    s.write_all(&gets).expect("send gets");
+    let header = format!("VALUE big 7 {}\r\n", value.len()).into_bytes();
+    (s, [&header[..], &value[..], b"\r\nEND\r\n"].concat())
+}
+
 /// 40 gets of a 256 KiB value in one pipelined write: 10 MiB of replies,
 /// more than one batch (4 MiB) and far more than a socket buffer, so the
 /// sends are partial and resumed, and the batch is served in parts.
 #[test]
 fn replies_larger_than_a_socket_buffer_arrive_whole_and_in_order() {
-    for io in ["io-uring", "epoll"] {
-        if io == "io-uring" && !kernel_allows_io_uring() {
-            continue;
-        }
+    for io in engines() {
         let server = start(&["--io", io]);
-        let mut t = Text::new(server.connect());
-        let value: Vec<u8> = (0..256 * 1024).map(|i| (i % 251) as u8).collect();
-        let mut set = format!("set big 7 0 {}\r\n", value.len()).into_bytes();
-        set.extend_from_slice(&value);
-        set.extend_from_slice(b"\r\n");
-        t.send(&set);
-        assert_eq!(t.line(), "STORED", "{io}");
-        let mut s = server.connect();
-        let gets: Vec<u8> = (0..40).flat_map(|_| b"get big\r\n".to_vec()).collect();
-        s.write_all(&gets).expect("send gets");
-        let header = format!("VALUE big 7 {}\r\n", value.len()).into_bytes();
-        let one: Vec<u8> = [&header[..], &value[..], b"\r\nEND\r\n"].concat();
+        let (mut s, one) = ask_for_ten_mib(&server, io);
         let mut got = vec![0u8; one.len() * 40];
         s.read_exact(&mut got).expect("all replies");
         for (i, reply) in got.chunks(one.len()).enumerate() {
@@ -137,10 +149,7 @@ fn replies_larger_than_a_socket_buffer_arrive_whole_and_in_order() {
 /// already read, and are answered there, in the same connection.
 #[test]
 fn other_protocols_on_the_memcached_port_are_handed_over_with_their_first_bytes() {
-    for io in ["io-uring", "epoll"] {
-        if io == "io-uring" && !kernel_allows_io_uring() {
-            continue;
-        }
+    for io in engines() {
         let server = start(&["--io", io]);
         let mut s = server.connect();
         // [0, msgid, "ping", []], twice: the first arrives with the first
@@ -165,21 +174,9 @@ fn other_protocols_on_the_memcached_port_are_handed_over_with_their_first_bytes(
 /// than one batch, so the stop finds a send in flight and requests unserved.
 #[test]
 fn a_stop_lets_the_replies_of_the_batch_in_progress_out_first() {
-    for io in ["io-uring", "epoll"] {
-        if io == "io-uring" && !kernel_allows_io_uring() {
-            continue;
-        }
+    for io in engines() {
         let server = start(&["--io", io]);
-        let mut t = Text::new(server.connect());
-        let value = vec![b'v'; 256 * 1024];
-        let mut set = format!("set big 0 0 {}\r\n", value.len()).into_bytes();
-        set.extend_from_slice(&value);
-        set.extend_from_slice(b"\r\n");
-        t.send(&set);
-        assert_eq!(t.line(), "STORED", "{io}");
-        let mut s = server.connect();
-        let gets: Vec<u8> = (0..40).flat_map(|_| b"get big\r\n".to_vec()).collect();
-        s.write_all(&gets).expect("send gets");
+        let (mut s, one) = ask_for_ten_mib(&server, io);
         // The first byte: the server is serving the batch.
         let mut first = [0u8; 1];
         s.read_exact(&mut first).expect("first byte");
@@ -189,12 +186,6 @@ fn a_stop_lets_the_replies_of_the_batch_in_progress_out_first() {
         });
         assert!(server.terminate().success(), "{io}");
         let rest = reader.join().expect("reader").expect("read to the close");
-        let one = [
-            format!("VALUE big 0 {}\r\n", value.len()).as_bytes(),
-            &value,
-            b"\r\nEND\r\n",
-        ]
-        .concat();
         assert_eq!(
             1 + rest.len(),
             one.len() * 40,
