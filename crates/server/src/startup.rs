@@ -196,11 +196,12 @@ async fn serve(
     let addr = listener.local_addr().map_err(listening)?;
     cfg.listen = addr;
     tracing::info!(
-        "memstored {MEMSTORED_VERSION} listening on {addr}, store {:?} ({} engine, {} shards), {} worker threads",
+        "memstored {MEMSTORED_VERSION} listening on {addr}, store {:?} ({} engine, {} shards), {} worker threads on {}",
         cfg.store,
         db.name().kind.label(),
         db.name().num_shards,
-        cfg.threads
+        cfg.threads,
+        cfg.io.label()
     );
     let (stop_tx, stop_rx) = watch::channel(false);
     let others: Vec<Arc<Server>> = others
