@@ -122,14 +122,22 @@ mod tests {
         };
         let hash_at = |l: Loc| hash((l.seg << 10) | l.off);
         let mut t = Table::default();
+        // The access words carry the clock (seconds): a slow run may cross
+        // a tick between storing and checking, so the time is checked to
+        // lie between the two (CI run 17 stored at 2 and compared with 3).
+        let before = crate::access::clock();
         for n in 0..50_000 {
             t.insert(hash(n), (loc(n), AccessWord::stored(n % 3 == 0)), hash_at);
         }
         for n in 0..50_000 {
             let s = t.find(hash(n), |l| l == loc(n)).unwrap();
             assert_eq!(t.loc(s), loc(n));
-            let fresh = AccessWord::stored(n % 3 == 0);
-            assert_eq!(t.access(s).peek(), fresh.peek(), "{n}");
+            let (got, fresh) = (t.access(s).peek(), AccessWord::stored(n % 3 == 0).peek());
+            assert_eq!(got.fetched, fresh.fetched, "{n}");
+            assert!(
+                (before..=fresh.last_access).contains(&got.last_access),
+                "{n}: {got:?} not stored between {before} and now ({fresh:?})"
+            );
         }
     }
 }
