@@ -107,10 +107,24 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     // Leaves the socket non-blocking, as `from_std` wants it.
-    let stream = match stream.into_std() {
-        Ok(s) => s,
-        Err(e) => return tracing::warn!("{peer}: handing over: {e}"),
-    };
+    match stream.into_std() {
+        Ok(stream) => place_std(workers, stream, peer, live, serve),
+        Err(e) => tracing::warn!("{peer}: handing over: {e}"),
+    }
+}
+
+/// `place` for a socket already out of the reactor (an io_uring worker
+/// hands over the protocols it does not serve); `serve` runs once.
+pub(crate) fn place_std<F, Fut>(
+    workers: &Workers,
+    stream: std::net::TcpStream,
+    peer: SocketAddr,
+    live: Live,
+    serve: F,
+) where
+    F: FnOnce(TcpStream, SocketAddr, Arc<Server>) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     workers.place(Box::new(move || match TcpStream::from_std(stream) {
         Ok(stream) => {
             let serving = serve(stream, peer, live.0.clone());

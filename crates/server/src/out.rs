@@ -78,10 +78,11 @@ impl Out {
         Ok(total)
     }
 
-    /// The pending pieces after the first `skip` bytes (up to 1024 of
-    /// them), for a vectored write the caller submits itself (io_uring).
-    pub fn slices<'a>(&'a self, skip: usize, iov: &mut Vec<IoSlice<'a>>) {
-        collect(&self.buf, &self.values, skip, iov);
+    /// Calls `f` with each pending piece after the first `skip` bytes (up
+    /// to 1024 of them), for a vectored write the caller submits itself
+    /// (io_uring).
+    pub fn each_piece<'a>(&'a self, skip: usize, f: impl FnMut(&'a [u8])) {
+        each_piece(&self.buf, &self.values, skip, f);
     }
 
     /// Drops everything pending (keeps the framing buffer's capacity).
@@ -111,28 +112,41 @@ fn collect<'a>(
     skip: usize,
     iov: &mut Vec<IoSlice<'a>>,
 ) {
+    each_piece(buf, values, skip, |p| iov.push(IoSlice::new(p)));
+}
+
+/// Calls `f` with each piece after the first `skip` bytes, in order, up
+/// to MAX_IOV of them.
+fn each_piece<'a>(
+    buf: &'a [u8],
+    values: &'a [(usize, Bytes)],
+    skip: usize,
+    mut f: impl FnMut(&'a [u8]),
+) {
+    let mut n = 0usize; // pieces given to f
     let mut pos = 0usize; // logical offset of the next piece
     let mut from = 0usize; // offset in buf of the next framing piece
-    let push = |piece: &'a [u8], pos: &mut usize, iov: &mut Vec<IoSlice<'a>>| {
+    let mut push = |piece: &'a [u8], pos: &mut usize, n: &mut usize| {
         let end = *pos + piece.len();
         if end > skip && !piece.is_empty() {
             let start = skip.saturating_sub(*pos);
             if let Some(p) = piece.get(start..) {
-                iov.push(IoSlice::new(p));
+                f(p);
+                *n += 1;
             }
         }
         *pos = end;
     };
     for (off, v) in values {
-        if iov.len() + 2 > MAX_IOV {
+        if n + 2 > MAX_IOV {
             return;
         }
-        push(buf.get(from..*off).unwrap_or_default(), &mut pos, iov);
-        push(v, &mut pos, iov);
+        push(buf.get(from..*off).unwrap_or_default(), &mut pos, &mut n);
+        push(v, &mut pos, &mut n);
         from = *off;
     }
-    if iov.len() < MAX_IOV {
-        push(buf.get(from..).unwrap_or_default(), &mut pos, iov);
+    if n < MAX_IOV {
+        push(buf.get(from..).unwrap_or_default(), &mut pos, &mut n);
     }
 }
 

@@ -14,7 +14,6 @@ use crate::session::{ConnState, Cx, LateTx, Step};
 use crate::stats;
 use bytes::BytesMut;
 use io_uring::{opcode, squeue, types};
-use std::io::IoSlice;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -124,13 +123,14 @@ impl<'s> Conn<'s> {
     /// The send of what is pending after the `sent` bytes already written.
     pub fn send_entry(&mut self, user_data: u64) -> squeue::Entry {
         let fd = types::Fd(self.stream.as_raw_fd());
-        let mut slices: Vec<IoSlice<'_>> = Vec::new();
-        self.out.slices(self.sent, &mut slices);
         self.iov.clear();
-        self.iov.extend(slices.iter().map(|s| libc::iovec {
-            iov_base: s.as_ptr() as *mut libc::c_void,
-            iov_len: s.len(),
-        }));
+        let iov = &mut self.iov;
+        self.out.each_piece(self.sent, |p| {
+            iov.push(libc::iovec {
+                iov_base: p.as_ptr() as *mut libc::c_void,
+                iov_len: p.len(),
+            })
+        });
         let entry = match self.iov.as_slice() {
             [one] => opcode::Send::new(fd, one.iov_base.cast(), one.iov_len.min(1 << 30) as u32)
                 .flags(libc::MSG_NOSIGNAL)

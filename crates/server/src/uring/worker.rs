@@ -338,20 +338,12 @@ impl<'s> Worker<'s> {
             tracing::warn!("{}: no tokio worker to serve this protocol", c.peer);
             return;
         };
-        let (srv, rbuf) = (self.srv.clone(), std::mem::take(&mut c.rbuf));
+        let rbuf = std::mem::take(&mut c.rbuf);
         let Conn {
             stream, peer, live, ..
         } = c;
-        workers.place(Box::new(move || {
-            match tokio::net::TcpStream::from_std(stream) {
-                Ok(stream) => {
-                    tokio::spawn(async move {
-                        crate::connection::serve_from(stream, peer, srv, rbuf).await;
-                        drop(live);
-                    });
-                }
-                Err(e) => tracing::warn!("{peer}: registering on a worker: {e}"),
-            }
-        }));
+        crate::listener::place_std(&workers, stream, peer, live, move |s, p, srv| {
+            crate::connection::serve_from(s, p, srv, rbuf)
+        });
     }
 }
