@@ -9,12 +9,11 @@ use crate::record::{Meta, Record};
 use crate::shard::{Action, Shard, ShardState};
 use crate::status::{Error, Result};
 use crate::store::cache::CacheStore;
-use crate::store::index::TreeIndex;
 use crate::store::log::{LogOptions, LogStore};
 use crate::store::log_index::CompactHash;
 use crate::store::memfile::MemFileStore;
-use crate::store::memory::MemStore;
 use crate::store::offset_tree::OffsetTree;
+use crate::store::packed_tree::PackedTree;
 use crate::store::segcache::SegCache;
 use crate::store::{Store, StoreStats};
 use crate::ulog::{Change, UlogOp, UpdateListener};
@@ -170,7 +169,7 @@ fn open_store(
             0,
             presized_items(name.num_buckets, num_shards),
         )),
-        EngineKind::MemTree => Box::new(MemStore::<TreeIndex<_>>::new(buckets)),
+        EngineKind::MemTree => Box::new(PackedTree::default()),
         EngineKind::MemFile => Box::new(MemFileStore::open(
             fs.clone(),
             path,

@@ -1,4 +1,4 @@
-//! The ordered index: sorted leaves of up to `LEAF_MAX` entries, found
+//! The ordered index: sorted leaves of up to `Leaf::MAX` entries, found
 //! through a small `BTreeMap` of separators: a leaf's separator is at most
 //! its first key and above every key of the leaf before it, so the leaf for
 //! a key is the last one whose separator is at or below it. Removing a
@@ -13,80 +13,184 @@
 //! when that has room, and otherwise halves the leaf. A lookup walks the
 //! small upper map (one key per leaf: it stays in cache) and
 //! binary-searches one contiguous leaf.
-//! Leaves that shrink below a quarter are merged into a neighbour. Leaves
-//! are ring buffers, so removing from the front (draining a queue-like key
-//! range in order) does not shift the leaf.
+//! Leaves that shrink below a quarter are merged into a neighbour.
+//!
+//! The tree (`Leaves`) is written once over what a leaf is (`Leaf`): ring
+//! buffers of `(SmallKey, V)` for `LeafTree` (removing from the front, as
+//! draining a queue-like key range in order does, does not shift the leaf),
+//! and packed byte records for the in-memory tree engine (`packed_tree.rs`).
 
 use super::index::{Index, SmallKey};
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 
-/// Entries per leaf. A middle insert shifts on average half a leaf
-/// (~2.5 KB for 80-byte entries); more would make random inserts costly.
-const LEAF_MAX: usize = 64;
-/// A leaf with fewer entries than this after a removal is merged.
-const LEAF_MIN: usize = LEAF_MAX / 4;
+/// What the tree needs of a leaf: a sorted run of entries it can search,
+/// read keys of, cut and join.
+pub trait Leaf: Default {
+    /// Entries a leaf holds at most.
+    const MAX: usize;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Where `probe` is, or would go.
+    fn search(&self, probe: &SmallKey) -> Result<usize, usize>;
+    /// As `search`, for an insert: leaves whose inserts are mostly appends
+    /// may look at their last key first.
+    fn search_to_insert(&self, probe: &SmallKey) -> Result<usize, usize> {
+        self.search(probe)
+    }
+    /// The key of entry `i` (`i < len`).
+    fn key(&self, i: usize) -> &[u8];
+    /// Entries from `at` on, removed from this leaf.
+    fn split_off(&mut self, at: usize) -> Self;
+    /// Moves this leaf's first `n` entries to the end of `to`.
+    fn move_front(&mut self, n: usize, to: &mut Self);
+    /// Appends every entry of `next` (whose keys are all above this leaf's).
+    fn append(&mut self, next: Self);
+}
 
-type Leaf<V> = VecDeque<(SmallKey, V)>;
-
-pub struct LeafTree<V> {
+/// The leaves under their separators.
+pub struct Leaves<L> {
     /// Separator of each leaf -> the leaf (never empty).
-    leaves: BTreeMap<SmallKey, Leaf<V>>,
+    map: BTreeMap<SmallKey, L>,
     len: usize,
 }
 
-impl<V> Default for LeafTree<V> {
+impl<L> Default for Leaves<L> {
     fn default() -> Self {
-        LeafTree {
-            leaves: BTreeMap::new(),
+        Leaves {
+            map: BTreeMap::new(),
             len: 0,
         }
     }
 }
 
-/// Where `probe` is, or would go, in `leaf`. The probe is a `SmallKey` so
-/// that short keys compare as three machine words instead of by `memcmp`.
-#[inline]
-fn search<V>(leaf: &Leaf<V>, probe: &SmallKey) -> Result<usize, usize> {
-    leaf.binary_search_by(|(e, _)| e.cmp(probe))
-}
-
-impl<V> LeafTree<V> {
-    fn leaf_of(&self, k: &SmallKey) -> Option<&Leaf<V>> {
-        self.leaves
-            .range::<SmallKey, _>((Bound::Unbounded, Bound::Included(k)))
-            .next_back()
-            .map(|(_, leaf)| leaf)
+impl<L: Leaf> Leaves<L> {
+    /// Entries in all leaves.
+    pub fn len(&self) -> usize {
+        self.len
     }
 
-    fn leaf_of_mut(&mut self, k: &SmallKey) -> Option<&mut Leaf<V>> {
-        self.leaves
-            .range_mut::<SmallKey, _>((Bound::Unbounded, Bound::Included(k)))
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.len = 0;
+    }
+
+    /// The leaves, in key order.
+    pub fn leaves(&self) -> impl DoubleEndedIterator<Item = &L> {
+        self.map.values()
+    }
+
+    /// The leaf holding `probe` and its position in it.
+    pub fn find(&self, probe: &SmallKey) -> Option<(&L, usize)> {
+        let (_, leaf) = self
+            .map
+            .range::<SmallKey, _>((Bound::Unbounded, Bound::Included(probe)))
+            .next_back()?;
+        Some((leaf, leaf.search(probe).ok()?))
+    }
+
+    /// As `find`, for changing the entry in place.
+    pub fn find_mut(&mut self, probe: &SmallKey) -> Option<(&mut L, usize)> {
+        let (_, leaf) = self
+            .map
+            .range_mut::<SmallKey, _>((Bound::Unbounded, Bound::Included(probe)))
+            .next_back()?;
+        let i = leaf.search(probe).ok()?;
+        Some((leaf, i))
+    }
+
+    /// Calls `put` with the leaf where `probe` belongs and where it is or
+    /// would go in it. `put` returns its result and, when it inserted a new
+    /// entry, where; the tree then splits the leaf if it overflowed.
+    pub fn upsert<R>(
+        &mut self,
+        probe: &SmallKey,
+        put: impl FnOnce(&mut L, Result<usize, usize>) -> (R, Option<usize>),
+    ) -> R {
+        match self.map.first_key_value() {
+            None => {
+                self.map.insert(probe.clone(), L::default());
+            }
+            // The first leaf's separator moves down to a key below it.
+            Some((first, _)) if probe < first => {
+                if let Some((_, leaf)) = self.map.pop_first() {
+                    self.map.insert(probe.clone(), leaf);
+                }
+            }
+            Some(_) => {}
+        }
+        let mut spare = None;
+        let (sep, leaf) = match self
+            .map
+            .range_mut::<SmallKey, _>((Bound::Unbounded, Bound::Included(probe)))
             .next_back()
-            .map(|(_, leaf)| leaf)
+        {
+            Some(found) => found,
+            // Never: the map is not empty and its first separator is at or
+            // below `probe`. A detached leaf keeps this path panic-free.
+            None => (probe, spare.insert(L::default())),
+        };
+        let found = leaf.search_to_insert(probe);
+        let (out, inserted) = put(leaf, found);
+        let Some(at) = inserted else {
+            return out;
+        };
+        self.len += 1;
+        if leaf.len() > L::MAX {
+            let sep = sep.clone();
+            self.split(&sep, at);
+        }
+        out
+    }
+
+    /// Calls `take` with the leaf holding `probe` and its position, and
+    /// removes the entry; `None` when absent.
+    pub fn remove_with<R>(
+        &mut self,
+        probe: &SmallKey,
+        take: impl FnOnce(&mut L, usize) -> R,
+    ) -> Option<R> {
+        let (sep, leaf) = self
+            .map
+            .range_mut::<SmallKey, _>((Bound::Unbounded, Bound::Included(probe)))
+            .next_back()?;
+        let i = leaf.search(probe).ok()?;
+        let before = leaf.len();
+        let out = take(leaf, i);
+        self.len -= before - leaf.len();
+        if leaf.len() < L::MAX / 4 {
+            let sep = sep.clone();
+            self.after_remove(sep);
+        }
+        Some(out)
     }
 
     /// Splits the leaf at `sep` after an insert at `at` made it overflow.
     fn split(&mut self, sep: &SmallKey, at: usize) {
-        let appended = self.leaves.get(sep).is_some_and(|l| at + 1 == l.len());
+        let appended = self.map.get(sep).is_some_and(|l| at + 1 == l.len());
         if !appended && self.shift_to_prev(sep) {
             return;
         }
-        let Some(leaf) = self.leaves.get_mut(sep) else {
+        let Some(leaf) = self.map.get_mut(sep) else {
             return;
         };
         // An append keeps the leaf full and starts a new one with the new
         // entry; anything else splits in the middle.
-        let cut = if at + 1 == leaf.len() {
+        let cut = if appended {
             leaf.len() - 1
         } else {
             leaf.len() / 2
         };
-        let mut right = VecDeque::with_capacity(LEAF_MAX + 1);
-        right.extend(leaf.drain(cut..));
-        if let Some((k, _)) = right.front() {
-            let k = k.clone();
-            self.leaves.insert(k, right);
+        let right = leaf.split_off(cut);
+        if !right.is_empty() {
+            let k = SmallKey::from(right.key(0));
+            self.map.insert(k, right);
         }
     }
 
@@ -96,26 +200,26 @@ impl<V> LeafTree<V> {
     /// its new first key.
     fn shift_to_prev(&mut self, sep: &SmallKey) -> bool {
         let prev = self
-            .leaves
+            .map
             .range::<SmallKey, _>((Bound::Unbounded, Bound::Excluded(sep)))
             .next_back()
             .map(|(k, leaf)| (k.clone(), leaf.len()));
         let Some((prev_sep, prev_len)) = prev else {
             return false;
         };
-        if prev_len + LEAF_MAX / 8 > LEAF_MAX {
+        if prev_len + L::MAX / 8 > L::MAX {
             return false;
         }
-        let Some(mut leaf) = self.leaves.remove(sep) else {
+        let Some(mut leaf) = self.map.remove(sep) else {
             return false;
         };
         let n = (leaf.len() - prev_len) / 2;
-        if let Some(p) = self.leaves.get_mut(&prev_sep) {
-            p.extend(leaf.drain(..n));
+        if let Some(p) = self.map.get_mut(&prev_sep) {
+            leaf.move_front(n, p);
         }
-        if let Some((k, _)) = leaf.front() {
-            let k = k.clone();
-            self.leaves.insert(k, leaf);
+        if !leaf.is_empty() {
+            let k = SmallKey::from(leaf.key(0));
+            self.map.insert(k, leaf);
         }
         true
     }
@@ -124,42 +228,127 @@ impl<V> LeafTree<V> {
     /// else merges it into the previous leaf or takes the next one in, when
     /// the two fit in one leaf.
     fn after_remove(&mut self, sep: SmallKey) {
-        let Some(len) = self.leaves.get(&sep).map(VecDeque::len) else {
+        let Some(len) = self.map.get(&sep).map(L::len) else {
             return;
         };
         if len == 0 {
-            self.leaves.remove(&sep);
+            self.map.remove(&sep);
             return;
         }
         let prev = self
-            .leaves
+            .map
             .range::<[u8], _>((Bound::Unbounded, Bound::Excluded(&sep[..])))
             .next_back()
             .map(|(k, p)| (k.clone(), p.len()));
         if let Some((pk, p_len)) = prev {
-            if p_len + len <= LEAF_MAX {
-                if let Some(leaf) = self.leaves.remove(&sep) {
-                    if let Some(p) = self.leaves.get_mut(&pk) {
-                        p.extend(leaf);
+            if p_len + len <= L::MAX {
+                if let Some(leaf) = self.map.remove(&sep) {
+                    if let Some(p) = self.map.get_mut(&pk) {
+                        p.append(leaf);
                     }
                 }
                 return;
             }
         }
         let next = self
-            .leaves
+            .map
             .range::<[u8], _>((Bound::Excluded(&sep[..]), Bound::Unbounded))
             .next()
             .map(|(k, n)| (k.clone(), n.len()));
         if let Some((nk, n_len)) = next {
-            if n_len + len <= LEAF_MAX {
-                if let Some(next) = self.leaves.remove(&nk) {
-                    if let Some(leaf) = self.leaves.get_mut(&sep) {
-                        leaf.extend(next);
+            if n_len + len <= L::MAX {
+                if let Some(next) = self.map.remove(&nk) {
+                    if let Some(leaf) = self.map.get_mut(&sep) {
+                        leaf.append(next);
                     }
                 }
             }
         }
+    }
+
+    /// The nearest key at or beyond `from` in the direction.
+    pub fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<&[u8]> {
+        if forward {
+            // The leaf that may hold `from`, then the ones after it.
+            let start = match from {
+                Bound::Unbounded => Bound::Unbounded,
+                Bound::Included(k) | Bound::Excluded(k) => self
+                    .map
+                    .range::<[u8], _>((Bound::Unbounded, Bound::Included(k)))
+                    .next_back()
+                    .map_or(Bound::Unbounded, |(sep, _)| Bound::Included(sep.as_slice())),
+            };
+            self.map
+                .range::<[u8], _>((start, Bound::Unbounded))
+                .flat_map(|(_, leaf)| (0..leaf.len()).map(|i| leaf.key(i)))
+                .find(|k| match from {
+                    Bound::Unbounded => true,
+                    Bound::Included(f) => *k >= f,
+                    Bound::Excluded(f) => *k > f,
+                })
+        } else {
+            let end = match from {
+                Bound::Unbounded => Bound::Unbounded,
+                Bound::Included(k) | Bound::Excluded(k) => Bound::Included(k),
+            };
+            self.map
+                .range::<[u8], _>((Bound::Unbounded, end))
+                .rev()
+                .flat_map(|(_, leaf)| (0..leaf.len()).rev().map(|i| leaf.key(i)))
+                .find(|k| match from {
+                    Bound::Unbounded => true,
+                    Bound::Included(f) => *k <= f,
+                    Bound::Excluded(f) => *k < f,
+                })
+        }
+    }
+}
+
+/// Entries per ring-buffer leaf. A middle insert shifts on average half a
+/// leaf (~2.5 KB for 80-byte entries); more would make random inserts costly.
+const LEAF_MAX: usize = 64;
+
+type Ring<V> = VecDeque<(SmallKey, V)>;
+
+impl<V> Leaf for Ring<V> {
+    const MAX: usize = LEAF_MAX;
+
+    fn len(&self) -> usize {
+        VecDeque::len(self)
+    }
+
+    /// The probe is a `SmallKey` so that short keys compare as three
+    /// machine words instead of by `memcmp`.
+    #[inline]
+    fn search(&self, probe: &SmallKey) -> Result<usize, usize> {
+        self.binary_search_by(|(e, _)| e.cmp(probe))
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        self.get(i).map_or(&[], |(k, _)| k.as_slice())
+    }
+
+    fn split_off(&mut self, at: usize) -> Self {
+        let mut right = VecDeque::with_capacity(LEAF_MAX + 1);
+        right.extend(self.drain(at..));
+        right
+    }
+
+    fn move_front(&mut self, n: usize, to: &mut Self) {
+        to.extend(self.drain(..n));
+    }
+
+    fn append(&mut self, next: Self) {
+        self.extend(next);
+    }
+}
+
+/// An ordered map of keys to `V` (the file tree's key -> offset index).
+pub struct LeafTree<V>(Leaves<Ring<V>>);
+
+impl<V> Default for LeafTree<V> {
+    fn default() -> Self {
+        LeafTree(Leaves::default())
     }
 }
 
@@ -171,142 +360,53 @@ impl<V: Send + Sync> Index<V> for LeafTree<V> {
     }
 
     fn get(&self, k: &[u8]) -> Option<&V> {
-        let probe = SmallKey::from(k);
-        let leaf = self.leaf_of(&probe)?;
-        let i = search(leaf, &probe).ok()?;
+        let (leaf, i) = self.0.find(&SmallKey::from(k))?;
         leaf.get(i).map(|(_, v)| v)
     }
 
     fn get_mut(&mut self, k: &[u8]) -> Option<&mut V> {
-        let probe = SmallKey::from(k);
-        let leaf = self.leaf_of_mut(&probe)?;
-        let i = search(leaf, &probe).ok()?;
+        let (leaf, i) = self.0.find_mut(&SmallKey::from(k))?;
         leaf.get_mut(i).map(|(_, v)| v)
     }
 
     fn insert(&mut self, k: &[u8], v: V) -> Option<V> {
         let probe = SmallKey::from(k);
-        if self.leaves.is_empty() {
-            let mut leaf = VecDeque::with_capacity(LEAF_MAX + 1);
-            leaf.push_back((probe.clone(), v));
-            self.leaves.insert(probe, leaf);
-            self.len = 1;
-            return None;
-        }
-        // Below every separator, the key goes to the first leaf; otherwise
-        // to the last leaf whose separator is at or below it.
-        let below_all = self
-            .leaves
-            .first_key_value()
-            .is_some_and(|(first, _)| probe < *first);
-        let (sep, leaf) = if below_all {
-            self.leaves.iter_mut().next()
-        } else {
-            self.leaves
-                .range_mut::<SmallKey, _>((Bound::Unbounded, Bound::Included(&probe)))
-                .next_back()
-        }?;
-        let at = match search(leaf, &probe) {
-            Ok(i) => {
-                return leaf.get_mut(i).map(|(_, old)| std::mem::replace(old, v));
+        self.0.upsert(&probe, |leaf, found| match found {
+            Ok(i) => (
+                leaf.get_mut(i).map(|(_, old)| std::mem::replace(old, v)),
+                None,
+            ),
+            Err(at) => {
+                leaf.insert(at, (probe.clone(), v));
+                (None, Some(at))
             }
-            Err(i) => i,
-        };
-        leaf.insert(at, (probe.clone(), v));
-        self.len += 1;
-        let full = leaf.len() > LEAF_MAX;
-        if !below_all && !full {
-            return None;
-        }
-        let sep = sep.clone();
-        let sep = if below_all {
-            // The first leaf's separator moves down to the new key.
-            match self.leaves.remove(&sep) {
-                Some(leaf) => {
-                    self.leaves.insert(probe.clone(), leaf);
-                    probe
-                }
-                None => return None,
-            }
-        } else {
-            sep
-        };
-        if full {
-            self.split(&sep, at);
-        }
-        None
+        })
     }
 
     fn remove(&mut self, k: &[u8]) -> Option<V> {
-        let probe = SmallKey::from(k);
-        let (sep, leaf) = self
-            .leaves
-            .range_mut::<SmallKey, _>((Bound::Unbounded, Bound::Included(&probe)))
-            .next_back()?;
-        let i = search(leaf, &probe).ok()?;
-        let (_, v) = leaf.remove(i)?;
-        self.len -= 1;
-        if leaf.len() < LEAF_MIN {
-            let sep = sep.clone();
-            self.after_remove(sep);
-        }
-        Some(v)
+        self.0
+            .remove_with(&SmallKey::from(k), |leaf, i| leaf.remove(i))?
+            .map(|(_, v)| v)
     }
 
     fn len(&self) -> usize {
-        self.len
+        self.0.len()
     }
 
     fn clear(&mut self) {
-        self.leaves.clear();
-        self.len = 0;
+        self.0.clear()
     }
 
     fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<&[u8]> {
-        if forward {
-            // The leaf that may hold `from`, then the ones after it.
-            let start = match from {
-                Bound::Unbounded => Bound::Unbounded,
-                Bound::Included(k) | Bound::Excluded(k) => self
-                    .leaves
-                    .range::<[u8], _>((Bound::Unbounded, Bound::Included(k)))
-                    .next_back()
-                    .map_or(Bound::Unbounded, |(sep, _)| Bound::Included(sep.as_slice())),
-            };
-            self.leaves
-                .range::<[u8], _>((start, Bound::Unbounded))
-                .flat_map(|(_, leaf)| leaf.iter())
-                .map(|(k, _)| k.as_slice())
-                .find(|k| match from {
-                    Bound::Unbounded => true,
-                    Bound::Included(f) => *k >= f,
-                    Bound::Excluded(f) => *k > f,
-                })
-        } else {
-            let end = match from {
-                Bound::Unbounded => Bound::Unbounded,
-                Bound::Included(k) | Bound::Excluded(k) => Bound::Included(k),
-            };
-            self.leaves
-                .range::<[u8], _>((Bound::Unbounded, end))
-                .rev()
-                .flat_map(|(_, leaf)| leaf.iter().rev())
-                .map(|(k, _)| k.as_slice())
-                .find(|k| match from {
-                    Bound::Unbounded => true,
-                    Bound::Included(f) => *k <= f,
-                    Bound::Excluded(f) => *k < f,
-                })
-        }
+        self.0.seek(from, forward)
     }
 
     fn for_each<'a>(&'a self, f: &mut dyn FnMut(&'a [u8], &'a V)) {
-        for (k, v) in self.leaves.values().flatten() {
+        for (k, v) in self.0.leaves().flatten() {
             f(k.as_slice(), v)
         }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,7 +452,7 @@ mod tests {
             Index::for_each(&t, &mut |k, v| all.push((k.to_vec(), *v)));
             prop_assert_eq!(all, m.clone().into_iter().collect::<Vec<_>>());
             let mut prev_last: Option<Vec<u8>> = None;
-            for (sep, leaf) in &t.leaves {
+            for (sep, leaf) in &t.0.map {
                 prop_assert!(!leaf.is_empty() && leaf.len() <= LEAF_MAX);
                 // A separator is at most its leaf's first key and above the
                 // previous leaf's last.
@@ -382,7 +482,7 @@ mod tests {
             Index::insert(&mut t, format!("{i:08}").as_bytes(), i);
         }
         // Every leaf but the last is full.
-        let lens: Vec<usize> = t.leaves.values().map(VecDeque::len).collect();
+        let lens: Vec<usize> = t.0.map.values().map(VecDeque::len).collect();
         assert!(
             lens[..lens.len() - 1].iter().all(|&n| n == LEAF_MAX),
             "{lens:?}"
@@ -408,8 +508,8 @@ mod tests {
                     Index::insert(&mut t, format!("{:08}", 2 * j + 1).as_bytes(), j);
                 }
             }
-            let full = t.len.div_ceil(LEAF_MAX);
-            let leaves = t.leaves.len();
+            let full = t.0.len.div_ceil(LEAF_MAX);
+            let leaves = t.0.map.len();
             assert!(
                 leaves * 100 <= full * 120,
                 "lag {lag}: {leaves} leaves where {full} would be full"

@@ -11,6 +11,7 @@ pub mod log_index;
 pub mod memfile;
 pub mod memory;
 pub mod offset_tree;
+pub mod packed_tree;
 pub mod positions;
 pub mod rebuild;
 pub mod segcache;

@@ -20,7 +20,7 @@
 //! dropped on the same pass. An item larger than a segment gets a segment
 //! of its own size.
 
-mod item;
+pub(crate) mod item;
 mod table;
 
 use super::index::Key;
