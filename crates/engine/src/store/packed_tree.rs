@@ -426,7 +426,11 @@ mod tests {
     fn meta(cas: u64) -> Meta {
         Meta {
             flags: (cas % 3) as u32,
-            expires_at: if cas.is_multiple_of(5) { 1_800_000_000 } else { 0 },
+            expires_at: if cas.is_multiple_of(5) {
+                1_800_000_000
+            } else {
+                0
+            },
             cas,
         }
     }
