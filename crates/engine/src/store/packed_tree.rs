@@ -155,7 +155,11 @@ impl PackedLeaf {
         }) else {
             return 0;
         };
-        self.dead += len;
+        match self.offs.get(i) {
+            // The newest record (a split's or a removal's usual case): cut.
+            Some(&off) if off as usize + len == self.buf.len() => self.buf.truncate(off as usize),
+            _ => self.dead += len,
+        }
         if let Some(x) = aside {
             if let Some(b) = self.aside.get_mut(x) {
                 *b = Bytes::new();
@@ -163,6 +167,14 @@ impl PackedLeaf {
             }
         }
         value_len
+    }
+
+    /// Drops the records `range` (copied elsewhere or removed).
+    fn drop_range(&mut self, range: Range<usize>) {
+        for i in range.clone() {
+            self.kill(i);
+        }
+        self.offs.drain(range);
     }
 
     /// Rewrites the leaf when most of it is dead.
@@ -284,15 +296,27 @@ impl Leaf for PackedLeaf {
         self.offs.get(i).map_or(&[], |&off| self.key_at(off))
     }
 
+    /// The right part is copied out; this leaf keeps its buffer when little
+    /// of it died (an append's split: the last record, usually at the
+    /// buffer's end, moved) and is shrunk to fit, else it is rewritten.
     fn split_off(&mut self, at: usize) -> Self {
         let right = self.rebuilt(at..self.offs.len());
-        *self = self.rebuilt(0..at);
+        self.drop_range(at..self.offs.len());
+        if self.dead * 8 > self.buf.len() {
+            *self = self.rebuilt(0..self.offs.len());
+        } else {
+            self.buf.shrink_to_fit();
+        }
         right
     }
 
+    /// Copies the records over and leaves them here as dead bytes (evening
+    /// out moves a few records at a time: rewriting this leaf each time
+    /// made two writers' sets slower).
     fn move_front(&mut self, n: usize, to: &mut Self) {
         to.copy_from(self, 0..n);
-        *self = self.rebuilt(n..self.offs.len());
+        self.drop_range(0..n);
+        self.compact_if_sparse();
     }
 
     fn append(&mut self, next: Self) {
