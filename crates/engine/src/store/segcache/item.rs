@@ -1,15 +1,18 @@
 //! One item in a segment, byte by byte: a lead byte (bit 7: flags follow,
 //! bit 6: an expiry follows, bits 0-5: the key's length, or 63 and the
-//! length's excess over 63 as a varint after it), then LEB128 varints of the
-//! value's length, the flags and the expiry (each only if its bit says so)
-//! and the CAS, then the key and the value, or, for a value of
+//! length's excess over 63 as a varint after it), the key, then LEB128
+//! varints of the value's length, the flags and the expiry (each only if
+//! its bit says so) and the CAS, then the value, or, for a value of
 //! `EXTERNAL_MIN` bytes or more, a varint index into the cache's table of
 //! large values (`Value::External`).
 //!
 //! Why flags and expiry are optional: most items have neither (no flags,
 //! never expire), and two bytes are 1.6% of a small item. A 16-byte key with
 //! a 100-byte value, no flags, no expiry and a CAS below 2^21 takes 5 + 116
-//! bytes (docs/design.md, "Cache").
+//! bytes (docs/design.md, "Cache"). Why the key comes first: lookups
+//! compare keys far more often than they read the rest (a tree's binary
+//! search decodes one key per step), and a key right after the lead byte
+//! is found without decoding a varint.
 
 use crate::record::Meta;
 
@@ -131,6 +134,7 @@ pub fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta) {
     if let Some(x) = excess {
         put_varint(out, x);
     }
+    out.extend_from_slice(key);
     put_varint(out, value.len() as u64);
     if meta.flags != 0 {
         put_varint(out, u64::from(meta.flags));
@@ -139,7 +143,6 @@ pub fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta) {
         put_varint(out, meta.expires_at);
     }
     put_varint(out, meta.cas);
-    out.extend_from_slice(key);
     match value {
         Value::Inline(v) => out.extend_from_slice(v),
         Value::External(i, _) => put_varint(out, u64::from(*i)),
@@ -160,6 +163,8 @@ pub struct ItemRef<'a> {
 pub fn decode(buf: &[u8]) -> Option<ItemRef<'_>> {
     let mut at = 0;
     let (b, klen) = key_len(buf, &mut at)?;
+    let key = buf.get(at..at.checked_add(klen)?)?;
+    at += klen;
     let vlen = usize::try_from(get_varint(buf, &mut at)?).ok()?;
     let flags = if b & HAS_FLAGS != 0 {
         u32::try_from(get_varint(buf, &mut at)?).ok()?
@@ -172,8 +177,7 @@ pub fn decode(buf: &[u8]) -> Option<ItemRef<'_>> {
         0
     };
     let cas = get_varint(buf, &mut at)?;
-    let key = buf.get(at..at.checked_add(klen)?)?;
-    let mut end = at + klen;
+    let mut end = at;
     let value = if vlen >= EXTERNAL_MIN {
         let i = u32::try_from(get_varint(buf, &mut end)?).ok()?;
         Value::External(i, vlen)
@@ -214,11 +218,7 @@ fn key_len(buf: &[u8], at: &mut usize) -> Option<(u8, usize)> {
 #[inline]
 pub fn key_of(buf: &[u8]) -> Option<&[u8]> {
     let mut at = 0;
-    let (b, klen) = key_len(buf, &mut at)?;
-    let fields = 2 + usize::from(b & HAS_FLAGS != 0) + usize::from(b & HAS_EXPIRY != 0);
-    for _ in 0..fields {
-        get_varint(buf, &mut at)?;
-    }
+    let (_, klen) = key_len(buf, &mut at)?;
     buf.get(at..at.checked_add(klen)?)
 }
 
