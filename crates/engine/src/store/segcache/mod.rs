@@ -9,6 +9,10 @@
 //! (10 bytes a slot, 11/16 to 7/8 full, `table.rs`): no allocation per item, and memory
 //! that is only ever whole segments (Pelikan's Segcache, NSDI'21).
 //!
+//! Items are appended to the open segment of their TTL class, and a
+//! segment whose items have all expired is freed whole before anything
+//! is evicted (`expiry.rs`).
+//!
 //! Eviction, when no segment has room and the cap forbids another: the
 //! oldest segment is compacted in place. Each of its items that is still
 //! current and was read since it was written or last passed (its
@@ -20,6 +24,7 @@
 //! dropped on the same pass. An item larger than a segment gets a segment
 //! of its own size.
 
+mod expiry;
 pub(crate) mod item;
 mod table;
 
@@ -30,6 +35,7 @@ use crate::access::{Access, AccessWord};
 use crate::record::{now_secs, Meta, Record};
 use crate::status::{Error, Result};
 use bytes::Bytes;
+use expiry::{joined, ttl_class, NEVER, TTL_CLASSES};
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::ops::Bound;
@@ -66,8 +72,15 @@ pub struct SegCache {
     /// By segment id; `None` for an id in `free_ids`.
     segs: Vec<Option<Vec<u8>>>,
     free_ids: Vec<u32>,
-    /// Segment ids, oldest first; the last is the one appended to.
+    /// Segment ids, oldest first.
     fifo: VecDeque<u32>,
+    /// The segment each TTL class appends to (`expiry.rs`).
+    open: [Option<u32>; TTL_CLASSES],
+    /// By segment id: the latest expiry of its items (`expiry::NEVER` if
+    /// one never expires, 0 while empty).
+    seg_expiry: Vec<u64>,
+    /// No closed segment expires whole before this time.
+    soonest_expiry: u64,
     seg_size: usize,
     /// Sum of the segments' capacities (with the table's bytes, what the
     /// byte cap bounds).
@@ -125,6 +138,9 @@ impl SegCache {
             segs: Vec::new(),
             free_ids: Vec::new(),
             fifo: VecDeque::new(),
+            open: [None; TTL_CLASSES],
+            seg_expiry: Vec::new(),
+            soonest_expiry: NEVER,
             seg_size: segment_size(cap_bytes),
             allocated: 0,
             live_bytes: 0,
@@ -194,7 +210,7 @@ impl SegCache {
         Some(access)
     }
 
-    fn new_segment(&mut self, size: usize) -> Result<()> {
+    fn new_segment(&mut self, size: usize, class: usize) -> Result<()> {
         let id = match self.free_ids.pop() {
             Some(id) => id,
             None if self.segs.len() < MAX_SEGMENTS as usize => {
@@ -211,19 +227,28 @@ impl SegCache {
         self.segs[id as usize] = Some(Vec::with_capacity(size));
         self.allocated += size as u64;
         self.fifo.push_back(id);
+        self.set_expiry(id, 0);
+        self.open_for(class, id);
         Ok(())
     }
 
-    fn room_in_newest(&self) -> usize {
-        self.fifo
-            .back()
-            .and_then(|&id| self.segs[id as usize].as_ref())
+    /// Free bytes in the segment `class` appends to.
+    fn room_in(&self, class: usize) -> usize {
+        self.open_segment(class)
+            .and_then(|id| self.segs[id as usize].as_ref())
             .map_or(0, |b| b.capacity() - b.len())
     }
 
-    /// Makes room for an item of `len` bytes in the newest segment, and for
-    /// one more item under the count cap, evicting as the module doc says.
-    fn make_room(&mut self, len: usize) -> Result<()> {
+    /// Makes room for an item of `len` bytes in the segment of TTL class
+    /// `class`, and for one more item under the count cap: first by
+    /// freeing segments whose items all expired, then by evicting as the
+    /// module doc says.
+    fn make_room(&mut self, len: usize, class: usize) -> Result<()> {
+        if self.room_in(class) < len
+            || (self.cap_recs > 0 && self.table.len() as u64 >= self.cap_recs)
+        {
+            self.expire_whole_segments();
+        }
         // Each pass over a segment clears the reference bits it keeps, so
         // two passes over every segment always free something.
         let mut passes = 2 * self.fifo.len() + 2;
@@ -233,19 +258,19 @@ impl SegCache {
             // hold all of a small cap's items, and one pass must not empty
             // the cache to make room for one.
             let quota = (self.cap_recs / 16).max(1);
-            self.recycle_oldest_with(false, quota);
+            self.recycle_oldest_with(false, quota, class);
         }
         let size = len.max(self.seg_size);
         let mut passes = 2 * self.fifo.len() + 2;
         loop {
-            let room = self.room_in_newest() >= len;
+            let room = self.room_in(class) >= len;
             if !room && self.cap_bytes == 0 && self.live_bytes * 2 < self.allocated {
                 // No byte cap to force eviction: without this, overwritten
                 // and removed items would hold their segments for good.
                 // More than half of the segments is dead, so compacting the
                 // oldest (every live item kept) gives room back.
-                self.recycle_oldest_with(true, 0);
-                if self.room_in_newest() >= len {
+                self.recycle_oldest_with(true, 0, class);
+                if self.room_in(class) >= len {
                     return Ok(());
                 }
             }
@@ -255,12 +280,12 @@ impl SegCache {
                 self.cap_bytes == 0
                     || self.allocated + self.external + extra as u64 + table <= self.cap_bytes
             };
-            let room = self.room_in_newest() >= len;
+            let room = self.room_in(class) >= len;
             if room && fits(0) {
                 return Ok(());
             }
             if !room && fits(size) {
-                return self.new_segment(size);
+                return self.new_segment(size, class);
             }
             if passes == 0 || self.fifo.is_empty() {
                 // Last resort, once eviction has done what it can: a
@@ -269,7 +294,7 @@ impl SegCache {
                 let used = self.allocated + self.external + table;
                 let left = self.cap_bytes.saturating_sub(used) as usize;
                 if !room && left >= len {
-                    return self.new_segment(left.min(self.seg_size));
+                    return self.new_segment(left.min(self.seg_size), class);
                 }
                 return Err(Error::TooLarge {
                     size: len as u64,
@@ -281,20 +306,21 @@ impl SegCache {
             // than a recycled segment's room: a bigger segment, or the
             // table's growth.
             let free_empty = size > self.seg_size || !fits(0);
-            self.recycle_oldest(free_empty);
+            self.recycle_oldest(free_empty, class);
         }
     }
 
     /// Compacts the oldest segment (the module doc's pass) and makes it the
-    /// newest; frees it instead when nothing in it survived and it is not
-    /// of the standard size, or `free_empty` asks.
-    fn recycle_oldest(&mut self, free_empty: bool) {
-        self.recycle_oldest_with(free_empty, u64::MAX);
+    /// newest, the one TTL class `class` appends to; frees it instead when
+    /// nothing in it survived and it is not of the standard size, or
+    /// `free_empty` asks.
+    fn recycle_oldest(&mut self, free_empty: bool, class: usize) {
+        self.recycle_oldest_with(free_empty, u64::MAX, class);
     }
 
     /// `recycle_oldest`, evicting at most `quota` items: the rest of the
     /// segment is kept as it is (bits untouched).
-    fn recycle_oldest_with(&mut self, free_empty: bool, quota: u64) {
+    fn recycle_oldest_with(&mut self, free_empty: bool, quota: u64, class: usize) {
         let Some(id) = self.fifo.pop_front() else {
             return;
         };
@@ -303,11 +329,13 @@ impl SegCache {
         };
         let now = now_secs();
         let (mut read, mut write, mut evicted) = (0usize, 0usize, 0u64);
+        let mut expiry = 0;
         while read < buf.len() {
             let Some(it) = item::decode(&buf[read..]) else {
                 break; // never: segments hold only what `encode` wrote
             };
             let (len, expired, value) = (it.len, it.meta.is_expired(now), external_only(it.value));
+            let expires_at = it.meta.expires_at;
             let hash = self.hasher.hash_one(it.key);
             let here = Loc {
                 seg: id,
@@ -325,6 +353,7 @@ impl SegCache {
                         },
                     );
                     write += len;
+                    expiry = joined(expiry, expires_at);
                 } else {
                     self.table.remove_at(slot);
                     self.retire(len, value);
@@ -340,10 +369,16 @@ impl SegCache {
         if write == 0 && (free_empty || buf.capacity() != self.seg_size) {
             self.allocated -= buf.capacity() as u64;
             self.free_ids.push(id);
+            self.set_expiry(id, 0);
+            for open in self.open.iter_mut().filter(|o| **o == Some(id)) {
+                *open = None;
+            }
             return;
         }
         self.segs[id as usize] = Some(buf);
         self.fifo.push_back(id);
+        self.set_expiry(id, expiry);
+        self.open_for(class, id);
     }
 
     fn put_with(&mut self, key: &[u8], value: Stored<'_>, meta: Meta, keep: Keep) -> Result<()> {
@@ -404,7 +439,8 @@ impl SegCache {
             self.big[index as usize] = value.take().map(Stored::into_bytes);
             self.external += vlen as u64 + EXTERNAL_OVERHEAD;
         }
-        if let Err(e) = self.make_room(len) {
+        let class = ttl_class(meta.expires_at);
+        if let Err(e) = self.make_room(len, class) {
             if external {
                 self.retire(0, item::Value::External(index, vlen));
             }
@@ -414,7 +450,7 @@ impl SegCache {
             Some(v) => item::Value::Inline(v.as_slice()),
             None => item::Value::External(index, vlen),
         };
-        let Some(&id) = self.fifo.back() else {
+        let Some(id) = self.open_segment(class) else {
             return Err(too_large(self.cap_bytes));
         };
         let Some(buf) = self.segs[id as usize].as_mut() else {
@@ -422,6 +458,7 @@ impl SegCache {
         };
         let off = buf.len() as u32;
         item::encode(buf, key, &shape, &meta);
+        self.set_expiry(id, joined(self.expiry_of(id), meta.expires_at));
         self.live_bytes += len as u64;
         let segs = &self.segs;
         let hasher = &self.hasher;
@@ -522,6 +559,9 @@ impl Store for SegCache {
         self.segs.clear();
         self.free_ids.clear();
         self.fifo.clear();
+        self.open = [None; TTL_CLASSES];
+        self.seg_expiry.clear();
+        self.soonest_expiry = NEVER;
         self.allocated = 0;
         self.live_bytes = 0;
         self.big.clear();

@@ -151,6 +151,47 @@ fn expired_items_go_first_and_do_not_count_as_evictions() {
     assert!(c.len() < 2000);
 }
 
+/// Items that never expire written between many that have expired (a
+/// cache of long-lived entries and short-lived ones): the expired ones
+/// sit in segments of their own TTL class, which are freed whole when
+/// room is needed, so no item that never expires is evicted while they
+/// all fit. Mixed into the same segments, the hand evicted unread
+/// long-lived items along with the expired ones.
+#[test]
+fn segments_of_expired_items_are_freed_whole_and_spare_the_rest() {
+    let cap = 256 << 10;
+    let mut c = SegCache::new(cap, 0);
+    let past = Meta {
+        expires_at: 1,
+        ..Meta::default()
+    };
+    // 1000 live items (~121 KB) fit in the cap; 20,000 expired ones do not.
+    for i in 0..21_000 {
+        if i % 21 == 0 {
+            c.put_slice(&key(i), &value(i), meta(i as u64 + 1)).unwrap();
+        } else {
+            c.put_slice(&key(i), &value(i), past).unwrap();
+        }
+        let used = c.allocated + c.external + c.table.bytes();
+        assert!(used <= cap, "{used} after write {i}");
+    }
+    assert_eq!(c.evictions, 0);
+    for i in (0..21_000).step_by(21) {
+        assert_eq!(
+            c.get(&key(i)).unwrap().map(|r| r.value.to_vec()),
+            Some(value(i)),
+            "{i}"
+        );
+    }
+    // Every segment left holds live items, but for the one expired items
+    // are written to and the one closed since room was last needed.
+    let expiring = c
+        .fifo
+        .iter()
+        .filter(|&&id| c.expiry_of(id) != expiry::NEVER);
+    assert!(expiring.count() <= 2, "{:?}", c.fifo);
+}
+
 #[test]
 fn a_touch_keeps_the_access_state_and_counts_as_a_fetch() {
     let mut c = SegCache::new(0, 0);

@@ -1,0 +1,160 @@
+//! Segments grouped by expiry, and expiry of whole segments (Segcache's
+//! TTL buckets, coarser).
+//!
+//! An item is appended to the open segment of its TTL class: items that
+//! never expire in one, and items with a TTL in classes four times wider
+//! than the one before (under 3 s, under 15 s, ..., a day and more). Each
+//! segment remembers the latest expiry of what was written into it, so
+//! once that time has passed every item in it has expired, and the whole
+//! segment is freed without a pass of the eviction hand: its items'
+//! slots go, nothing is copied, and no live item is evicted to make room
+//! that expired items were holding. Without the grouping, a segment of
+//! items that expire in a minute mixed with items that never do would
+//! never expire whole, and the expired ones would wait for the hand.
+
+use super::item;
+use super::table::Loc;
+use super::SegCache;
+use crate::record::now_secs;
+use std::hash::BuildHasher;
+
+/// TTL classes: 0 for items that never expire, then `1 + ilog4(ttl)`
+/// capped at the last.
+pub const TTL_CLASSES: usize = 10;
+
+/// A segment's expiry when one of its items never expires.
+pub const NEVER: u64 = u64::MAX;
+
+/// The class of an item that expires at `expires_at` (0: never).
+pub fn ttl_class(expires_at: u64) -> usize {
+    if expires_at == 0 {
+        return 0;
+    }
+    let ttl = expires_at.saturating_sub(now_secs());
+    1 + (ttl.saturating_add(1).ilog2() as usize / 2).min(TTL_CLASSES - 2)
+}
+
+/// A segment's expiry after an item expiring at `expires_at` joins it.
+pub fn joined(segment: u64, expires_at: u64) -> u64 {
+    if expires_at == 0 || segment == NEVER {
+        NEVER
+    } else {
+        segment.max(expires_at)
+    }
+}
+
+impl SegCache {
+    /// The id of the segment `class` appends to, if it has one.
+    pub(super) fn open_segment(&self, class: usize) -> Option<u32> {
+        self.open.get(class).copied().flatten()
+    }
+
+    /// Makes `id` the segment `class` appends to; the one it replaces is
+    /// closed, and may expire whole from now on.
+    pub(super) fn open_for(&mut self, class: usize, id: u32) {
+        for open in self.open.iter_mut() {
+            if *open == Some(id) {
+                *open = None;
+            }
+        }
+        if let Some(old) = self.open.get_mut(class).and_then(|o| o.replace(id)) {
+            self.closed(old);
+        }
+    }
+
+    /// Notes that segment `id` takes no more writes.
+    fn closed(&mut self, id: u32) {
+        let e = self.expiry_of(id);
+        if e != 0 && e != NEVER {
+            self.soonest_expiry = self.soonest_expiry.min(e);
+        }
+    }
+
+    pub(super) fn expiry_of(&self, id: u32) -> u64 {
+        self.seg_expiry.get(id as usize).copied().unwrap_or(0)
+    }
+
+    pub(super) fn set_expiry(&mut self, id: u32, expiry: u64) {
+        let i = id as usize;
+        if self.seg_expiry.len() <= i {
+            self.seg_expiry.resize(i + 1, 0);
+        }
+        self.seg_expiry[i] = expiry;
+    }
+
+    /// Frees every closed segment whose items have all expired. Cheap
+    /// when none can have: the soonest closed segment's expiry is kept.
+    pub(super) fn expire_whole_segments(&mut self) {
+        let now = now_secs();
+        if now < self.soonest_expiry {
+            return;
+        }
+        let mut soonest = NEVER;
+        let mut kept = std::collections::VecDeque::with_capacity(self.fifo.len());
+        while let Some(id) = self.fifo.pop_front() {
+            let e = self.expiry_of(id);
+            let open = self.open.contains(&Some(id));
+            if open || e == 0 || e == NEVER || e > now {
+                if !open && e != 0 && e != NEVER {
+                    soonest = soonest.min(e);
+                }
+                kept.push_back(id);
+            } else {
+                self.drop_segment(id);
+            }
+        }
+        self.fifo = kept;
+        self.soonest_expiry = soonest;
+    }
+
+    /// Unlinks every item of segment `id` that is still current and frees
+    /// the segment.
+    fn drop_segment(&mut self, id: u32) {
+        let Some(buf) = self.segs.get_mut(id as usize).and_then(Option::take) else {
+            return;
+        };
+        let mut read = 0;
+        while let Some(it) = buf.get(read..).and_then(item::decode) {
+            let here = Loc {
+                seg: id,
+                off: read as u32,
+            };
+            let (len, value) = (it.len, super::external_only(it.value));
+            let hash = self.hasher.hash_one(it.key);
+            if let Some(slot) = self.table.find(hash, |loc| loc == here) {
+                self.table.remove_at(slot);
+                self.retire(len, value);
+            }
+            read += len;
+        }
+        self.allocated -= buf.capacity() as u64;
+        self.set_expiry(id, 0);
+        self.free_ids.push(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_widen_fourfold() {
+        let now = now_secs();
+        assert_eq!(ttl_class(0), 0);
+        assert_eq!(ttl_class(1), 1, "already expired");
+        assert_eq!(ttl_class(now + 2), 1);
+        assert_eq!(ttl_class(now + 3), 2);
+        assert_eq!(ttl_class(now + 60), 3);
+        assert_eq!(ttl_class(now + 3600), 6);
+        assert_eq!(ttl_class(now + 86_400 * 30), TTL_CLASSES - 1);
+        assert_eq!(ttl_class(u64::MAX), TTL_CLASSES - 1);
+    }
+
+    #[test]
+    fn a_segment_never_expires_once_an_item_never_does() {
+        assert_eq!(joined(0, 100), 100);
+        assert_eq!(joined(100, 50), 100);
+        assert_eq!(joined(100, 0), NEVER);
+        assert_eq!(joined(NEVER, 100), NEVER);
+    }
+}
