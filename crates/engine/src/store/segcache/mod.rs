@@ -162,9 +162,13 @@ impl SegCache {
     }
 
     fn slot_of(&self, key: &[u8]) -> Option<usize> {
+        self.slot_hashed(key, self.hash(key))
+    }
+
+    /// `slot_of` for a key whose hash the caller has already.
+    fn slot_hashed(&self, key: &[u8], hash: u64) -> Option<usize> {
         let segs = &self.segs;
-        self.table
-            .find(self.hash(key), |loc| key_at(segs, loc) == key)
+        self.table.find(hash, |loc| key_at(segs, loc) == key)
     }
 
     fn item_at(&self, loc: Loc) -> Option<item::ItemRef<'_>> {
@@ -199,7 +203,11 @@ impl SegCache {
 
     /// Drops `key`'s item, returning its access state.
     fn unlink(&mut self, key: &[u8]) -> Option<Access> {
-        let slot = self.slot_of(key)?;
+        self.unlink_hashed(key, self.hash(key))
+    }
+
+    fn unlink_hashed(&mut self, key: &[u8], hash: u64) -> Option<Access> {
+        let slot = self.slot_hashed(key, hash)?;
         let (len, value) = match self.item_at(self.table.loc(slot)) {
             Some(it) => (it.len, external_only(it.value)),
             None => (0, item::Value::Inline(&[])),
@@ -419,7 +427,9 @@ impl SegCache {
                 None => self.big.push(None),
             }
         }
-        let before = self.unlink(key);
+        // Hashed once for the old item's unlink and the new one's slot.
+        let hash = self.hash(key);
+        let before = self.unlink_hashed(key, hash);
         let access = match (keep, before) {
             (Keep::Store, old) => AccessWord::stored(old.is_some()),
             (_, None) => AccessWord::stored(false),
@@ -462,11 +472,10 @@ impl SegCache {
         self.live_bytes += len as u64;
         let segs = &self.segs;
         let hasher = &self.hasher;
-        self.table.insert(
-            hasher.hash_one(key),
-            (Loc { seg: id, off }, access),
-            |loc| hasher.hash_one(key_at(segs, loc)),
-        );
+        self.table
+            .insert(hash, (Loc { seg: id, off }, access), |loc| {
+                hasher.hash_one(key_at(segs, loc))
+            });
         self.table.publish(&self.probe);
         Ok(())
     }
