@@ -115,17 +115,15 @@ impl PackedLeaf {
     /// time (not doubling: a leaf's spare capacity is memory no record uses).
     fn push(&mut self, key: &[u8], value: NewValue<'_>, meta: &Meta) -> Result<u32> {
         let len = value.as_slice().len();
-        let stored = if len >= EXTERNAL_MIN {
+        let aside = len >= EXTERNAL_MIN;
+        let stored = if aside {
             let index = u32::try_from(self.aside.len()).map_err(|_| Error::Overflow)?;
-            self.aside.push(match value {
-                NewValue::Owned(b) => b,
-                NewValue::Slice(s) => Bytes::copy_from_slice(s),
-            });
             Value::External(index, len)
         } else {
             Value::Inline(value.as_slice())
         };
         let need = item::encoded_len(key, &stored, meta);
+        // Checked before anything changes: a refused record leaves no trace.
         let off = u32::try_from(self.buf.len())
             .ok()
             .filter(|&off| {
@@ -141,6 +139,12 @@ impl PackedLeaf {
             self.buf.reserve_exact(need + self.buf.len() / 4);
         }
         item::encode(&mut self.buf, key, &stored, meta);
+        if aside {
+            self.aside.push(match value {
+                NewValue::Owned(b) => b,
+                NewValue::Slice(s) => Bytes::copy_from_slice(s),
+            });
+        }
         Ok(off)
     }
 
@@ -216,10 +220,12 @@ impl PackedLeaf {
                 // A packed record is copied as it is.
                 Value::Inline(_) => {
                     let start = off as usize;
-                    if let (Ok(at), Some(bytes)) = (
+                    let copied = (
                         u32::try_from(self.buf.len()),
                         src.buf.get(start..start + r.len),
-                    ) {
+                    );
+                    debug_assert!(copied.0.is_ok(), "a leaf past 4 GiB: see MAX_KEY");
+                    if let (Ok(at), Some(bytes)) = copied {
                         self.buf.extend_from_slice(bytes);
                         self.offs.push(at);
                     }
@@ -229,7 +235,9 @@ impl PackedLeaf {
             };
             // Never fails: keys of at most `MAX_KEY` keep every leaf,
             // and two joined, below 4 GiB.
-            if let Ok(off) = self.push(r.key, value, &r.meta) {
+            let pushed = self.push(r.key, value, &r.meta);
+            debug_assert!(pushed.is_ok(), "a leaf past 4 GiB: see MAX_KEY");
+            if let Ok(off) = pushed {
                 self.offs.push(off);
             }
         }
