@@ -11,6 +11,11 @@
 //! that expired items were holding. Without the grouping, a segment of
 //! items that expire in a minute mixed with items that never do would
 //! never expire whole, and the expired ones would wait for the hand.
+//!
+//! Not perfect: a segment the hand compacts is reopened for the class of
+//! the write that needed room, survivors and all, so survivors that never
+//! expire keep that segment from expiring whole, and the class's previous
+//! open segment is closed with its room unused until the hand comes back.
 
 use super::item;
 use super::table::Loc;
