@@ -18,7 +18,7 @@
 //! The tree (`Leaves`) is written once over what a leaf is (`Leaf`): ring
 //! buffers of `(SmallKey, V)` for `LeafTree` (removing from the front, as
 //! draining a queue-like key range in order does, does not shift the leaf),
-//! and packed byte records for the in-memory tree engine (`packed_tree.rs`).
+//! and packed byte records for the in-memory tree engine (`packed_tree/`).
 
 use super::index::{Index, SmallKey};
 use std::collections::{BTreeMap, VecDeque};
