@@ -18,10 +18,8 @@
 //! open segment is closed with its room unused until the hand comes back.
 
 use super::item;
-use super::table::Loc;
 use super::SegCache;
 use crate::record::now_secs;
-use std::hash::BuildHasher;
 
 /// TTL classes: 0 for items that never expire, then `1 + ilog4(ttl)`
 /// capped at the last.
@@ -120,21 +118,14 @@ impl SegCache {
         };
         let mut read = 0;
         while let Some(it) = buf.get(read..).and_then(item::decode) {
-            let here = Loc {
-                seg: id,
-                off: read as u32,
-            };
             let (len, value) = (it.len, super::external_only(it.value));
-            let hash = self.hasher.hash_one(it.key);
-            if let Some(slot) = self.table.find(hash, |loc| loc == here) {
+            if let Some(slot) = self.slot_at(it.key, id, read) {
                 self.table.remove_at(slot);
                 self.retire(len, value);
             }
             read += len;
         }
-        self.allocated -= buf.capacity() as u64;
-        self.set_expiry(id, 0);
-        self.free_ids.push(id);
+        self.release_segment(id, buf.capacity());
     }
 }
 

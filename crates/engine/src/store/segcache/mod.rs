@@ -344,12 +344,7 @@ impl SegCache {
             };
             let (len, expired, value) = (it.len, it.meta.is_expired(now), external_only(it.value));
             let expires_at = it.meta.expires_at;
-            let hash = self.hasher.hash_one(it.key);
-            let here = Loc {
-                seg: id,
-                off: read as u32,
-            };
-            if let Some(slot) = self.table.find(hash, |loc| loc == here) {
+            if let Some(slot) = self.slot_at(it.key, id, read) {
                 let spared = evicted >= quota;
                 if spared || (!expired && self.table.access(slot).take_reference()) {
                     buf.copy_within(read..read + len, write);
@@ -375,18 +370,34 @@ impl SegCache {
         }
         buf.truncate(write);
         if write == 0 && (free_empty || buf.capacity() != self.seg_size) {
-            self.allocated -= buf.capacity() as u64;
-            self.free_ids.push(id);
-            self.set_expiry(id, 0);
-            for open in self.open.iter_mut().filter(|o| **o == Some(id)) {
-                *open = None;
-            }
+            self.release_segment(id, buf.capacity());
             return;
         }
         self.segs[id as usize] = Some(buf);
         self.fifo.push_back(id);
         self.set_expiry(id, expiry);
         self.open_for(class, id);
+    }
+
+    /// The slot of the item with `key` at offset `off` of segment `id`,
+    /// if that item is still the key's current one.
+    fn slot_at(&self, key: &[u8], id: u32, off: usize) -> Option<usize> {
+        let here = Loc {
+            seg: id,
+            off: off as u32,
+        };
+        self.table.find(self.hash(key), |loc| loc == here)
+    }
+
+    /// Gives back segment `id` (already taken out of `segs`, with
+    /// `capacity` bytes) and its id.
+    fn release_segment(&mut self, id: u32, capacity: usize) {
+        self.allocated -= capacity as u64;
+        self.free_ids.push(id);
+        self.set_expiry(id, 0);
+        for open in self.open.iter_mut().filter(|o| **o == Some(id)) {
+            *open = None;
+        }
     }
 
     fn put_with(&mut self, key: &[u8], value: Stored<'_>, meta: Meta, keep: Keep) -> Result<()> {
