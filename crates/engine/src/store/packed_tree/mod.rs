@@ -80,7 +80,7 @@ pub struct PackedLeaf {
 impl PackedLeaf {
     #[inline]
     fn item_at(&self, off: u32) -> Option<ItemRef<'_>> {
-        item::decode(self.buf.get(off as usize..)?)
+        item::decode(self.buf.get(off as usize..)?, 0)
     }
 
     #[inline]
@@ -122,7 +122,7 @@ impl PackedLeaf {
         } else {
             Value::Inline(value.as_slice())
         };
-        let need = item::encoded_len(key, &stored, meta);
+        let need = item::encoded_len(key, &stored, meta, 0);
         // Checked before anything changes: a refused record leaves no trace.
         let off = u32::try_from(self.buf.len())
             .ok()
@@ -138,7 +138,7 @@ impl PackedLeaf {
         if self.buf.capacity() - self.buf.len() < need {
             self.buf.reserve_exact(need + self.buf.len() / 4);
         }
-        item::encode(&mut self.buf, key, &stored, meta);
+        item::encode(&mut self.buf, key, &stored, meta, 0);
         if aside {
             self.aside.push(match value {
                 NewValue::Owned(b) => b,
@@ -203,9 +203,9 @@ impl PackedLeaf {
         let need: usize = items()
             .map(|r| match r.value {
                 Value::External(_, len) => {
-                    item::encoded_len(r.key, &Value::External(u32::MAX, len), &r.meta)
+                    item::encoded_len(r.key, &Value::External(u32::MAX, len), &r.meta, 0)
                 }
-                v => item::encoded_len(r.key, &v, &r.meta),
+                v => item::encoded_len(r.key, &v, &r.meta, 0),
             })
             .sum();
         self.buf.reserve_exact(need);

@@ -116,8 +116,8 @@ impl SegCache {
         let Some(buf) = self.segs.get_mut(id as usize).and_then(Option::take) else {
             return;
         };
-        let mut read = 0;
-        while let Some(it) = buf.get(read..).and_then(item::decode) {
+        let (mut read, base) = (0, self.cas_base_of(id));
+        while let Some(it) = buf.get(read..).and_then(|b| item::decode(b, base)) {
             let (len, value) = (it.len, super::external_only(it.value));
             if let Some(slot) = self.slot_at(it.key, id, read) {
                 self.table.remove_at(slot);

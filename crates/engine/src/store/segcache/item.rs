@@ -2,13 +2,21 @@
 //! bit 6: an expiry follows, bits 0-5: the key's length, or 63 and the
 //! length's excess over 63 as a varint after it), the key, then LEB128
 //! varints of the value's length, the flags and the expiry (each only if
-//! its bit says so) and the CAS, then the value, or, for a value of
-//! `EXTERNAL_MIN` bytes or more, a varint index into the cache's table of
-//! large values (`Value::External`).
+//! its bit says so) and the CAS less the segment's CAS base (wrapping),
+//! then the value, or, for a value of `EXTERNAL_MIN` bytes or more, a
+//! varint index into the cache's table of large values (`Value::External`).
+//!
+//! Why the CAS is stored against a base: the shard's counter grows with
+//! every write, so an absolute CAS takes 3 bytes after 16,384 writes and 5
+//! after 2^28 — bytes every item pays in a long-running cache. Items
+//! written together share a segment, and a segment's base is the counter
+//! when it was opened, so the difference is below the segment's item
+//! count: 2 bytes for a 1 MiB segment of ~120-byte items, however old the
+//! cache. (The in-memory tree passes 0: its records move between leaves.)
 //!
 //! Why flags and expiry are optional: most items have neither (no flags,
 //! never expire), and two bytes are 1.6% of a small item. A 16-byte key with
-//! a 100-byte value, no flags, no expiry and a CAS below 2^21 takes 5 + 116
+//! a 100-byte value, no flags, no expiry and a CAS within 2^14 of its segment's base takes 4 + 116
 //! bytes (docs/design.md, "Cache"). Why the key comes first: lookups
 //! compare keys far more often than they read the rest (a tree's binary
 //! search decodes one key per step), and a key right after the lead byte
@@ -107,8 +115,23 @@ fn opt_varint_len(v: u64) -> usize {
     }
 }
 
-/// Bytes `encode` appends for this item.
-pub fn encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta) -> usize {
+/// Bytes `encode` appends for this item against CAS base `cas_base`.
+pub fn encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta, cas_base: u64) -> usize {
+    encoded_len_cas(
+        key,
+        value,
+        meta,
+        varint_len(meta.cas.wrapping_sub(cas_base)),
+    )
+}
+
+/// The most bytes `encode` can append for this item, whatever the base:
+/// room made for this fits it in any segment.
+pub fn max_encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta) -> usize {
+    encoded_len_cas(key, value, meta, MAX_VARINT)
+}
+
+fn encoded_len_cas(key: &[u8], value: &Value<'_>, meta: &Meta, cas_len: usize) -> usize {
     let body = match value {
         Value::Inline(v) => v.len(),
         Value::External(i, _) => varint_len(u64::from(*i)),
@@ -117,14 +140,15 @@ pub fn encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta) -> usize {
         + varint_len(value.len() as u64)
         + opt_varint_len(u64::from(meta.flags))
         + opt_varint_len(meta.expires_at)
-        + varint_len(meta.cas)
+        + cas_len
         + key.len()
         + body
 }
 
-/// Appends the item. `value` must be `External` exactly when its length is
-/// at least `EXTERNAL_MIN` (the cache's rule; decoding relies on it).
-pub fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta) {
+/// Appends the item, its CAS stored against `cas_base` (which `decode`
+/// must be given back). `value` must be `External` exactly when its length
+/// is at least `EXTERNAL_MIN` (the cache's rule; decoding relies on it).
+pub fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta, cas_base: u64) {
     debug_assert_eq!(
         matches!(value, Value::External(..)),
         value.len() >= EXTERNAL_MIN
@@ -142,7 +166,7 @@ pub fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta) {
     if meta.expires_at != 0 {
         put_varint(out, meta.expires_at);
     }
-    put_varint(out, meta.cas);
+    put_varint(out, meta.cas.wrapping_sub(cas_base));
     match value {
         Value::Inline(v) => out.extend_from_slice(v),
         Value::External(i, _) => put_varint(out, u64::from(*i)),
@@ -158,9 +182,10 @@ pub struct ItemRef<'a> {
     pub len: usize,
 }
 
-/// The item starting at `buf[0]`; `None` if the bytes are not one (never
-/// for what `encode` wrote: segments are memory only).
-pub fn decode(buf: &[u8]) -> Option<ItemRef<'_>> {
+/// The item starting at `buf[0]`, encoded against `cas_base`; `None` if
+/// the bytes are not one (never for what `encode` wrote: segments are
+/// memory only).
+pub fn decode(buf: &[u8], cas_base: u64) -> Option<ItemRef<'_>> {
     let mut at = 0;
     let (b, klen) = key_len(buf, &mut at)?;
     let key = buf.get(at..at.checked_add(klen)?)?;
@@ -176,7 +201,7 @@ pub fn decode(buf: &[u8]) -> Option<ItemRef<'_>> {
     } else {
         0
     };
-    let cas = get_varint(buf, &mut at)?;
+    let cas = cas_base.wrapping_add(get_varint(buf, &mut at)?);
     let mut end = at;
     let value = if vlen >= EXTERNAL_MIN {
         let i = u32::try_from(get_varint(buf, &mut end)?).ok()?;
@@ -234,26 +259,39 @@ mod tests {
             cas: 1 << 40,
         };
         for value in [Value::Inline(b"value"), Value::External(300, 1 << 20)] {
-            let mut out = vec![];
-            encode(&mut out, b"key", &value, &meta);
-            assert_eq!(out.len(), encoded_len(b"key", &value, &meta));
-            let n = out.len();
-            out.extend_from_slice(b"trailing");
-            let it = decode(&out).unwrap();
-            assert_eq!(
-                (it.key, it.value, it.meta, it.len),
-                (&b"key"[..], value, meta, n)
-            );
-            assert_eq!(key_of(&out), Some(&b"key"[..]));
-            assert!(decode(&out[..5]).is_none());
+            // Bases below the CAS, equal to it, and above it (an item that
+            // kept an older CAS: the difference wraps).
+            for base in [0, (1 << 40) - 5, 1 << 40, (1 << 40) + 1, u64::MAX] {
+                let mut out = vec![];
+                encode(&mut out, b"key", &value, &meta, base);
+                assert_eq!(out.len(), encoded_len(b"key", &value, &meta, base));
+                assert!(out.len() <= max_encoded_len(b"key", &value, &meta));
+                let n = out.len();
+                out.extend_from_slice(b"trailing");
+                let it = decode(&out, base).unwrap();
+                assert_eq!(
+                    (it.key, it.value, it.meta, it.len),
+                    (&b"key"[..], value, meta, n)
+                );
+                assert_eq!(key_of(&out), Some(&b"key"[..]));
+                assert!(decode(&out[..5], base).is_none());
+            }
         }
-        // The item: 16-byte key, 100-byte value, small CAS.
+        // The item: 16-byte key, 100-byte value, written when the
+        // shard's counter is past a million, into a segment opened a few
+        // thousand writes before.
         let small = Meta {
             cas: 1_000_000,
             ..Meta::default()
         };
         let v = [0; 100];
-        assert_eq!(encoded_len(&[0; 16], &Value::Inline(&v), &small), 5 + 116);
+        let item = |base| encoded_len(&[0; 16], &Value::Inline(&v), &small, base);
+        assert_eq!(item(1_000_000 - 9_000), 4 + 116);
+        assert_eq!(item(0), 5 + 116, "an absolute CAS takes a byte more");
+        assert_eq!(
+            max_encoded_len(&[0; 16], &Value::Inline(&v), &small),
+            2 + MAX_VARINT + 116
+        );
     }
 
     #[test]
@@ -284,22 +322,26 @@ mod tests {
                     Value::External(u32::MAX, EXTERNAL_MIN),
                 ] {
                     let mut out = vec![];
-                    encode(&mut out, &key, &value, meta);
-                    assert_eq!(out.len(), encoded_len(&key, &value, meta));
-                    let it = decode(&out).unwrap();
+                    encode(&mut out, &key, &value, meta, 1 << 20);
+                    assert_eq!(out.len(), encoded_len(&key, &value, meta, 1 << 20));
+                    assert!(out.len() <= max_encoded_len(&key, &value, meta));
+                    let it = decode(&out, 1 << 20).unwrap();
                     assert_eq!(
                         (it.key, it.value, it.meta, it.len),
                         (&key[..], value, *meta, out.len())
                     );
                     assert_eq!(key_of(&out), Some(&key[..]));
-                    assert!(decode(&out[..out.len() - 1]).is_none(), "{klen} {meta:?}");
+                    assert!(
+                        decode(&out[..out.len() - 1], 1 << 20).is_none(),
+                        "{klen} {meta:?}"
+                    );
                 }
             }
         }
         // The escape costs one byte from 63 on, as a varint did from 64.
         let m = Meta::default();
         let v = Value::Inline(b"");
-        assert_eq!(encoded_len(&[0; 62], &v, &m), 1 + 1 + 1 + 62);
-        assert_eq!(encoded_len(&[0; 63], &v, &m), 2 + 1 + 1 + 63);
+        assert_eq!(encoded_len(&[0; 62], &v, &m, 0), 1 + 1 + 1 + 62);
+        assert_eq!(encoded_len(&[0; 63], &v, &m, 0), 2 + 1 + 1 + 63);
     }
 }

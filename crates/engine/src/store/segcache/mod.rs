@@ -5,7 +5,7 @@
 //! Why: the CLOCK cache (`cache.rs`) keeps an 88-byte entry per record plus
 //! a heap allocation for a value over 22 bytes, ~240 bytes for a 16-byte
 //! key and a 100-byte value where memcached needs ~170. Here an item costs
-//! its bytes plus a 5-byte header (`item.rs`) and its share of the table
+//! its bytes plus a 4-byte header (`item.rs`) and its share of the table
 //! (10 bytes a slot, 11/16 to 7/8 full, `table.rs`): no allocation per item, and memory
 //! that is only ever whole segments (Pelikan's Segcache, NSDI'21).
 //!
@@ -81,6 +81,9 @@ pub struct SegCache {
     seg_expiry: Vec<u64>,
     /// No closed segment expires whole before this time.
     soonest_expiry: u64,
+    /// By segment id: the CAS its items are stored against (`item.rs`),
+    /// the shard's counter when it was opened empty.
+    cas_base: Vec<u64>,
     seg_size: usize,
     /// Sum of the segments' capacities (with the table's bytes, what the
     /// byte cap bounds).
@@ -141,6 +144,7 @@ impl SegCache {
             open: [None; TTL_CLASSES],
             seg_expiry: Vec::new(),
             soonest_expiry: NEVER,
+            cas_base: Vec::new(),
             seg_size: segment_size(cap_bytes),
             allocated: 0,
             live_bytes: 0,
@@ -173,7 +177,21 @@ impl SegCache {
 
     fn item_at(&self, loc: Loc) -> Option<item::ItemRef<'_>> {
         let seg = self.segs.get(loc.seg as usize)?.as_ref()?;
-        item::decode(seg.get(loc.off as usize..)?)
+        item::decode(seg.get(loc.off as usize..)?, self.cas_base_of(loc.seg))
+    }
+
+    fn cas_base_of(&self, id: u32) -> u64 {
+        self.cas_base.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// Segment `id` is empty: its items will be stored against the CAS
+    /// the shard has reached (the write about to go in has taken it).
+    fn rebase(&mut self, id: u32) {
+        let i = id as usize;
+        if self.cas_base.len() <= i {
+            self.cas_base.resize(i + 1, 0);
+        }
+        self.cas_base[i] = self.max_cas;
     }
 
     fn record_at(&self, slot: usize) -> Option<Record> {
@@ -233,6 +251,7 @@ impl SegCache {
             }
         };
         self.segs[id as usize] = Some(Vec::with_capacity(size));
+        self.rebase(id);
         self.allocated += size as u64;
         self.fifo.push_back(id);
         self.set_expiry(id, 0);
@@ -338,8 +357,9 @@ impl SegCache {
         let now = now_secs();
         let (mut read, mut write, mut evicted) = (0usize, 0usize, 0u64);
         let mut expiry = 0;
+        let base = self.cas_base_of(id);
         while read < buf.len() {
-            let Some(it) = item::decode(&buf[read..]) else {
+            let Some(it) = item::decode(&buf[read..], base) else {
                 break; // never: segments hold only what `encode` wrote
             };
             let (len, expired, value) = (it.len, it.meta.is_expired(now), external_only(it.value));
@@ -374,6 +394,10 @@ impl SegCache {
             return;
         }
         self.segs[id as usize] = Some(buf);
+        if write == 0 {
+            // Survivors keep the base they were stored against.
+            self.rebase(id);
+        }
         self.fifo.push_back(id);
         self.set_expiry(id, expiry);
         self.open_for(class, id);
@@ -410,10 +434,12 @@ impl SegCache {
             .last()
             .copied()
             .unwrap_or(self.big.len() as u32);
+        // Room is made for the longest the item can be: its CAS is stored
+        // against the base of whichever segment gets it (`item.rs`).
         let len = if external {
-            item::encoded_len(key, &item::Value::External(index, vlen), &meta)
+            item::max_encoded_len(key, &item::Value::External(index, vlen), &meta)
         } else {
-            item::encoded_len(key, &item::Value::Inline(value.as_slice()), &meta)
+            item::max_encoded_len(key, &item::Value::Inline(value.as_slice()), &meta)
         };
         let mut value = Some(value);
         let charge = len as u64
@@ -474,13 +500,15 @@ impl SegCache {
         let Some(id) = self.open_segment(class) else {
             return Err(too_large(self.cap_bytes));
         };
+        let base = self.cas_base_of(id);
         let Some(buf) = self.segs[id as usize].as_mut() else {
             return Err(too_large(self.cap_bytes));
         };
         let off = buf.len() as u32;
-        item::encode(buf, key, &shape, &meta);
+        item::encode(buf, key, &shape, &meta, base);
+        let written = buf.len() - off as usize;
         self.set_expiry(id, joined(self.expiry_of(id), meta.expires_at));
-        self.live_bytes += len as u64;
+        self.live_bytes += written as u64;
         let segs = &self.segs;
         let hasher = &self.hasher;
         self.table
@@ -581,6 +609,7 @@ impl Store for SegCache {
         self.fifo.clear();
         self.open = [None; TTL_CLASSES];
         self.seg_expiry.clear();
+        self.cas_base.clear();
         self.soonest_expiry = NEVER;
         self.allocated = 0;
         self.live_bytes = 0;
