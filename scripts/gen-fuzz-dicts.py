@@ -225,21 +225,34 @@ def crc32c(data):
 def file_header(kind, generation=0x0123456789ABCDEF):
     b = bytearray(64)
     b[0:8] = MAGIC
-    b[8:10] = struct.pack("<H", 1)
+    b[8:10] = struct.pack("<H", 2)
     b[10] = kind
     b[16:24] = struct.pack("<Q", generation)
     b[60:64] = struct.pack("<I", crc32c(bytes(b[:60])))
     return bytes(b)
 
 
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
 def record(op, key, value=b"", codec=0, flags=0, expires=0, cas=1):
-    rest = struct.pack("<BBHIIIQQ", op, codec, 0, len(key), len(value), flags, expires, cas) + key + value
+    """A version 2 record (docs/format.md): CRC, lead byte, varint fields."""
+    lead = op | codec << 2 | (0x10 if flags else 0) | (0x20 if expires else 0)
+    rest = bytes([lead]) + varint(len(key)) + varint(len(value))
+    rest += (varint(flags) if flags else b"") + (varint(expires) if expires else b"")
+    rest += varint(cas) + key + value
     return struct.pack("<I", crc32c(rest)) + rest
 
 
-db_entries = [MAGIC, b"MSTHINT\x1a", b"\x01\x00", b"\x01", b"\x02", b"\x03",
-              b"\x01\x00\x00\x00", b"\x01\x01\x00\x00", b"\x01\x02\x00\x00", b"\x02\x00\x00\x00",
-              b"\x03\x00\x00\x00", b"\xff\xff\xff\xff", b"\x00\x00\x00\x00",
+db_entries = [MAGIC, b"MSTHINT\x1a", b"\x02\x00", b"\x01", b"\x02", b"\x03",
+              b"\x05", b"\x09", b"\x11", b"\x21", b"\x31",  # lead bytes: codecs, flags, expiry
+              b"\x80\x01", b"\xff\xff\xff\xff\x0f", b"\xff\xff\xff\xff", b"\x00\x00\x00\x00",
               b"\x28\xb5\x2f\xfd",  # zstd frame magic
               b"TkrzwHDB", b"ToKyO CaBiNeT", b"KC\n"]
 write_dict("db_file_open",
@@ -254,13 +267,13 @@ seeds = {
     "tree_log": bytes([1 + 3 * 8]) + file_header(2) + recs,
     "snapshot": bytes([2 + 3 * 8]) + file_header(3) + record(1, b"k", b"v", cas=7),
     "records_only": bytes([0 + 3 * (1 | 8)]) + recs,
-    "fix_crcs": bytes([1 + 3 * (1 | 2 | 8)]) + record(1, b"k", b"v")[:4] + b"\0" * 4 + record(1, b"k", b"v")[4:],
+    "fix_crcs": bytes([1 + 3 * (1 | 2 | 8)]) + b"\0" * 4 + record(1, b"k", b"v")[4:],
     "lz4_value": bytes([0 + 3 * (1 | 2)]) + record(1, b"z", lz4, codec=1),
-    "torn_tail": bytes([0 + 3 * 8]) + file_header(1) + recs + record(1, b"c", b"3")[:20],
+    "torn_tail": bytes([0 + 3 * 8]) + file_header(1) + recs + record(1, b"c", b"3", cas=4)[:7],
     "foreign": bytes([0]) + b"TkrzwHDB" + b"\0" * 56,
 }
 entry = struct.pack("<IQIBIQQ", 1, 64, 1, 0, 0, 0, 1) + b"a"
-hint = b"MSTHINT\x1a" + struct.pack("<QQQQQ", 0x0123456789ABCDEF, 64 + len(recs), 1, 3, 38) + b"\0" * 16 + entry + b"\0\0\0\0"
+hint = b"MSTHINT\x1a" + struct.pack("<QQQQQ", 0x0123456789ABCDEF, 64 + len(recs), 1, 3, len(record(1, b"a", b"1"))) + b"\0" * 16 + entry + b"\0\0\0\0"
 seeds["with_hint"] = bytes([0 + 3 * (1 | 4 | 8)]) + struct.pack("<H", len(hint)) + recs + hint
 write_seeds("db_file_open", seeds)
 print("wrote", os.path.normpath(os.path.join(ROOT, "dict")), "and", os.path.normpath(os.path.join(ROOT, "seeds")))

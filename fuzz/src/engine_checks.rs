@@ -9,7 +9,7 @@
 //! with `#[path]`).
 
 use memstored_engine::format::{
-    FileHeader, FileKind, FILE_HEADER_SIZE, HINT_MAGIC, MAGIC, RECORD_HEADER_SIZE,
+    FileHeader, FileKind, RecordHeader, FILE_HEADER_SIZE, HINT_MAGIC, MAGIC,
 };
 use memstored_engine::io::{FileSystem, SimFs};
 use memstored_engine::{restore, Db, DbName, EngineKind, Error};
@@ -233,14 +233,8 @@ fn fix_record_crcs(file: &mut [u8]) {
     if !file.starts_with(MAGIC) {
         at = 0;
     }
-    while file.len() - at >= RECORD_HEADER_SIZE {
-        let h = &file[at..];
-        if !(1..=3).contains(&h[4]) || h[5] > 2 {
-            return;
-        }
-        let key_len = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
-        let stored_len = u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize;
-        let total = RECORD_HEADER_SIZE + key_len + stored_len;
+    while let Some(h) = RecordHeader::decode(&file[at..]) {
+        let total = h.total_len() as usize;
         if total > file.len() - at {
             return;
         }

@@ -9,9 +9,15 @@ use crate::status::{Error, Result};
 pub const MAGIC: &[u8; 8] = b"MEMSTOR\x1a";
 /// First 8 bytes of a hint (index snapshot) file.
 pub const HINT_MAGIC: &[u8; 8] = b"MSTHINT\x1a";
-pub const FORMAT_VERSION: u16 = 1;
+/// 2: records with a varint header (1: a fixed 36-byte header, refused).
+pub const FORMAT_VERSION: u16 = 2;
 pub const FILE_HEADER_SIZE: usize = 64;
-pub const RECORD_HEADER_SIZE: usize = 36;
+/// The shortest a record header can be: CRC, lead byte, and one byte for
+/// each of key length, stored length and CAS.
+pub const MIN_RECORD_HEADER: usize = 8;
+/// The longest: CRC, lead byte, two u32 and a u32 flags as 5-byte varints,
+/// expiry and CAS as 10-byte ones.
+pub const MAX_RECORD_HEADER: usize = 4 + 1 + 5 + 5 + 5 + 10 + 10;
 
 /// What a file holds; stored in the header so a hash file is not opened as a tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +73,14 @@ impl FileHeader {
             )));
         }
         let version = u16::from_le_bytes([b[8], b[9]]);
+        if version == 1 {
+            return Err(Error::BrokenData(format!(
+                "{path}: format version 1 (36-byte record headers, memstored 0.2 \
+                 and before) is not read by this build, which writes version \
+                 {FORMAT_VERSION}: `memstore export` it with the build that wrote \
+                 it, then `memstore import` the export with this one"
+            )));
+        }
         if version != FORMAT_VERSION {
             return Err(Error::BrokenData(format!(
                 "{path}: format version {version} is not supported"
@@ -138,6 +152,16 @@ pub enum Codec {
 }
 
 /// A decoded record header; key and value follow it.
+///
+/// On disk (docs/format.md "Record"): the CRC, a lead byte (bits 0-1 the
+/// op, bits 2-3 the codec, bit 4 flags follow, bit 5 an expiry follows,
+/// bits 6-7 zero), then LEB128 varints of the key length, the stored
+/// length, the flags and the expiry (each only if its bit says so) and the
+/// CAS. Why varints: the fixed header took 36 bytes, more than the key and
+/// value of a small record (8-byte key and value: 52 bytes a record, 26
+/// now), and every byte is written, synced, mapped and read back. Only the
+/// shortest encoding of each field is accepted, so the header's length
+/// follows from its fields (`head_len`) and locations need not store it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordHeader {
     pub crc: u32,
@@ -149,38 +173,116 @@ pub struct RecordHeader {
     pub meta: Meta,
 }
 
+/// Lead byte: flags follow.
+const LEAD_FLAGS: u8 = 0x10;
+/// Lead byte: an expiry follows.
+const LEAD_EXPIRY: u8 = 0x20;
+
+fn varint_len(v: u64) -> usize {
+    // 1 byte per 7 bits, at least one.
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The varint at `b[*at..]`, advancing `at`; `None` past the end, beyond
+/// `max_len` bytes, or not in its shortest form (a trailing zero byte).
+fn get_varint(b: &[u8], at: &mut usize, max_len: usize) -> Option<u64> {
+    let mut v = 0u64;
+    for i in 0..max_len {
+        let byte = *b.get(*at + i)?;
+        v |= u64::from(byte & 0x7f).checked_shl(7 * i as u32)?;
+        if byte < 0x80 {
+            if byte == 0 && i > 0 {
+                return None;
+            }
+            if i == 9 && byte > 1 {
+                return None; // beyond 64 bits
+            }
+            *at += i + 1;
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Bytes of the header of a record with these fields.
+pub fn head_len(key_len: u32, stored_len: u32, meta: &Meta) -> u64 {
+    let opt = |v: u64| if v == 0 { 0 } else { varint_len(v) };
+    (4 + 1
+        + varint_len(u64::from(key_len))
+        + varint_len(u64::from(stored_len))
+        + opt(u64::from(meta.flags))
+        + opt(meta.expires_at)
+        + varint_len(meta.cas)) as u64
+}
+
 impl RecordHeader {
-    pub fn total_len(&self) -> u64 {
-        RECORD_HEADER_SIZE as u64 + self.key_len as u64 + self.stored_len as u64
+    /// Bytes of this header on disk.
+    pub fn head_len(&self) -> u64 {
+        head_len(self.key_len, self.stored_len, &self.meta)
     }
 
-    /// Decodes the fixed part; `None` when the bytes are not a plausible header.
+    pub fn total_len(&self) -> u64 {
+        self.head_len() + self.key_len as u64 + self.stored_len as u64
+    }
+
+    /// Decodes a header from the start of `b` (which may run on into the
+    /// key); `None` when the bytes are not a plausible header or `b` ends
+    /// inside it.
     pub fn decode(b: &[u8]) -> Option<RecordHeader> {
-        if b.len() < RECORD_HEADER_SIZE {
-            return None;
-        }
-        let op = match b[4] {
+        let lead = *b.get(4)?;
+        let op = match lead & 3 {
             1 => Op::Put,
             2 => Op::Remove,
             3 => Op::Clear,
             _ => return None,
         };
-        let codec = match b[5] {
+        let codec = match (lead >> 2) & 3 {
             0 => Codec::Raw,
             1 => Codec::Lz4,
             2 => Codec::Zstd,
             _ => return None,
         };
+        if lead & 0xc0 != 0 {
+            return None;
+        }
+        let mut at = 5;
+        let key_len = u32::try_from(get_varint(b, &mut at, 5)?).ok()?;
+        let stored_len = u32::try_from(get_varint(b, &mut at, 5)?).ok()?;
+        let flags = if lead & LEAD_FLAGS != 0 {
+            match u32::try_from(get_varint(b, &mut at, 5)?).ok()? {
+                0 => return None, // not the shortest form: the bit would be clear
+                f => f,
+            }
+        } else {
+            0
+        };
+        let expires_at = if lead & LEAD_EXPIRY != 0 {
+            match get_varint(b, &mut at, 10)? {
+                0 => return None,
+                e => e,
+            }
+        } else {
+            0
+        };
+        let cas = get_varint(b, &mut at, 10)?;
         Some(RecordHeader {
             crc: read_u32(b, 0),
             op,
             codec,
-            key_len: read_u32(b, 8),
-            stored_len: read_u32(b, 12),
+            key_len,
+            stored_len,
             meta: Meta {
-                flags: read_u32(b, 16),
-                expires_at: read_u64(b, 20),
-                cas: read_u64(b, 28),
+                flags,
+                expires_at,
+                cas,
             },
         })
     }
@@ -218,15 +320,25 @@ pub fn encode_stored(
     let stored_len = u32::try_from(stored.len())
         .map_err(|_| Error::InvalidArgument("value longer than 4 GiB - 1".into()))?;
     let start = out.len();
+    let mut lead = op as u8 | (codec as u8) << 2;
+    if meta.flags != 0 {
+        lead |= LEAD_FLAGS;
+    }
+    if meta.expires_at != 0 {
+        lead |= LEAD_EXPIRY;
+    }
+    out.reserve(MAX_RECORD_HEADER + key.len() + stored.len());
     out.extend_from_slice(&[0u8; 4]);
-    out.push(op as u8);
-    out.push(codec as u8);
-    out.extend_from_slice(&[0u8; 2]);
-    out.extend_from_slice(&key_len.to_le_bytes());
-    out.extend_from_slice(&stored_len.to_le_bytes());
-    out.extend_from_slice(&meta.flags.to_le_bytes());
-    out.extend_from_slice(&meta.expires_at.to_le_bytes());
-    out.extend_from_slice(&meta.cas.to_le_bytes());
+    out.push(lead);
+    put_varint(out, u64::from(key_len));
+    put_varint(out, u64::from(stored_len));
+    if meta.flags != 0 {
+        put_varint(out, u64::from(meta.flags));
+    }
+    if meta.expires_at != 0 {
+        put_varint(out, meta.expires_at);
+    }
+    put_varint(out, meta.cas);
     out.extend_from_slice(key);
     out.extend_from_slice(stored);
     let crc = crc32c::crc32c(&out[start + 4..]);
@@ -338,12 +450,124 @@ pub fn decompress(codec: Codec, stored: &[u8]) -> Result<Vec<u8>> {
 
 /// Checks a whole record (header, key, value bytes) against its CRC.
 pub fn crc_ok(record: &[u8]) -> bool {
-    record.len() >= RECORD_HEADER_SIZE && read_u32(record, 0) == crc32c::crc32c(&record[4..])
+    record.len() >= MIN_RECORD_HEADER && read_u32(record, 0) == crc32c::crc32c(&record[4..])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn record_headers_round_trip_at_their_shortest() {
+        let metas = [
+            Meta::default(),
+            Meta {
+                flags: 7,
+                ..Meta::default()
+            },
+            Meta {
+                expires_at: 1_800_000_000,
+                cas: 300,
+                ..Meta::default()
+            },
+            Meta {
+                flags: u32::MAX,
+                expires_at: u64::MAX,
+                cas: u64::MAX,
+            },
+        ];
+        for meta in metas {
+            for (klen, vlen) in [(0, 0), (1, 1), (127, 128), (300, 20_000)] {
+                for (op, codec) in [(Op::Put, Codec::Raw), (Op::Remove, Codec::Zstd)] {
+                    let (key, value) = (vec![b'k'; klen], vec![b'v'; vlen]);
+                    let mut out = vec![];
+                    let h = encode_stored(&mut out, op, codec, &key, &value, meta).unwrap();
+                    assert_eq!(out.len() as u64, h.total_len());
+                    assert_eq!(RecordHeader::decode(&out), Some(h));
+                    assert!(crc_ok(&out));
+                    // A header cut short is no header.
+                    let head = h.head_len() as usize;
+                    assert!((MIN_RECORD_HEADER..=MAX_RECORD_HEADER).contains(&head));
+                    assert_eq!(RecordHeader::decode(&out[..head - 1]), None);
+                    assert_eq!(RecordHeader::decode(&out[..head]), Some(h));
+                }
+            }
+        }
+        // Seed 004's record: 8-byte key and value, a CAS past a million.
+        let mut out = vec![];
+        let meta = Meta {
+            cas: 1_500_000,
+            ..Meta::default()
+        };
+        encode_record(
+            &mut out,
+            Op::Put,
+            b"00000001",
+            b"00000001",
+            meta,
+            Compression::None,
+        )
+        .unwrap();
+        assert_eq!(out.len(), 26, "was 52 with the fixed header");
+    }
+
+    /// Only the shortest encoding of each field is a header, so its length
+    /// follows from its fields (a location computes it instead of storing it).
+    #[test]
+    fn longer_encodings_and_stray_bits_are_not_headers() {
+        let mut out = vec![];
+        encode_record(
+            &mut out,
+            Op::Put,
+            b"k",
+            b"v",
+            Meta::default(),
+            Compression::None,
+        )
+        .unwrap();
+        assert!(RecordHeader::decode(&out).is_some());
+        let with = |at: usize, bytes: &[u8]| {
+            let mut b = out[..at].to_vec();
+            b.extend_from_slice(bytes);
+            b.extend_from_slice(&out[at + 1..]);
+            b
+        };
+        // Key length 1 as two bytes (0x81 0x00).
+        assert_eq!(RecordHeader::decode(&with(5, &[0x81, 0x00])), None);
+        // Reserved lead bits, op 0, codec 3.
+        for lead in [0x41, 0x81, 0x00, 0x0d] {
+            assert_eq!(RecordHeader::decode(&with(4, &[lead])), None, "{lead:#x}");
+        }
+        // Flags said to follow, but zero.
+        let mut b = with(4, &[out[4] | LEAD_FLAGS]);
+        b.insert(7, 0);
+        assert_eq!(RecordHeader::decode(&b), None);
+        // A 10-byte varint beyond 64 bits.
+        let mut b = out[..7].to_vec();
+        b.extend_from_slice(&[0xff; 9]);
+        b.push(0x02);
+        assert_eq!(RecordHeader::decode(&b), None);
+    }
+
+    #[test]
+    fn a_version_1_file_is_refused_with_the_way_to_convert_it() {
+        let mut b = FileHeader {
+            kind: FileKind::HashLog,
+            generation: 1,
+            created_at: 2,
+            max_cas: 0,
+        }
+        .encode();
+        b[8..10].copy_from_slice(&1u16.to_le_bytes());
+        let crc = crc32c::crc32c(&b[..60]);
+        b[60..64].copy_from_slice(&crc.to_le_bytes());
+        let e = FileHeader::decode(&b, "old.tkh").unwrap_err().to_string();
+        assert!(e.contains("format version 1"), "{e}");
+        assert!(
+            e.contains("memstore export") && e.contains("memstore import"),
+            "{e}"
+        );
+    }
 
     /// Regression (fuzz target `db_file_open`): an lz4 value whose size
     /// prefix claimed 3 GB made `decompress` allocate 3 GB before failing.

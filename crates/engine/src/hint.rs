@@ -256,7 +256,7 @@ mod tests {
             loc(u64::MAX - 8, 1),
             loc(64, u32::MAX),
             loc(0, 1),
-            loc(190, 1),
+            loc(195, 1), // 8-byte header, key and value: ends at 205
         ] {
             save_one(bad);
             assert!(load(&*fs, path, 7, 200).is_none());

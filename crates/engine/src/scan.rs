@@ -3,7 +3,7 @@
 //! that is incomplete or fails its CRC; everything from there on is a torn
 //! tail, never served.
 
-use crate::format::{RecordHeader, RECORD_HEADER_SIZE};
+use crate::format::{RecordHeader, MAX_RECORD_HEADER, MIN_RECORD_HEADER};
 use crate::io::{DataFile, ReadAheadFile};
 use crate::status::Result;
 
@@ -38,18 +38,21 @@ pub fn read_record(
     keep_values: bool,
     body: &mut Vec<u8>,
 ) -> Result<Option<RecordHeader>> {
-    let mut head = [0u8; RECORD_HEADER_SIZE];
-    if file_len.saturating_sub(offset) < RECORD_HEADER_SIZE as u64 {
+    let mut head = [0u8; MAX_RECORD_HEADER];
+    let left = file_len.saturating_sub(offset);
+    if left < MIN_RECORD_HEADER as u64 {
         return Ok(None);
     }
-    file.read_at(&mut head, offset)?;
-    let Some(h) = RecordHeader::decode(&head) else {
+    let head = &mut head[..left.min(MAX_RECORD_HEADER as u64) as usize];
+    file.read_at(head, offset)?;
+    let Some(h) = RecordHeader::decode(head) else {
         return Ok(None);
     };
-    if h.total_len() > file_len - offset {
+    if h.total_len() > left {
         return Ok(None);
     }
-    let mut crc = crc32c::crc32c(&head[4..]);
+    let head_len = h.head_len();
+    let mut crc = crc32c::crc32c(&head[4..head_len as usize]);
     let body_len = h.key_len as u64 + h.stored_len as u64;
     let held = if keep_values {
         body_len
@@ -58,9 +61,9 @@ pub fn read_record(
     };
     body.clear();
     body.resize(held as usize, 0);
-    file.read_at(body, offset + RECORD_HEADER_SIZE as u64)?;
+    file.read_at(body, offset + head_len)?;
     crc = crc32c::crc32c_append(crc, body);
-    let mut pos = offset + RECORD_HEADER_SIZE as u64 + held;
+    let mut pos = offset + head_len + held;
     let end = offset + h.total_len();
     let mut chunk = Vec::new();
     while pos < end {

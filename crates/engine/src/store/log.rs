@@ -7,9 +7,7 @@ use super::log_index::{LogIndex, LogReader, MAX_LOG_LEN};
 use super::rebuild::LogRebuild;
 use super::tagged_table::ProbeHint;
 use super::{Frozen, RebuildTask, Store, StoreStats};
-use crate::format::{
-    self, Codec, FileHeader, FileKind, Op, RecordHeader, FILE_HEADER_SIZE, RECORD_HEADER_SIZE,
-};
+use crate::format::{self, Codec, FileHeader, FileKind, Op, RecordHeader, FILE_HEADER_SIZE};
 use crate::hint;
 use crate::io::{DataFile, FileMap, FileSystem};
 use crate::name::{Compression, SyncMode};
@@ -70,8 +68,13 @@ impl Loc {
         }
     }
 
+    /// Bytes of the record's header (its fields decide it).
+    pub fn head_len(&self) -> u64 {
+        format::head_len(self.key_len, self.stored_len, &self.meta)
+    }
+
     pub fn total_len(&self) -> u64 {
-        RECORD_HEADER_SIZE as u64 + self.key_len as u64 + self.stored_len as u64
+        self.head_len() + self.key_len as u64 + self.stored_len as u64
     }
 }
 
@@ -468,7 +471,8 @@ impl<I: LogIndex> LogStore<I> {
     /// CRC is checked.
     fn checked_value<'r>(&self, loc: &Loc, rec: &'r [u8]) -> Result<&'r [u8]> {
         self.check_crc(loc, rec)?;
-        Ok(&rec[RECORD_HEADER_SIZE + loc.key_len as usize..])
+        rec.get((loc.head_len() + u64::from(loc.key_len)) as usize..)
+            .ok_or_else(|| Error::BrokenData("record shorter than its header says".into()))
     }
 
     fn decode(&self, loc: &Loc, rec: &[u8], map: Option<&Arc<FileMap>>) -> Result<Bytes> {

@@ -25,7 +25,7 @@
 use super::index::{Index, Key};
 use super::log::Loc;
 use super::tagged_table::{key_hash, process_hasher, ProbeHint, Slots, Table};
-use crate::format::{Op, RecordHeader, RECORD_HEADER_SIZE};
+use crate::format::{Op, RecordHeader, MAX_RECORD_HEADER};
 use crate::io::{DataFile, FileMap};
 use std::borrow::Cow;
 use std::hash::BuildHasher;
@@ -59,20 +59,20 @@ impl<'a> LogReader<'a> {
             let in_file = usize::try_from(self.flushed - offset).unwrap_or(usize::MAX);
             return parse(offset, &rest[..rest.len().min(in_file)]);
         }
-        let mut head = [0u8; RECORD_HEADER_SIZE];
-        self.file.read_at(&mut head, offset).ok()?;
-        let h = put_header(&head)?;
+        // The header's bytes, as many as the file has up to the longest.
+        let mut head = [0u8; MAX_RECORD_HEADER];
+        let n = (self.flushed.checked_sub(offset)?).min(MAX_RECORD_HEADER as u64) as usize;
+        self.file.read_at(&mut head[..n], offset).ok()?;
+        let h = put_header(&head[..n])?;
         // A damaged header's length must not size the buffer: the key
         // lies below `flushed`, or this is no record of ours.
-        let key_end =
-            offset.checked_add((RECORD_HEADER_SIZE as u64).checked_add(u64::from(h.key_len))?)?;
+        let key_at = offset.checked_add(h.head_len())?;
+        let key_end = key_at.checked_add(u64::from(h.key_len))?;
         if key_end > self.flushed {
             return None;
         }
         let mut key = vec![0u8; h.key_len as usize];
-        self.file
-            .read_at(&mut key, offset + RECORD_HEADER_SIZE as u64)
-            .ok()?;
+        self.file.read_at(&mut key, key_at).ok()?;
         Some((Loc::of_record(offset, &h), Cow::Owned(key)))
     }
 }
@@ -84,7 +84,8 @@ fn put_header(b: &[u8]) -> Option<RecordHeader> {
 /// The put record at the start of `b` (the record's own offset is `offset`).
 fn parse(offset: u64, b: &[u8]) -> Option<(Loc, Cow<'_, [u8]>)> {
     let h = put_header(b)?;
-    let key = b.get(RECORD_HEADER_SIZE..RECORD_HEADER_SIZE + h.key_len as usize)?;
+    let at = h.head_len() as usize;
+    let key = b.get(at..at.checked_add(h.key_len as usize)?)?;
     Some((Loc::of_record(offset, &h), Cow::Borrowed(key)))
 }
 
