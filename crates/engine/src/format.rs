@@ -75,8 +75,8 @@ impl FileHeader {
         let version = u16::from_le_bytes([b[8], b[9]]);
         if version == 1 {
             return Err(Error::BrokenData(format!(
-                "{path}: format version 1 (36-byte record headers, memstored 0.2 \
-                 and before) is not read by this build, which writes version \
+                "{path}: format version 1 (fixed 36-byte record headers, written \
+                 before 2026-11-25) is not read by this build, which writes version \
                  {FORMAT_VERSION}: `memstore export` it with the build that wrote \
                  it, then `memstore import` the export with this one"
             )));
