@@ -332,9 +332,6 @@ pub struct Table<S> {
     incremental_from: usize,
     /// Groups made at creation (`with_capacity`), made again by `clear`.
     presized: usize,
-    /// A rebuild that tombstones forced keeps the array's size
-    /// (`rebuilt_groups`; set by a cache under a byte cap).
-    bounded: bool,
 }
 
 impl<S> Default for Table<S> {
@@ -348,7 +345,6 @@ impl<S> Default for Table<S> {
             tombs: 0,
             incremental_from: INCREMENTAL_FROM_GROUPS,
             presized: 0,
-            bounded: false,
         }
     }
 }
@@ -385,7 +381,7 @@ impl<S: Slots> Table<S> {
     /// that ends during it frees the old array).
     pub fn bytes_after_insert(&self) -> u64 {
         if self.needs_growth() {
-            let mut grown = self.rebuilt_groups();
+            let mut grown = Self::grown_groups(self.len());
             if !self.grows_at_once(grown) {
                 grown += self.cur.0.len(); // both held while the items move
             }
@@ -407,31 +403,6 @@ impl<S: Slots> Table<S> {
     /// that memory comes out of the items), or when it is small.
     fn grows_at_once(&self, groups: usize) -> bool {
         groups <= self.cur.0.len() || self.cur.0.len() < self.incremental_from
-    }
-
-    /// Marks the table as one whose memory is bounded (a cache's byte
-    /// cap): see `rebuilt_groups`.
-    pub fn set_bounded(&mut self, bounded: bool) {
-        self.bounded = bounded;
-    }
-
-    /// The array's size after the rebuild `needs_growth` calls for: 11/16
-    /// full with the items it has, except in a bounded table whose items
-    /// alone fill at most 13/16 of it: tombstones filled that one, and the
-    /// rebuild keeps its size (at once) to clear them. Why: a cache at its
-    /// byte cap removes an item for each it adds, so it would grow at every
-    /// clean-up, and the cap pays for a growth with items: the cache
-    /// evicted 3 of its 57 segments at each
-    /// (`a_full_cache_cleans_its_table_without_growing_it`). Unbounded
-    /// tables grow (moving a few groups per insert) rather than stall for a
-    /// rebuild at once.
-    fn rebuilt_groups(&self) -> usize {
-        let len = self.len();
-        if self.bounded && (len + 1) * 16 <= self.cur.slots() * 13 {
-            self.cur.0.len()
-        } else {
-            Self::grown_groups(len)
-        }
     }
 
     /// 11/16 full once every item has moved.
@@ -513,7 +484,7 @@ impl<S: Slots> Table<S> {
             // Never with a growth under way unless the bound above failed
             // (many removals refilled as tombstones): finish it first.
             self.migrate(usize::MAX, &hash_at);
-            let groups = self.rebuilt_groups();
+            let groups = Self::grown_groups(self.len());
             let at_once = self.grows_at_once(groups);
             self.old = std::mem::replace(&mut self.cur, Groups::of(groups));
             self.moved = 0;
@@ -577,7 +548,6 @@ impl<S: Slots> Table<S> {
             cur: Groups::of(self.presized),
             incremental_from: self.incremental_from,
             presized: self.presized,
-            bounded: self.bounded,
             ..Table::default()
         };
     }

@@ -136,10 +136,8 @@ impl SegCache {
     /// As `new`, with room in the table for `items` before it first grows
     /// (`num_buckets`; untouched room costs address space only).
     pub fn with_capacity(cap_bytes: u64, cap_recs: u64, items: usize) -> Self {
-        let mut table = Table::with_capacity(items);
-        table.set_bounded(cap_bytes > 0 || cap_recs > 0);
         SegCache {
-            table,
+            table: Table::with_capacity(items),
             segs: Vec::new(),
             free_ids: Vec::new(),
             fifo: VecDeque::new(),
