@@ -55,6 +55,14 @@ impl FileHeader {
         b
     }
 
+    /// Whether `b` starts with a whole header that passes its checksum (of
+    /// whatever version or kind).
+    pub fn is_intact(b: &[u8]) -> bool {
+        b.starts_with(MAGIC)
+            && b.len() >= FILE_HEADER_SIZE
+            && read_u32(b, 60) == crc32c::crc32c(&b[..60])
+    }
+
     /// Decodes a header; anything that is not a memstored header is a clear error.
     pub fn decode(b: &[u8], path: &str) -> Result<FileHeader> {
         let not_ours =
@@ -76,7 +84,8 @@ impl FileHeader {
         if version == 1 {
             return Err(Error::BrokenData(format!(
                 "{path}: format version 1 (fixed 36-byte record headers, written \
-                 before 2026-11-25) is not read by this build, which writes version \
+                 by builds before the varint header of commit 383d092) is not read \
+                 by this build, which writes version \
                  {FORMAT_VERSION}: `memstore export` it with the build that wrote \
                  it, then `memstore import` the export with this one"
             )));

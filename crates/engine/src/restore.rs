@@ -40,21 +40,29 @@ pub fn restore_with_fs(
     }
     // Shared: a restore reads while no writer writes, beside other readers.
     let _src_lock = fs.lock_store(std::path::Path::new(&src.path), false)?;
+    let n = src.num_shards;
+    // Every shard's header first, before the destination is made: a
+    // damaged header is salvaged around, but a foreign file is not ours to
+    // read, and an intact header of another format version (version 1's
+    // records read as version 2 would all fail their CRC) is refused with
+    // what to do instead.
+    for i in 0..n {
+        let path = shard_path(&src.path, i, n);
+        let file = fs.open(&path, false, false)?;
+        let mut head = vec![0u8; (file.len()? as usize).min(FILE_HEADER_SIZE)];
+        file.read_at(&mut head, 0)?;
+        if let Err(e) = FileHeader::decode(&head, &path.display().to_string()) {
+            if !head.starts_with(format::MAGIC) || FileHeader::is_intact(&head) {
+                return Err(e);
+            }
+        }
+    }
     let dst = Db::open_with_fs(dst_name, true, fs.clone())?;
     let mut report = RestoreReport::default();
-    let n = src.num_shards;
     for i in 0..n {
         let path = shard_path(&src.path, i, n);
         let file = fs.open(&path, false, false)?;
         let len = file.len()?;
-        let mut head = vec![0u8; (len as usize).min(FILE_HEADER_SIZE)];
-        file.read_at(&mut head, 0)?;
-        // A damaged header is salvaged around; a foreign file is not ours to read.
-        if let Err(e) = FileHeader::decode(&head, &path.display().to_string()) {
-            if !head.starts_with(format::MAGIC) {
-                return Err(e);
-            }
-        }
         report.skipped_bytes += scan_salvage(
             &*file,
             FILE_HEADER_SIZE as u64,

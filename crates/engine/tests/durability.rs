@@ -151,7 +151,7 @@ proptest! {
 /// The offset of the last record of a log's bytes.
 fn last_record_at(file: &[u8]) -> usize {
     let (mut at, mut last) = (FILE_HEADER_SIZE, FILE_HEADER_SIZE);
-    while let Some(h) = RecordHeader::decode(&file[at..]) {
+    while let Some(h) = file.get(at..).and_then(RecordHeader::decode) {
         last = at;
         at += h.total_len() as usize;
     }

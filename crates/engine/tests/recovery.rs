@@ -99,3 +99,26 @@ fn a_torn_tail_is_still_cut_off_when_writable() {
     let after = std::fs::read(&name).unwrap();
     assert_eq!(&after[..], &good[..], "the torn tail was cut off");
 }
+
+/// Regression (review of format 2): `restore` salvaged around any header
+/// that failed to decode if it had the magic, so a version 1 file's records
+/// were read as version 2, all failed their CRC, and it reported success
+/// with nothing restored into a new, empty store.
+#[test]
+fn restore_refuses_another_format_version_and_makes_no_destination() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("{}/v1.tkh", dir.path().display());
+    let db = Db::open(&name, true).unwrap();
+    db.set(b"k", b"v", true).unwrap();
+    drop(db);
+    let mut bytes = std::fs::read(&name).unwrap();
+    bytes[8..10].copy_from_slice(&1u16.to_le_bytes());
+    let crc = crc32c::crc32c(&bytes[..60]);
+    bytes[60..64].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&name, &bytes).unwrap();
+
+    let out = format!("{}/r.tkh", dir.path().display());
+    let e = restore(&name, &out).unwrap_err().to_string();
+    assert!(e.contains("format version 1"), "{e}");
+    assert!(!Path::new(&out).exists(), "no destination made");
+}
