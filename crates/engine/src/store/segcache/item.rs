@@ -2,21 +2,28 @@
 //! bit 6: an expiry follows, bits 0-5: the key's length, or 63 and the
 //! length's excess over 63 as a varint after it), the key, then LEB128
 //! varints of the value's length, the flags and the expiry (each only if
-//! its bit says so) and the CAS less the segment's CAS base (wrapping),
-//! then the value, or, for a value of `EXTERNAL_MIN` bytes or more, a
+//! its bit says so) and the CAS less the segment's CAS base (signed,
+//! zigzag-encoded), then the value, or, for a value of `EXTERNAL_MIN` bytes or more, a
 //! varint index into the cache's table of large values (`Value::External`).
 //!
 //! Why the CAS is stored against a base: the shard's counter grows with
 //! every write, so an absolute CAS takes 3 bytes after 16,384 writes and 5
 //! after 2^28 — bytes every item pays in a long-running cache. Items
 //! written together share a segment, and a segment's base is the counter
-//! when it was opened, so the difference is below the segment's item
-//! count: 2 bytes for a 1 MiB segment of ~120-byte items, however old the
-//! cache. (The in-memory tree passes 0: its records move between leaves.)
+//! when it was opened empty plus half the items it will hold (`rebase`), so
+//! the difference stays within half the segment's item count either way: 2
+//! bytes (-8,192 to 8,191) for a 1 MiB segment's ~8,700 items of 120 bytes.
+//! Signed, because an item may carry a CAS older than its segment: a touch
+//! or GAT rewrites an item with the CAS it had, and a replica's writes
+//! carry the master's; an unsigned difference wrapped to 10 bytes there.
+//! What it does not cover: a segment the hand compacts keeps its base (its
+//! survivors are stored against it), so the items appended after it grow
+//! toward absolute sizes until the hand empties it. (The in-memory tree
+//! passes 0: its records move between leaves.)
 //!
 //! Why flags and expiry are optional: most items have neither (no flags,
 //! never expire), and two bytes are 1.6% of a small item. A 16-byte key with
-//! a 100-byte value, no flags, no expiry and a CAS within 2^14 of its segment's base takes 4 + 116
+//! a 100-byte value, no flags, no expiry and a CAS within 2^13 of its segment's base takes 4 + 116
 //! bytes (docs/design.md, "Cache"). Why the key comes first: lookups
 //! compare keys far more often than they read the rest (a tree's binary
 //! search decodes one key per step), and a key right after the lead byte
@@ -117,12 +124,21 @@ fn opt_varint_len(v: u64) -> usize {
 
 /// Bytes `encode` appends for this item against CAS base `cas_base`.
 pub fn encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta, cas_base: u64) -> usize {
-    encoded_len_cas(
-        key,
-        value,
-        meta,
-        varint_len(meta.cas.wrapping_sub(cas_base)),
-    )
+    encoded_len_cas(key, value, meta, varint_len(cas_delta(meta.cas, cas_base)))
+}
+
+/// The CAS as stored: its signed difference from the base, zigzag-encoded
+/// (0, -1, 1, -2, ... as 0, 1, 2, 3, ...) so that small differences either
+/// way take few bytes.
+fn cas_delta(cas: u64, base: u64) -> u64 {
+    let d = cas.wrapping_sub(base) as i64;
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+/// `cas_delta` undone.
+fn cas_from_delta(z: u64, base: u64) -> u64 {
+    let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+    base.wrapping_add(d as u64)
 }
 
 /// The most bytes `encode` can append for this item, whatever the base:
@@ -166,7 +182,7 @@ pub fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta, cas
     if meta.expires_at != 0 {
         put_varint(out, meta.expires_at);
     }
-    put_varint(out, meta.cas.wrapping_sub(cas_base));
+    put_varint(out, cas_delta(meta.cas, cas_base));
     match value {
         Value::Inline(v) => out.extend_from_slice(v),
         Value::External(i, _) => put_varint(out, u64::from(*i)),
@@ -201,7 +217,7 @@ pub fn decode(buf: &[u8], cas_base: u64) -> Option<ItemRef<'_>> {
     } else {
         0
     };
-    let cas = cas_base.wrapping_add(get_varint(buf, &mut at)?);
+    let cas = cas_from_delta(get_varint(buf, &mut at)?, cas_base);
     let mut end = at;
     let value = if vlen >= EXTERNAL_MIN {
         let i = u32::try_from(get_varint(buf, &mut end)?).ok()?;
@@ -286,8 +302,13 @@ mod tests {
         };
         let v = [0; 100];
         let item = |base| encoded_len(&[0; 16], &Value::Inline(&v), &small, base);
-        assert_eq!(item(1_000_000 - 9_000), 4 + 116);
+        assert_eq!(item(1_000_000 - 8_000), 4 + 116);
         assert_eq!(item(0), 5 + 116, "an absolute CAS takes a byte more");
+        // A touched item keeps its older CAS in a newer segment.
+        assert_eq!(item(1_000_000 + 60), 3 + 116);
+        for (cas, base) in [(0, u64::MAX), (u64::MAX, 0), (5, 7), (1 << 63, 0)] {
+            assert_eq!(cas_from_delta(cas_delta(cas, base), base), cas);
+        }
         assert_eq!(
             max_encoded_len(&[0; 16], &Value::Inline(&v), &small),
             2 + MAX_VARINT + 116
