@@ -180,6 +180,9 @@ pub struct RecordHeader {
     /// Length of the value as stored (after compression).
     pub stored_len: u32,
     pub meta: Meta,
+    /// Bytes of the header (what `head_len` computes from the fields,
+    /// kept because reads need it more than once).
+    pub header_len: u8,
 }
 
 /// Lead byte: flags follow.
@@ -187,6 +190,7 @@ const LEAD_FLAGS: u8 = 0x10;
 /// Lead byte: an expiry follows.
 const LEAD_EXPIRY: u8 = 0x20;
 
+#[inline]
 fn varint_len(v: u64) -> usize {
     // 1 byte per 7 bits, at least one.
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
@@ -202,6 +206,7 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// The varint at `b[*at..]`, advancing `at`; `None` past the end, beyond
 /// `max_len` bytes, or not in its shortest form (a trailing zero byte).
+#[inline]
 fn get_varint(b: &[u8], at: &mut usize, max_len: usize) -> Option<u64> {
     let mut v = 0u64;
     for i in 0..max_len {
@@ -222,6 +227,7 @@ fn get_varint(b: &[u8], at: &mut usize, max_len: usize) -> Option<u64> {
 }
 
 /// Bytes of the header of a record with these fields.
+#[inline]
 pub fn head_len(key_len: u32, stored_len: u32, meta: &Meta) -> u64 {
     let opt = |v: u64| if v == 0 { 0 } else { varint_len(v) };
     (4 + 1
@@ -234,8 +240,9 @@ pub fn head_len(key_len: u32, stored_len: u32, meta: &Meta) -> u64 {
 
 impl RecordHeader {
     /// Bytes of this header on disk.
+    #[inline]
     pub fn head_len(&self) -> u64 {
-        head_len(self.key_len, self.stored_len, &self.meta)
+        u64::from(self.header_len)
     }
 
     pub fn total_len(&self) -> u64 {
@@ -245,6 +252,7 @@ impl RecordHeader {
     /// Decodes a header from the start of `b` (which may run on into the
     /// key); `None` when the bytes are not a plausible header or `b` ends
     /// inside it.
+    #[inline]
     pub fn decode(b: &[u8]) -> Option<RecordHeader> {
         let lead = *b.get(4)?;
         let op = match lead & 3 {
@@ -263,8 +271,17 @@ impl RecordHeader {
             return None;
         }
         let mut at = 5;
-        let key_len = u32::try_from(get_varint(b, &mut at, 5)?).ok()?;
-        let stored_len = u32::try_from(get_varint(b, &mut at, 5)?).ok()?;
+        // The common case first: lengths below 128, one byte each.
+        let (key_len, stored_len) = match b.get(5..7) {
+            Some(&[k, s]) if k < 0x80 && s < 0x80 => {
+                at = 7;
+                (u32::from(k), u32::from(s))
+            }
+            _ => (
+                u32::try_from(get_varint(b, &mut at, 5)?).ok()?,
+                u32::try_from(get_varint(b, &mut at, 5)?).ok()?,
+            ),
+        };
         let flags = if lead & LEAD_FLAGS != 0 {
             match u32::try_from(get_varint(b, &mut at, 5)?).ok()? {
                 0 => return None, // not the shortest form: the bit would be clear
@@ -293,6 +310,8 @@ impl RecordHeader {
                 expires_at,
                 cas,
             },
+            // At most MAX_RECORD_HEADER (40): each field's length is bounded.
+            header_len: at as u8,
         })
     }
 }
@@ -348,6 +367,7 @@ pub fn encode_stored(
         put_varint(out, meta.expires_at);
     }
     put_varint(out, meta.cas);
+    let header_len = (out.len() - start) as u8;
     out.extend_from_slice(key);
     out.extend_from_slice(stored);
     let crc = crc32c::crc32c(&out[start + 4..]);
@@ -359,6 +379,7 @@ pub fn encode_stored(
         key_len,
         stored_len,
         meta,
+        header_len,
     })
 }
 
@@ -492,6 +513,8 @@ mod tests {
                     let mut out = vec![];
                     let h = encode_stored(&mut out, op, codec, &key, &value, meta).unwrap();
                     assert_eq!(out.len() as u64, h.total_len());
+                    // What a hint entry computes from the fields alone.
+                    assert_eq!(h.head_len(), head_len(h.key_len, h.stored_len, &h.meta));
                     assert_eq!(RecordHeader::decode(&out), Some(h));
                     assert!(crc_ok(&out));
                     // A header cut short is no header.

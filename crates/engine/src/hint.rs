@@ -164,16 +164,21 @@ fn parse_entry(body: &[u8], at: usize, data_len: u64) -> Option<(&[u8], Loc, usi
         2 => Codec::Zstd,
         _ => return None,
     };
-    let loc = Loc {
-        offset: read_u64(fixed, 4),
-        key_len,
-        stored_len: read_u32(fixed, 12),
-        codec,
-        meta: Meta {
+    let (stored_len, meta) = (
+        read_u32(fixed, 12),
+        Meta {
             flags: read_u32(fixed, 17),
             expires_at: read_u64(fixed, 21),
             cas: read_u64(fixed, 29),
         },
+    );
+    let loc = Loc {
+        offset: read_u64(fixed, 4),
+        key_len,
+        stored_len,
+        codec,
+        meta,
+        header_len: crate::format::head_len(key_len, stored_len, &meta) as u8,
     };
     // Every entry must point inside the covered data: reads trust it
     // for offsets and buffer sizes (fuzz: db_file_open overflowed on one).
@@ -248,6 +253,7 @@ mod tests {
             stored_len,
             codec: Codec::Raw,
             meta: Meta::default(),
+            header_len: crate::format::head_len(1, stored_len, &Meta::default()) as u8,
         };
         let save_one = |l: Loc| save_entries(&*fs, path, &covered(200), &[(&b"k"[..], l)]).unwrap();
         save_one(loc(64, 1));

@@ -287,6 +287,7 @@ fn hint_live_bytes_out_of_range_does_not_overflow() {
             stored_len: 1,
             codec: Codec::Raw,
             meta,
+            header_len: memstored_engine::format::head_len(1, 1, &meta) as u8,
         };
         let fs = SimFs::new();
         let len = file.len() as u64;

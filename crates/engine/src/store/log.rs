@@ -54,6 +54,8 @@ pub struct Loc {
     pub stored_len: u32,
     pub codec: Codec,
     pub meta: Meta,
+    /// Bytes of the record's header (`format::head_len` of the fields).
+    pub header_len: u8,
 }
 
 impl Loc {
@@ -65,12 +67,14 @@ impl Loc {
             stored_len: h.stored_len,
             codec: h.codec,
             meta: h.meta,
+            header_len: h.header_len,
         }
     }
 
-    /// Bytes of the record's header (its fields decide it).
+    /// Bytes of the record's header.
+    #[inline]
     pub fn head_len(&self) -> u64 {
-        format::head_len(self.key_len, self.stored_len, &self.meta)
+        u64::from(self.header_len)
     }
 
     pub fn total_len(&self) -> u64 {
