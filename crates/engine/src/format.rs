@@ -170,7 +170,8 @@ pub enum Codec {
 /// value of a small record (8-byte key and value: 52 bytes a record, 26
 /// now), and every byte is written, synced, mapped and read back. Only the
 /// shortest encoding of each field is accepted, so the header's length
-/// follows from its fields (`head_len`) and locations need not store it.
+/// follows from its fields (`head_len`): hint entries, which hold only the
+/// fields, compute it; decoded headers and locations keep it for reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordHeader {
     pub crc: u32,
