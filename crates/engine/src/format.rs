@@ -191,13 +191,15 @@ const LEAD_FLAGS: u8 = 0x10;
 /// Lead byte: an expiry follows.
 const LEAD_EXPIRY: u8 = 0x20;
 
+/// Bytes of `v` as a LEB128 varint (also the segment cache's items').
 #[inline]
-fn varint_len(v: u64) -> usize {
+pub(crate) fn varint_len(v: u64) -> usize {
     // 1 byte per 7 bits, at least one.
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+/// Appends `v` as a LEB128 varint.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;

@@ -29,6 +29,7 @@
 //! search decodes one key per step), and a key right after the lead byte
 //! is found without decoding a varint.
 
+use crate::format::{put_varint, varint_len};
 use crate::record::Meta;
 
 /// Values this long or longer are kept aside (`Value::External`): whether a
@@ -46,24 +47,10 @@ const KEY_LEN_ESCAPE: u8 = 0x3f;
 /// The longest a varint of a u64 can be.
 const MAX_VARINT: usize = 10;
 
-fn varint_len(mut v: u64) -> usize {
-    let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        n += 1;
-    }
-    n
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// The varint at `buf[*at..]`, advancing `at`; `None` past the end.
+/// The varint at `buf[*at..]`, advancing `at`; `None` past the end. (The
+/// file format's decoder in `format.rs` also refuses longer encodings than
+/// needed; segments are memory only and hold just what `encode` wrote, so
+/// this one need not.)
 fn get_varint(buf: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     for i in 0..MAX_VARINT {
