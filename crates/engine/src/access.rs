@@ -90,11 +90,11 @@ fn fallback_secs() -> u64 {
 const START: u64 = 2;
 
 /// Low bits of the packed word: the access time.
-const TIME_MASK: u32 = (1 << 30) - 1;
+pub(crate) const TIME_MASK: u32 = (1 << 30) - 1;
 /// The fetched-since-stored bit.
-const FETCHED: u32 = 1 << 30;
+pub(crate) const FETCHED: u32 = 1 << 30;
 /// The cache's CLOCK reference bit (set on every read, cleared by the hand).
-const REFERENCED: u32 = 1 << 31;
+pub(crate) const REFERENCED: u32 = 1 << 31;
 
 /// Seconds since this process's access clock started (memcached's
 /// `current_time`); saturates after 34 years.
@@ -127,6 +127,12 @@ impl AccessWord {
     pub fn stored(referenced: bool) -> Self {
         let r = if referenced { REFERENCED } else { 0 };
         AccessWord(AtomicU32::new(clock() | r))
+    }
+
+    /// The packed word (`REFERENCED`, `FETCHED`, the time), for a table
+    /// that keeps it in fewer bits (the segment cache's slots).
+    pub(crate) fn bits(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
     }
 
     /// The state without changing it.
@@ -165,11 +171,7 @@ impl AccessWord {
     pub fn fetch(&self, bump: bool) -> Access {
         let old = self.0.load(Ordering::Relaxed);
         if bump {
-            let new = if old & FETCHED == 0 {
-                old | FETCHED | REFERENCED
-            } else {
-                (old & !TIME_MASK) | REFERENCED | clock()
-            };
+            let new = bumped(old, clock());
             if new != old {
                 self.0.store(new, Ordering::Relaxed);
             }
@@ -180,7 +182,18 @@ impl AccessWord {
     }
 }
 
-fn unpack(w: u32) -> Access {
+/// The packed word after a client's fetch that bumps (module doc): the
+/// first one sets the fetched bit, later ones move the time to `now`.
+pub(crate) fn bumped(old: u32, now: u32) -> u32 {
+    if old & FETCHED == 0 {
+        old | FETCHED | REFERENCED
+    } else {
+        (old & !TIME_MASK) | REFERENCED | (now & TIME_MASK)
+    }
+}
+
+/// What a packed word says.
+pub(crate) fn unpack(w: u32) -> Access {
     Access {
         fetched: w & FETCHED != 0,
         last_access: w & TIME_MASK,

@@ -1,12 +1,12 @@
 //! The segment cache (`*#capsiz=..,cache_kind=segments`; issue 16): items are
-//! appended into fixed-size segments, found through a table of 10-byte
+//! appended into fixed-size segments, found through a table of 9-byte
 //! slots, and evicted a segment at a time with a second chance per item.
 //!
 //! Why: the CLOCK cache (`cache.rs`) keeps an 88-byte entry per record plus
 //! a heap allocation for a value over 22 bytes, ~240 bytes for a 16-byte
 //! key and a 100-byte value where memcached needs ~170. Here an item costs
 //! its bytes plus a 4-byte header (`item.rs`) and its share of the table
-//! (10 bytes a slot, 11/16 to 7/8 full, `table.rs`): no allocation per item, and memory
+//! (9 bytes a slot, 11/16 to 7/8 full, `table.rs`): no allocation per item, and memory
 //! that is only ever whole segments (Pelikan's Segcache, NSDI'21).
 //!
 //! Items are appended to the open segment of their TTL class, and a
@@ -40,7 +40,7 @@ use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::ops::Bound;
 use std::sync::Arc;
-use table::{CacheSlots, Loc, Table, MAX_SEGMENTS};
+use table::{CacheSlots, Loc, SlotWord, Table, MAX_SEGMENTS};
 
 // Values of `EXTERNAL_MIN` bytes or more are kept aside, as the `Bytes`
 // they came in (`item::Value::External`): a read hands out a shared handle
@@ -522,7 +522,7 @@ impl SegCache {
         let segs = &self.segs;
         let hasher = &self.hasher;
         self.table
-            .insert(hash, (Loc { seg: id, off }, access), |loc| {
+            .insert(hash, SlotWord::new(Loc { seg: id, off }, &access), |loc| {
                 hasher.hash_one(key_at(segs, loc))
             });
         self.table.publish(&self.probe);
