@@ -24,7 +24,9 @@
 
 use super::index::{Index, Key};
 use super::log::Loc;
-use super::tagged_table::{key_hash, process_hasher, ProbeHint, Slots, Table};
+use super::tagged_table::{
+    key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint, Slots, Table,
+};
 use crate::format::{Op, RecordHeader, MAX_RECORD_HEADER};
 use crate::io::{DataFile, FileMap};
 use std::borrow::Cow;
@@ -47,6 +49,15 @@ pub struct LogReader<'a> {
 }
 
 impl<'a> LogReader<'a> {
+    /// Starts loading the record at `offset` where the file is mapped.
+    pub fn prefetch(&self, offset: u64) {
+        if let (Some(map), Ok(at)) = (self.map, usize::try_from(offset)) {
+            if offset < self.flushed && at < map.bytes().len() {
+                prefetch_line(map.bytes().as_ptr().wrapping_add(at));
+            }
+        }
+    }
+
     /// The location and key of the put record at `offset`; `None` where no
     /// readable put record starts there.
     pub fn entry(&self, offset: u64) -> Option<(Loc, Cow<'a, [u8]>)> {
@@ -185,6 +196,26 @@ pub struct CompactHash {
     hasher: foldhash::fast::RandomState,
 }
 
+/// The keys of the index's slots, for its growths (`KeysAt`): each in its
+/// record in the log.
+struct LogKeys<'a, 'b> {
+    log: &'b LogReader<'a>,
+    hasher: &'b foldhash::fast::RandomState,
+}
+
+impl KeysAt<u64> for LogKeys<'_, '_> {
+    /// A record that cannot be read back hashes as 0: it was indexed, so
+    /// it was readable, and a log is only ever appended to.
+    fn hash_at(&self, value: u64) -> u64 {
+        self.log
+            .entry(value & !SLOT_TAG)
+            .map_or(0, |(_, k)| self.hasher.hash_one(&*k))
+    }
+    fn prefetch_at(&self, value: u64) {
+        self.log.prefetch(value & !SLOT_TAG);
+    }
+}
+
 impl CompactHash {
     #[inline]
     fn hash(&self, key: &[u8]) -> u64 {
@@ -234,14 +265,11 @@ impl LogIndex for CompactHash {
             self.table.set_loc(slot, slot_value(loc.offset, hash));
             return Some(old);
         }
-        // A record that cannot be read back hashes as 0: it was indexed,
-        // so it was readable, and a log is only ever appended to.
-        let hash_at = |value| {
-            log.entry(value & !SLOT_TAG)
-                .map_or(0, |(_, k)| self.hasher.hash_one(&*k))
+        let keys = LogKeys {
+            log,
+            hasher: &self.hasher,
         };
-        self.table
-            .insert(hash, slot_value(loc.offset, hash), hash_at);
+        self.table.insert(hash, slot_value(loc.offset, hash), keys);
         None
     }
 

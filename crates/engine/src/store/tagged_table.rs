@@ -179,7 +179,7 @@ impl ProbeHint {
 /// A prefetch of the line at `p`, whatever `p` is: the instruction never
 /// faults, so a stale or torn address is harmless.
 #[inline]
-fn prefetch_line(p: *const u8) {
+pub(crate) fn prefetch_line(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching reads no memory the program can observe and
     // does not fault on any address.
@@ -295,6 +295,25 @@ fn live_in<S: Slots>(arr: &Groups<S>, bit: usize) -> impl Iterator<Item = (usize
     })
 }
 
+/// What the table asks of the keys its slots point at when it moves them
+/// to a larger array: their hashes (keys are not kept here), and a chance
+/// to start loading a key before its hash is asked for. A closure giving
+/// the hash is one (without the prefetch).
+pub trait KeysAt<L> {
+    fn hash_at(&self, loc: L) -> u64;
+    /// Starts loading the key at `loc`, if the keys are where a prefetch
+    /// reaches them.
+    #[inline]
+    fn prefetch_at(&self, _loc: L) {}
+}
+
+impl<L, F: Fn(L) -> u64> KeysAt<L> for F {
+    #[inline]
+    fn hash_at(&self, loc: L) -> u64 {
+        self(loc)
+    }
+}
+
 /// Slots of the table being drained are handed out with this bit set.
 const OLD: usize = 1 << (usize::BITS - 1);
 
@@ -305,6 +324,9 @@ const OLD: usize = 1 << (usize::BITS - 1);
 /// array has an 8-slot group per 7 items; 2 groups an insert finishes in
 /// about a quarter of that.
 const MIGRATE_PER_INSERT: usize = 2;
+
+/// Old groups whose items move together (`Table::migrate_batch`).
+const MIGRATE_BATCH: usize = 4;
 
 /// Arrays smaller than this (320 KiB, about 28k items) grow at once: the
 /// rebuild takes well under a millisecond, and holding two arrays while
@@ -476,9 +498,10 @@ impl<S: Slots> Table<S> {
         }
     }
 
-    /// Adds a key known to be absent; `hash_at` gives the hash of the key
+    /// Adds a key known to be absent; `keys` gives the hash of the key
     /// at a location, for moving items when the table grows.
-    pub fn insert(&mut self, hash: u64, entry: S::Entry, hash_at: impl Fn(S::Loc) -> u64) -> usize {
+    pub fn insert(&mut self, hash: u64, entry: S::Entry, keys: impl KeysAt<S::Loc>) -> usize {
+        let hash_at = keys;
         self.migrate(MIGRATE_PER_INSERT, &hash_at);
         if self.needs_growth() {
             // Never with a growth under way unless the bound above failed
@@ -508,12 +531,55 @@ impl<S: Slots> Table<S> {
 
     /// Moves up to `groups` groups of the old array into the new one, and
     /// drops the old array once it is drained.
-    fn migrate(&mut self, groups: usize, hash_at: &impl Fn(S::Loc) -> u64) {
+    fn migrate(&mut self, groups: usize, hash_at: &impl KeysAt<S::Loc>) {
         if self.old.0.is_empty() {
             return;
         }
         let end = self.moved.saturating_add(groups).min(self.old.0.len());
-        for g in self.moved..end {
+        let mut from = self.moved;
+        while from < end {
+            let to = end.min(from + MIGRATE_BATCH);
+            self.migrate_batch(from, to, hash_at);
+            from = to;
+        }
+        self.moved = end;
+        if self.moved == self.old.0.len() {
+            self.old = Groups::default();
+            self.moved = 0;
+        }
+    }
+
+    /// Moves the live items of old groups `from..to` (at most
+    /// `MIGRATE_BATCH`) in three passes: their hashes, then a prefetch of
+    /// each one's first group in the new array, then the moves. Why: each
+    /// hash reads the item's key where its location points and each move
+    /// probes a random group of the new array, both cache misses; moved
+    /// one by one, each item waited for both in turn (`perf`: `migrate`
+    /// 29% of a 3M-item `*` fill), while batched the misses of one pass
+    /// overlap.
+    fn migrate_batch(&mut self, from: usize, to: usize, keys: &impl KeysAt<S::Loc>) {
+        for group in &self.old.0[from..to] {
+            for i in 0..GROUP {
+                if group.ctrl[i] > TOMB {
+                    keys.prefetch_at(group.slots.loc(i));
+                }
+            }
+        }
+        let mut hashes = [0u64; MIGRATE_BATCH * GROUP];
+        let mut n = 0;
+        for group in &self.old.0[from..to] {
+            for i in 0..GROUP {
+                if group.ctrl[i] > TOMB {
+                    hashes[n] = keys.hash_at(group.slots.loc(i));
+                    n += 1;
+                }
+            }
+        }
+        for &h in &hashes[..n] {
+            prefetch_line(self.cur.0[self.cur.start(h)].ctrl.as_ptr());
+        }
+        let mut k = 0;
+        for g in from..to {
             for i in 0..GROUP {
                 let ctrl = self.old.0[g].ctrl[i];
                 if ctrl <= TOMB {
@@ -521,18 +587,14 @@ impl<S: Slots> Table<S> {
                 }
                 let entry = self.old.0[g].slots.take(i);
                 self.old.0[g].ctrl[i] = TOMB;
-                let slot = self.cur.free_slot(hash_at(S::entry_loc(&entry)));
+                let slot = self.cur.free_slot(hashes[k]);
+                k += 1;
                 if self.cur.put(slot, ctrl, entry) {
                     self.tombs -= 1;
                 }
                 self.old_live -= 1;
                 self.cur_live += 1;
             }
-        }
-        self.moved = end;
-        if self.moved == self.old.0.len() {
-            self.old = Groups::default();
-            self.moved = 0;
         }
     }
 

@@ -29,7 +29,7 @@ pub(crate) mod item;
 mod table;
 
 use super::index::Key;
-use super::tagged_table::{key_hash, process_hasher, ProbeHint};
+use super::tagged_table::{key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint};
 use super::{Store, StoreStats};
 use crate::access::{Access, AccessWord};
 use crate::record::{now_secs, Meta, Record};
@@ -124,6 +124,24 @@ fn key_at(segs: &[Option<Vec<u8>>], loc: Loc) -> &[u8] {
         .and_then(|b| b.get(loc.off as usize..))
         .and_then(item::key_of)
         .unwrap_or(&[])
+}
+
+/// The keys of the table's slots, for its growths (`KeysAt`): each in its
+/// segment, a prefetch away.
+struct SegmentKeys<'a> {
+    segs: &'a [Option<Vec<u8>>],
+    hasher: &'a foldhash::fast::RandomState,
+}
+
+impl KeysAt<Loc> for SegmentKeys<'_> {
+    fn hash_at(&self, loc: Loc) -> u64 {
+        self.hasher.hash_one(key_at(self.segs, loc))
+    }
+    fn prefetch_at(&self, loc: Loc) {
+        if let Some(Some(seg)) = self.segs.get(loc.seg as usize) {
+            prefetch_line(seg.as_ptr().wrapping_add(loc.off as usize));
+        }
+    }
 }
 
 impl SegCache {
@@ -519,12 +537,12 @@ impl SegCache {
         let written = buf.len() - off as usize;
         self.set_expiry(id, joined(self.expiry_of(id), meta.expires_at));
         self.live_bytes += written as u64;
-        let segs = &self.segs;
-        let hasher = &self.hasher;
+        let keys = SegmentKeys {
+            segs: &self.segs,
+            hasher: &self.hasher,
+        };
         self.table
-            .insert(hash, SlotWord::new(Loc { seg: id, off }, &access), |loc| {
-                hasher.hash_one(key_at(segs, loc))
-            });
+            .insert(hash, SlotWord::new(Loc { seg: id, off }, &access), keys);
         self.table.publish(&self.probe);
         Ok(())
     }
