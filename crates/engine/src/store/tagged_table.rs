@@ -354,6 +354,13 @@ pub struct Table<S> {
     incremental_from: usize,
     /// Groups made at creation (`with_capacity`), made again by `clear`.
     presized: usize,
+    /// The old array is one a rebuild at the same size (or smaller) drains:
+    /// tombstones filled the table, not items. It is left out of `bytes`,
+    /// so the byte cap does not evict items to pay for it: a rebuild in one
+    /// go held both arrays too (for one insert, which at 8M items took
+    /// 455-592 ms: docs/bench/cache-notes.md), and charging the second
+    /// one would evict a tenth of the items of a full cache each time.
+    old_uncharged: bool,
 }
 
 impl<S> Default for Table<S> {
@@ -367,6 +374,7 @@ impl<S> Default for Table<S> {
             tombs: 0,
             incremental_from: INCREMENTAL_FROM_GROUPS,
             presized: 0,
+            old_uncharged: false,
         }
     }
 }
@@ -394,9 +402,16 @@ impl<S: Slots> Table<S> {
         self.len() == 0
     }
 
-    /// Bytes the slots take: charged against the cache's byte cap.
+    /// Bytes the slots take: charged against the cache's byte cap. The
+    /// array a rebuild at the same size drains is not counted (see
+    /// `old_uncharged`).
     pub fn bytes(&self) -> u64 {
-        ((self.cur.0.len() + self.old.0.len()) * std::mem::size_of::<Group<S>>()) as u64
+        let old = if self.old_uncharged {
+            0
+        } else {
+            self.old.0.len()
+        };
+        ((self.cur.0.len() + old) * std::mem::size_of::<Group<S>>()) as u64
     }
 
     /// Bytes the table will take after one more insert (at most: a growth
@@ -404,7 +419,7 @@ impl<S: Slots> Table<S> {
     pub fn bytes_after_insert(&self) -> u64 {
         if self.needs_growth() {
             let mut grown = Self::grown_groups(self.len());
-            if !self.grows_at_once(grown) {
+            if !self.grows_at_once() && grown > self.cur.0.len() {
                 grown += self.cur.0.len(); // both held while the items move
             }
             (grown * std::mem::size_of::<Group<S>>()) as u64
@@ -419,12 +434,9 @@ impl<S: Slots> Table<S> {
         (self.cur_live + self.tombs + 1) * 8 > self.cur.slots() * 7
     }
 
-    /// Whether a growth to `groups` rebuilds the array in one go: when it
-    /// does not enlarge it (tombstones from eviction filled it; moving bit
-    /// by bit would hold two arrays of the same size, and under a byte cap
-    /// that memory comes out of the items), or when it is small.
-    fn grows_at_once(&self, groups: usize) -> bool {
-        groups <= self.cur.0.len() || self.cur.0.len() < self.incremental_from
+    /// Whether the next rebuild is done in one go: only a small array's.
+    fn grows_at_once(&self) -> bool {
+        self.cur.0.len() < self.incremental_from
     }
 
     /// 11/16 full once every item has moved.
@@ -508,7 +520,8 @@ impl<S: Slots> Table<S> {
             // (many removals refilled as tombstones): finish it first.
             self.migrate(usize::MAX, &hash_at);
             let groups = Self::grown_groups(self.len());
-            let at_once = self.grows_at_once(groups);
+            let at_once = self.grows_at_once();
+            self.old_uncharged = groups <= self.cur.0.len();
             self.old = std::mem::replace(&mut self.cur, Groups::of(groups));
             self.moved = 0;
             self.old_live = self.cur_live;
@@ -546,6 +559,7 @@ impl<S: Slots> Table<S> {
         if self.moved == self.old.0.len() {
             self.old = Groups::default();
             self.moved = 0;
+            self.old_uncharged = false;
         }
     }
 
@@ -794,5 +808,62 @@ mod tests {
         }
         assert!(growths >= 10 && removed_old > 0, "{growths} {removed_old}");
         assert_eq!(t.len(), 40_000 - gone.len());
+    }
+
+    /// Items come and go at a steady count until tombstones fill the table:
+    /// it is rebuilt at its size a few groups per insert (in one go, one
+    /// insert took 455-592 ms at 8M items), every item stays findable, and
+    /// the array being drained is not charged to a byte cap.
+    #[test]
+    fn a_rebuild_at_the_same_size_moves_items_a_few_groups_per_insert() {
+        let mut t = Table {
+            incremental_from: 0,
+            ..Table::default()
+        };
+        let hash = |n: u32| u64::from(n).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let loc = |n: u32| n;
+        let hash_at = hash;
+        let mut live: std::collections::VecDeque<u32> = (0..20_000).collect();
+        for &n in &live {
+            t.insert(hash(n), loc(n), hash_at);
+        }
+        while !t.old.0.is_empty() {
+            let n = live.back().unwrap() + 1;
+            t.insert(hash(n), loc(n), hash_at);
+            live.push_back(n);
+        }
+        let (mut rebuilds, mut next) = (0, live.back().unwrap() + 1);
+        for _ in 0..200_000 {
+            // The oldest item goes, a new one comes.
+            let gone = live.pop_front().unwrap();
+            let s = t.find(hash(gone), |l| l == gone).unwrap();
+            t.remove_at(s);
+            let was_idle = t.old.0.is_empty();
+            let size = t.cur.0.len();
+            t.insert(hash(next), loc(next), hash_at);
+            live.push_back(next);
+            next += 1;
+            // (The first may be a growth: items filled more than 11/16.)
+            if was_idle && !t.old.0.is_empty() && t.cur.0.len() <= size {
+                rebuilds += 1;
+                assert!(t.old_live > 10 * t.cur_live, "moved in one go");
+                assert_eq!(
+                    t.bytes(),
+                    (t.cur.0.len() * std::mem::size_of::<Group<Plain>>()) as u64
+                );
+            }
+            if next % 1009 == 0 {
+                for &m in live.iter().step_by(7) {
+                    assert_eq!(
+                        t.find(hash(m), |l| l == m).map(|s| t.loc(s)),
+                        Some(m),
+                        "{m}"
+                    );
+                }
+                assert_eq!(t.find(hash(gone), |l| l == gone), None);
+            }
+        }
+        assert!(rebuilds >= 2, "{rebuilds} rebuilds");
+        assert_eq!(t.len(), live.len());
     }
 }
