@@ -513,12 +513,11 @@ impl<S: Slots> Table<S> {
     /// Adds a key known to be absent; `keys` gives the hash of the key
     /// at a location, for moving items when the table grows.
     pub fn insert(&mut self, hash: u64, entry: S::Entry, keys: impl KeysAt<S::Loc>) -> usize {
-        let hash_at = keys;
-        self.migrate(MIGRATE_PER_INSERT, &hash_at);
+        self.migrate(MIGRATE_PER_INSERT, &keys);
         if self.needs_growth() {
             // Never with a growth under way unless the bound above failed
             // (many removals refilled as tombstones): finish it first.
-            self.migrate(usize::MAX, &hash_at);
+            self.migrate(usize::MAX, &keys);
             let groups = Self::grown_groups(self.len());
             let at_once = self.grows_at_once();
             self.old_uncharged = groups <= self.cur.0.len();
@@ -532,7 +531,7 @@ impl<S: Slots> Table<S> {
             } else {
                 MIGRATE_PER_INSERT
             };
-            self.migrate(step, &hash_at);
+            self.migrate(step, &keys);
         }
         let slot = self.cur.free_slot(hash);
         if self.cur.put(slot, tag_of(hash), entry) {
@@ -544,7 +543,7 @@ impl<S: Slots> Table<S> {
 
     /// Moves up to `groups` groups of the old array into the new one, and
     /// drops the old array once it is drained.
-    fn migrate(&mut self, groups: usize, hash_at: &impl KeysAt<S::Loc>) {
+    fn migrate(&mut self, groups: usize, keys: &impl KeysAt<S::Loc>) {
         if self.old.0.is_empty() {
             return;
         }
@@ -552,7 +551,7 @@ impl<S: Slots> Table<S> {
         let mut from = self.moved;
         while from < end {
             let to = end.min(from + MIGRATE_BATCH);
-            self.migrate_batch(from, to, hash_at);
+            self.migrate_batch(from, to, keys);
             from = to;
         }
         self.moved = end;
