@@ -758,15 +758,23 @@ mod tests {
         assert!(t.bytes() <= 2 * 1000 * 16 / 11 * 10, "{}", t.bytes());
     }
 
-    #[test]
-    fn a_growth_moves_items_a_few_groups_per_insert() {
-        let mut t = Table {
+    /// A table that moves its items bit by bit at any size.
+    fn incremental() -> Table {
+        Table {
             incremental_from: 0,
             ..Table::default()
-        };
-        let hash = |n: u32| u64::from(n).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        }
+    }
+
+    /// The incremental tests' hash of a key (the key is its location).
+    fn spread(n: u32) -> u64 {
+        u64::from(n).wrapping_mul(0xD6E8_FEB8_6659_FD93)
+    }
+
+    #[test]
+    fn a_growth_moves_items_a_few_groups_per_insert() {
+        let (mut t, hash, hash_at) = (incremental(), spread, spread);
         let loc = |n: u32| n;
-        let hash_at = hash;
         let (mut growths, mut removed_old) = (0, 0);
         let mut gone = std::collections::HashSet::new();
         for n in 0..40_000u32 {
@@ -815,13 +823,8 @@ mod tests {
     /// the array being drained is not charged to a byte cap.
     #[test]
     fn a_rebuild_at_the_same_size_moves_items_a_few_groups_per_insert() {
-        let mut t = Table {
-            incremental_from: 0,
-            ..Table::default()
-        };
-        let hash = |n: u32| u64::from(n).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let (mut t, hash, hash_at) = (incremental(), spread, spread);
         let loc = |n: u32| n;
-        let hash_at = hash;
         let mut live: std::collections::VecDeque<u32> = (0..20_000).collect();
         for &n in &live {
             t.insert(hash(n), loc(n), hash_at);
