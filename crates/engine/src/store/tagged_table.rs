@@ -11,12 +11,11 @@
 //! first group with an empty slot (as in SwissTable): so a group with an
 //! empty slot has never been full since the last rebuild, no key was placed
 //! past it, and a removal there can empty its slot outright; a removal in a
-//! full group leaves a tombstone, dropped when the table is rebuilt. The
-//! table is rebuilt once live slots and tombstones together pass 7/8 of
-//! it: at its size while its items fill at most 13/16 of it (tombstones
-//! filled it), else grown to 11/16 full, moving its items a few groups per
-//! insert (`Table`): between growths an item costs 8/7 to 16/11 slots
-//! (twice that in the inserts a rebuild takes, while both arrays are held).
+//! full group leaves a tombstone, dropped when the table grows. The table
+//! grows once live slots and tombstones together pass 7/8 of it, to 11/16
+//! full, moving its items a few groups per insert (`Table`): between those
+//! an item costs 8/7 to 16/11 slots (twice that in the inserts a growth
+//! takes, while both arrays are held).
 
 use super::line_array::LineArray;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Relaxed};
@@ -362,8 +361,6 @@ pub struct Table<S> {
     /// 455-592 ms: docs/bench/cache-notes.md), and charging the second
     /// one would evict a tenth of the items of a full cache each time.
     old_uncharged: bool,
-    /// A growth `bytes_after_insert` charged for, made by the next insert.
-    planned: Option<usize>,
 }
 
 impl<S> Default for Table<S> {
@@ -378,7 +375,6 @@ impl<S> Default for Table<S> {
             incremental_from: INCREMENTAL_FROM_GROUPS,
             presized: 0,
             old_uncharged: false,
-            planned: None,
         }
     }
 }
@@ -419,39 +415,16 @@ impl<S: Slots> Table<S> {
     }
 
     /// Bytes the table will take after one more insert (at most: a growth
-    /// that ends during it frees the old array). A growth this plans is
-    /// kept to (`planned`): the byte cap evicts items to pay for it, and
-    /// the next insert makes it even if those evictions took the table back
-    /// under 7/8.
-    pub fn bytes_after_insert(&mut self) -> u64 {
-        if self.planned.is_none() && self.needs_growth() {
-            let groups = self.rebuilt_groups();
-            if groups > self.cur.0.len() {
-                self.planned = Some(groups);
-            } else {
-                return (groups * std::mem::size_of::<Group<S>>()) as u64;
+    /// that ends during it frees the old array).
+    pub fn bytes_after_insert(&self) -> u64 {
+        if self.needs_growth() {
+            let mut grown = Self::grown_groups(self.len());
+            if !self.grows_at_once() && grown > self.cur.0.len() {
+                grown += self.cur.0.len(); // both held while the items move
             }
-        }
-        match self.planned {
-            Some(mut grown) => {
-                if !self.grows_at_once() {
-                    grown += self.cur.0.len(); // both held while the items move
-                }
-                (grown * std::mem::size_of::<Group<S>>()) as u64
-            }
-            None => self.bytes(),
-        }
-    }
-
-    /// The next rebuild's size: 11/16 full once every item has moved, but
-    /// the same size while the items fill at most 13/16 of it (tombstones
-    /// filled it, not items).
-    fn rebuilt_groups(&self) -> usize {
-        let grown = Self::grown_groups(self.len());
-        if grown > self.cur.0.len() && (self.len() + 1) * 16 <= self.cur.slots() * 13 {
-            self.cur.0.len()
+            (grown * std::mem::size_of::<Group<S>>()) as u64
         } else {
-            grown
+            self.bytes()
         }
     }
 
@@ -541,11 +514,11 @@ impl<S: Slots> Table<S> {
     /// at a location, for moving items when the table grows.
     pub fn insert(&mut self, hash: u64, entry: S::Entry, keys: impl KeysAt<S::Loc>) -> usize {
         self.migrate(MIGRATE_PER_INSERT, &keys);
-        if self.planned.is_some() || self.needs_growth() {
+        if self.needs_growth() {
             // Never with a growth under way unless the bound above failed
             // (many removals refilled as tombstones): finish it first.
             self.migrate(usize::MAX, &keys);
-            let groups = self.planned.take().unwrap_or_else(|| self.rebuilt_groups());
+            let groups = Self::grown_groups(self.len());
             let at_once = self.grows_at_once();
             self.old_uncharged = groups <= self.cur.0.len();
             self.old = std::mem::replace(&mut self.cur, Groups::of(groups));
@@ -894,77 +867,5 @@ mod tests {
         }
         assert!(rebuilds >= 2, "{rebuilds} rebuilds");
         assert_eq!(t.len(), live.len());
-    }
-
-    /// A growth the byte cap was charged for is made by the next insert,
-    /// even when the evictions that paid for it left items enough for the
-    /// same size (without the plan the rebuild would be planned again with
-    /// the items left, and the room was evicted for nothing: cache-notes.md).
-    /// A table that tombstones filled while its items fill at most 13/16
-    /// of it is rebuilt at its size, and nothing is planned.
-    #[test]
-    fn a_growth_charged_for_is_made() {
-        let (mut t, hash, hash_at) = (incremental(), spread, spread);
-        let mut n = 0u32;
-        while n < 20_000 || !t.old.0.is_empty() || !t.needs_growth() {
-            t.insert(hash(n), n, hash_at);
-            n += 1;
-        }
-        let size = t.cur.0.len();
-        let charged = t.bytes_after_insert();
-        let grown = t.planned.expect("a growth planned");
-        assert!(grown > size);
-        // Both arrays charged while the items move.
-        assert_eq!(
-            charged,
-            ((grown + size) * std::mem::size_of::<Group<Plain>>()) as u64
-        );
-        // "Evictions": a tenth of the items go.
-        for m in (0..n).step_by(10) {
-            let s = t.find(hash(m), |l| l == m).unwrap();
-            t.remove_at(s);
-        }
-        // Planned afresh, the rebuild would now keep the size.
-        assert_eq!(t.rebuilt_groups(), size);
-        t.insert(hash(n), n, hash_at);
-        assert_eq!(t.cur.0.len(), grown, "the planned growth was made");
-        assert!(t.planned.is_none());
-
-        // Tombstones fill a table whose items fill under 13/16 of it.
-        let mut t = incremental();
-        let mut live = std::collections::VecDeque::new();
-        for n in 0..20_000u32 {
-            t.insert(hash(n), n, hash_at);
-            live.push_back(n);
-        }
-        while !t.old.0.is_empty() {
-            let n = live.back().unwrap() + 1;
-            t.insert(hash(n), n, hash_at);
-            live.push_back(n);
-        }
-        let mut next = live.back().unwrap() + 1;
-        // Down to 3/4 of the array's slots, then churn at that count.
-        while t.len() * 4 > t.cur.slots() * 3 {
-            let m = live.pop_front().unwrap();
-            let s = t.find(hash(m), |l| l == m).unwrap();
-            t.remove_at(s);
-        }
-        let size = t.cur.0.len();
-        while !t.needs_growth() {
-            let m = live.pop_front().unwrap();
-            let s = t.find(hash(m), |l| l == m).unwrap();
-            t.remove_at(s);
-            t.insert(hash(next), next, hash_at);
-            live.push_back(next);
-            next += 1;
-        }
-        assert_eq!(
-            t.bytes_after_insert(),
-            (size * std::mem::size_of::<Group<Plain>>()) as u64
-        );
-        assert!(t.planned.is_none());
-        t.insert(hash(next), next, hash_at);
-        assert_eq!(t.cur.0.len(), size, "rebuilt at its size");
-        assert!(!t.old.0.is_empty());
     }
 }
