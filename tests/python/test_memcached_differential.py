@@ -453,6 +453,23 @@ def test_long_multiget_keeps_reading_like_memcached(server, memcached):
     assert ask(server.port) == want
 
 
+def test_get_line_past_the_line_limit_like_memcached(server, memcached):
+    """memcached reads a `get` line of any length (its t/getset.t sends one of
+    187 KB); memstored serves one past its 64 KiB line limit in parts, and the
+    reply must be the same bytes."""
+    keys = b" ".join(b"k7" if i % 50 == 0 else b"m%d" % i for i in range(30000))
+    assert len(keys) > 3 * 65536
+
+    def ask(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            exchange(s, b"set k7 3 0 1\r\nx\r\n")
+            return exchange(s, b"get " + keys + b"\r\n")
+
+    want = ask(memcached.port)
+    assert want == b"VALUE k7 3 1\r\nx\r\n" * 600 + b"END\r\nMN\r\n"
+    assert ask(server.port) == want
+
+
 def metadump(port: int, setup) -> list:
     """memcached answers a successful `lru_crawler metadump` and drops the
     commands pipelined after it, so each one is sent alone and read to END."""

@@ -101,6 +101,9 @@ fn store_kind(k: StoreKind) -> command::StoreKind {
 fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
     match cmd {
         Command::Get { keys, return_cas } => get(srv, keys, None, return_cas, out),
+        Command::GetPart { keys, return_cas } => {
+            values(srv, keys, None, return_cas, out);
+        }
         Command::GetAndTouch {
             exptime,
             keys,
@@ -172,6 +175,20 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
 ///
 /// A key named more than once is looked up once (`Get::repeat`).
 fn get(srv: &Server, keys: Vec<Bytes>, touch: Option<u64>, return_cas: bool, out: &mut Out) {
+    if values(srv, keys, touch, return_cas, out) {
+        out.put(END);
+    }
+}
+
+/// The `VALUE` blocks of a get's hits; false if an error reply was written
+/// instead of the rest (the error line then ends the reply: no `END`).
+fn values(
+    srv: &Server,
+    keys: Vec<Bytes>,
+    touch: Option<u64>,
+    return_cas: bool,
+    out: &mut Out,
+) -> bool {
     // Only multi-key gets pay for remembering what was found.
     let mut seen: Option<HashMap<Bytes, Option<Record>>> = (keys.len() > 1).then(HashMap::new);
     for key in keys {
@@ -195,10 +212,13 @@ fn get(srv: &Server, keys: Vec<Bytes>, touch: Option<u64>, return_cas: bool, out
         match o {
             Outcome::Found(r) => value_block(&cmd.key, r, return_cas, out),
             Outcome::NotFound => {}
-            o => return reply(&o, false, out),
+            o => {
+                reply(&o, false, out);
+                return false;
+            }
         }
     }
-    out.put(END);
+    true
 }
 
 /// `VALUE <key> <flags> <len> [<cas>]`, the value as its own piece, `\r\n`.

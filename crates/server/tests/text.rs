@@ -2,6 +2,7 @@
 
 mod common;
 use common::*;
+use std::io::Write;
 
 #[test]
 fn storage_and_retrieval() {
@@ -152,4 +153,31 @@ fn too_large_value_is_swallowed() {
     assert_eq!(t.cmd("get big\r\n"), "END");
     assert_eq!(t.cmd("set small 0 0 2\r\nok\r\n"), "STORED");
     assert_eq!(t.cmd("get small\r\n"), "VALUE small 0 2");
+}
+
+/// memcached reads a `get` line of any length (its t/getset.t sends one of
+/// 187 KB); here a line past the 64 KiB line limit is served in parts, so
+/// the reply is the same and the connection stays open.
+#[test]
+fn a_get_line_longer_than_the_line_limit_is_answered_in_full() {
+    let srv = Server::start(&[]);
+    let s = srv.connect();
+    let mut w = s.try_clone().expect("clone");
+    let mut t = Text::new(s);
+    assert_eq!(t.cmd("set a 1 0 2\r\nAA\r\n"), "STORED");
+    assert_eq!(t.cmd("set c 3 0 1\r\nC\r\n"), "STORED");
+    let rounds = 10_000; // 12 bytes a round: 120 KB of keys
+    let line = format!("gets {}\r\n", "a missing c ".repeat(rounds));
+    // Written from another thread: the replies start before the line ends.
+    let writer = std::thread::spawn(move || w.write_all(line.as_bytes()).expect("send"));
+    for round in 0..rounds {
+        let head = t.line();
+        assert!(head.starts_with("VALUE a 1 2 "), "round {round}: {head:?}");
+        assert_eq!(t.line(), "AA");
+        assert!(t.line().starts_with("VALUE c 3 1 "), "round {round}");
+        assert_eq!(t.line(), "C");
+    }
+    assert_eq!(t.line(), "END");
+    writer.join().expect("writer");
+    assert!(t.cmd("version\r\n").starts_with("VERSION "));
 }

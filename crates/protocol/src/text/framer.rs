@@ -1,7 +1,8 @@
 //! Framing of the text and meta protocols: command lines, data blocks and
 //! the item limit. A storage command is one frame with its data block.
 
-use super::{data_block_len, take_data_block, Command, TextError, TextParser};
+use super::multiget::take_part;
+use super::{data_block_len, take_data_block, Command, TextError, TextErrorKind, TextParser};
 use crate::{Frame, Framer};
 use bytes::{Bytes, BytesMut};
 
@@ -74,6 +75,11 @@ impl Framer for TextFramer {
                 Ok(None) => return Frame::Incomplete { need: 0 },
                 Ok(Some(cmd)) => cmd,
                 Err(error) => {
+                    if error.kind == TextErrorKind::LineTooLong {
+                        if let Some(part) = take_part(buf, self.parser.max_line_len) {
+                            return Frame::Request((part, None));
+                        }
+                    }
                     let reply = error.should_reply();
                     if error.must_close() {
                         return Frame::Close(Some(Refusal::Invalid { error, reply }));

@@ -19,6 +19,7 @@ mod error;
 mod framer;
 mod line;
 pub mod meta;
+mod multiget;
 mod request;
 pub mod response;
 

@@ -12,8 +12,9 @@ use crate::{base64, Parse, MAX_KEY_LEN};
 
 /// Default longest command line. memcached hangs up on a line that has no
 /// newline after 2 KiB ([`MEMCACHED_LINE_LIMIT`]) unless it is a `get`/`gets`,
-/// which it lets grow without bound; this limit bounds those (~250 max-size
-/// keys fit) and any line that arrives whole.
+/// which it lets grow without bound; this limit bounds any other line, and a
+/// get line longer than it is served in parts of at most this much
+/// (`multiget.rs`, through [`super::TextFramer`]).
 pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024;
 
 /// Bytes memcached buffers without a newline before it decides the line is
@@ -23,7 +24,7 @@ pub const MEMCACHED_LINE_LIMIT: usize = 2048;
 
 /// True if `buf` starts (after at most 100 spaces) with `get ` or `gets `:
 /// memcached's test for a line it lets grow past [`MEMCACHED_LINE_LIMIT`].
-fn multiget_prefix(buf: &[u8]) -> bool {
+pub(crate) fn multiget_prefix(buf: &[u8]) -> bool {
     let spaces = buf.iter().take_while(|&&b| b == b' ').count();
     let rest = buf.get(spaces..).unwrap_or_default();
     spaces <= 100 && (rest.starts_with(b"get ") || rest.starts_with(b"gets "))
@@ -73,6 +74,10 @@ pub enum Command {
     Store(StoreCommand),
     /// `get`/`gets <key>*`: `VALUE` blocks for hits, then `END`.
     Get { keys: Vec<Bytes>, return_cas: bool },
+    /// The complete keys at the front of a `get`/`gets` line longer than
+    /// the line limit (`multiget.rs`): answered as `Get` is but without the
+    /// `END`, which follows the line's last part (a `Get`).
+    GetPart { keys: Vec<Bytes>, return_cas: bool },
     /// `gat`/`gats <exptime> <key>*`. `keys` may be empty (memcached then
     /// answers just `END`).
     GetAndTouch {
