@@ -133,13 +133,13 @@ class Memcached(Process):
     """The real memcached: the reference the differential tests compare
     memstored with. See the module docstring for how its port is found."""
 
-    def __init__(self):
+    def __init__(self, *extra: str):
         exe = shutil.which("memcached")
         if exe is None:
             pytest.fail("memcached not installed: apt-get install memcached (.ci/run does)")
         port_dir = tempfile.mkdtemp(prefix="memcached-port-")
         port_file = os.path.join(port_dir, "port")
-        args = [exe, "-l", "127.0.0.1", "-p", "-1", "-U", "0", "-m", "64"]
+        args = [exe, "-l", "127.0.0.1", "-p", "-1", "-U", "0", "-m", "64", *extra]
         if os.geteuid() == 0:
             args += ["-u", "root"]
         env = {**os.environ, "MEMCACHED_PORT_FILENAME": port_file}

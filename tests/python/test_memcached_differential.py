@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from conftest import Memcached, Server
+
 SCENARIOS = {
     "text_storage": [
         b"set a 5 0 3\r\nabc\r\n",
@@ -828,3 +830,38 @@ def test_same_binary_replies_as_memcached(server, memcached):
     assert sum(len(r) for r in expected) > len(BINARY_REQUESTS), "memcached answered"
     for req, want, have in zip(BINARY_REQUESTS, expected, got):
         assert have == want, f"{req[:32].hex()}\n memcached: {want!r}\n memstored: {have!r}"
+
+
+FLUSH, FLUSHQ = 0x08, 0x18
+
+
+def flush_refusals(port: int):
+    """What a server started with -F answers to every way of flushing, and
+    whether the item survived each."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        out = [exchange(s, b"set foo 0 0 7\r\nfooval2\r\n")]
+        for r in [b"flush_all\r\n", b"flush_all 0\r\n", b"flush_all noreply\r\n", b"get foo\r\n"]:
+            out.append(exchange(s, r))
+        # memcached picks a connection's protocol from its first byte
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as b:
+            b.sendall(bin_request(FLUSH) + bin_request(FLUSHQ, extras=exptime_extras(0)) + bin_request(NOOP))
+            out.append(read_binary_replies(b))
+        out.append(exchange(s, b"get foo\r\n"))
+        stats = exchange(s, b"stats settings\r\n")
+        out.append(re.findall(rb"STAT flush_enabled \S+", stats))
+        out.append(re.findall(rb"STAT cmd_flush \d+", exchange(s, b"stats\r\n")))
+        return out
+
+
+def test_disable_flush_all_like_memcached():
+    """memcached's -F: every flush refused (and counted), the item kept."""
+    mc, ms = Memcached("-F"), Server("*#capsiz=64m", "-F")
+    try:
+        want = flush_refusals(mc.port)
+        assert want[1] == b"CLIENT_ERROR flush_all not allowed\r\nMN\r\n"
+        assert want[4] == b"VALUE foo 0 7\r\nfooval2\r\nEND\r\nMN\r\n"
+        assert want[-2] == [b"STAT flush_enabled no"]
+        assert flush_refusals(ms.port) == want
+    finally:
+        mc.stop()
+        ms.stop()

@@ -225,6 +225,7 @@ impl BinarySession {
             Command::Flush { delay, quiet } => {
                 let cmd = Flush {
                     delay: u64::from(delay.unwrap_or(0)),
+                    count_refused: false,
                 };
                 reply(head, cmd.apply(srv), Reply::Done { quiet }, out);
             }
@@ -388,6 +389,8 @@ fn reply(head: ResponseHead, o: Outcome, how: Reply<'_>, out: &mut Out) {
         (Outcome::NotStored(Absence::Absent), _) => Status::NotStored,
         (Outcome::NonNumeric, _) => Status::NonNumeric,
         (Outcome::TooLarge { .. }, _) => Status::TooLarge,
+        // memcached's process_bin_flush with -F.
+        (Outcome::FlushDisabled, _) => Status::AuthError,
         (Outcome::ReadOnly, _) => {
             // The body says why, like memcached's error texts do.
             let head = head.with_status(Status::NotStored);

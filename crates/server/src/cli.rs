@@ -103,6 +103,12 @@ pub struct Args {
     /// without it `shutdown` answers `ERROR: shutdown not enabled`.
     #[arg(short = 'A', long = "enable-shutdown")]
     pub enable_shutdown: bool,
+    /// Refuse to flush the store (memcached's `-F`): text `flush_all`
+    /// answers `CLIENT_ERROR flush_all not allowed`, binary flush `Auth
+    /// failure.`, MessagePack-RPC `clear` an error. Still counted in
+    /// `cmd_flush`, as memcached counts them.
+    #[arg(short = 'F', long = "disable-flush-all")]
+    pub disable_flush_all: bool,
     /// Verbose logging (repeat for more).
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,

@@ -34,6 +34,8 @@ pub struct Config {
     pub search_timeout: Duration,
     /// `-A`/`--enable-shutdown`: the text `shutdown` command stops the server.
     pub enable_shutdown: bool,
+    /// False with `-F`/`--disable-flush-all`: flushes are refused.
+    pub flush_enabled: bool,
     /// `--scheduler`: how connections are placed on threads (`workers.rs`).
     pub scheduler: crate::workers::Scheduler,
     /// What connections wait on (`--io`, chosen at start: `uring`).
@@ -102,6 +104,7 @@ impl Config {
             write_threads: 2,
             search_timeout: Duration::from_secs(5),
             enable_shutdown: false,
+            flush_enabled: true,
             scheduler: crate::workers::Scheduler::Shared,
             io: crate::uring::IoEngine::Epoll,
         }

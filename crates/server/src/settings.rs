@@ -44,7 +44,7 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
             "lru_crawler",
             yes_no(srv.lru_crawler.load(std::sync::atomic::Ordering::Relaxed)),
         ),
-        ("flush_enabled", "yes".to_string()),
+        ("flush_enabled", yes_no(cfg.flush_enabled)),
         ("dump_enabled", "yes".to_string()),
         ("lru_maintainer_thread", "no".to_string()),
         ("lru_segmented", "no".to_string()),

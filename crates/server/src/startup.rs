@@ -101,6 +101,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         write_threads: args.write_threads.max(1),
         search_timeout: args.search_timeout,
         enable_shutdown: args.enable_shutdown,
+        flush_enabled: !args.disable_flush_all,
         scheduler: args.scheduler,
         io: crate::uring::choose(
             args.io,

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use memstored_engine::Record;
 use memstored_protocol::text::response::{
     encode_number, encode_server_error, encode_stat, encode_value_head, encode_version,
-    CLIENT_ERROR_NON_NUMERIC, CRLF, DELETED, END, ERROR, EXISTS, NOT_FOUND, NOT_STORED, OK, RESET,
-    SERVER_ERROR_TOO_LARGE, STORED, TOUCHED,
+    CLIENT_ERROR_FLUSH_DISABLED, CLIENT_ERROR_NON_NUMERIC, CRLF, DELETED, END, ERROR, EXISTS,
+    NOT_FOUND, NOT_STORED, OK, RESET, SERVER_ERROR_TOO_LARGE, STORED, TOUCHED,
 };
 use memstored_protocol::text::{Command, IncrDecr, Refusal, StoreCommand, StoreKind, TextFramer};
 use memstored_protocol::Expiry;
@@ -140,7 +140,11 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
                 Expiry::At(t) => t.saturating_sub(now),
                 Expiry::Never | Expiry::Expired => 0,
             };
-            reply(&Flush { delay }.apply(srv), noreply, out);
+            let cmd = Flush {
+                delay,
+                count_refused: true,
+            };
+            reply(&cmd.apply(srv), noreply, out);
         }
         Command::Version => encode_version(crate::VERSION, out.buf()),
         Command::Verbosity { level, noreply } => {
@@ -265,6 +269,7 @@ fn reply(o: &Outcome, noreply: bool, out: &mut Out) {
         Outcome::NonNumeric => out.put(CLIENT_ERROR_NON_NUMERIC),
         Outcome::TooLarge { .. } => out.put(SERVER_ERROR_TOO_LARGE),
         Outcome::ReadOnly => encode_server_error("read only", out.buf()),
+        Outcome::FlushDisabled => out.put(CLIENT_ERROR_FLUSH_DISABLED),
         Outcome::Overflow => encode_server_error("the increment overflows", out.buf()),
         Outcome::Failed(e) => {
             tracing::debug!("text command failed: {e}");

@@ -110,6 +110,32 @@ fn a_delayed_flush_on_a_read_only_server_is_refused_everywhere() {
     assert_eq!(t.cmd("get k\r\n"), "VALUE k 0 1", "nothing was flushed");
 }
 
+/// `-F` (memcached's `--disable-flush-all`) also refuses RPC `clear`,
+/// which is `flush_all` under another name (the text and binary replies
+/// are compared with memcached's in test_memcached_differential.py).
+#[test]
+fn a_flush_on_a_server_started_with_dash_f_is_refused_everywhere() {
+    let s = InProc::start(Db::open("*", true).unwrap(), |c| c.flush_enabled = false);
+    let mut t = Text::new(s.connect());
+    assert_eq!(t.cmd("set k 0 0 1\r\nv\r\n"), "STORED");
+    assert_eq!(
+        t.cmd("flush_all\r\n"),
+        "CLIENT_ERROR flush_all not allowed",
+        "text"
+    );
+    let mut b = s.connect();
+    let r = call(&mut b, FLUSH, b"", &[], &[], 0);
+    assert_eq!(r.status, 0x20, "binary: memcached's Auth failure");
+    let mut p = s.connect();
+    assert_eq!(rpc(&mut p, "clear", vec![]), Err(41), "rpc");
+    assert_eq!(t.cmd("get k\r\n"), "VALUE k 0 1", "nothing was flushed");
+    assert_eq!(
+        s.stat("cmd_flush"),
+        2,
+        "text and rpc count, binary does not"
+    );
+}
+
 #[test]
 fn an_expired_record_is_an_expired_miss_on_every_protocol() {
     let s = InProc::start(Db::open("*", true).unwrap(), |_| {});

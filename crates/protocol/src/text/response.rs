@@ -25,6 +25,8 @@ pub const RESET: &[u8] = b"RESET\r\n";
 pub const SERVER_ERROR_TOO_LARGE: &[u8] = b"SERVER_ERROR object too large for cache\r\n";
 /// Storage failed for lack of memory.
 pub const SERVER_ERROR_OUT_OF_MEMORY: &[u8] = b"SERVER_ERROR out of memory storing object\r\n";
+/// `flush_all` on a server started with `-F` (memcached's words).
+pub const CLIENT_ERROR_FLUSH_DISABLED: &[u8] = b"CLIENT_ERROR flush_all not allowed\r\n";
 /// `incr`/`decr`/`ma` on a value that is not a decimal number.
 pub const CLIENT_ERROR_NON_NUMERIC: &[u8] =
     b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n";

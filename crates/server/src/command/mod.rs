@@ -79,6 +79,8 @@ pub enum Outcome {
     TooLarge { size: u64, cap: u64 },
     /// A write on a read-only server.
     ReadOnly,
+    /// A flush on a server started with `-F` (`--disable-flush-all`).
+    FlushDisabled,
     /// Done, nothing to report (flush).
     Done,
     /// The engine failed (I/O, broken data, a bad argument).

@@ -17,7 +17,11 @@ fn engine(e: memstored_engine::Error) -> RpcError {
 /// `clear([inmap{DB}])` → nil: memcached's `flush_all` (same counter, same
 /// read-only refusal).
 pub fn clear(srv: &Arc<Server>, _params: &[Value]) -> RpcResult {
-    match (Flush { delay: 0 }).apply(srv) {
+    let cmd = Flush {
+        delay: 0,
+        count_refused: true,
+    };
+    match cmd.apply(srv) {
         Outcome::Done => Ok(Value::Nil),
         o => Err(RpcError::from_outcome(o)),
     }

@@ -169,6 +169,10 @@ impl RpcError {
                 format!("a value of {size} bytes exceeds the limit of {cap} bytes"),
             ),
             Outcome::ReadOnly => (code::LOGICAL, "the database is read-only".to_string()),
+            Outcome::FlushDisabled => (
+                code::LOGICAL,
+                "clearing is disabled (-F, --disable-flush-all)".to_string(),
+            ),
             Outcome::Failed(e) => (
                 match e {
                     Error::InvalidArgument(_) => code::INVALID_PARAMETERS,
