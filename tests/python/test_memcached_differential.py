@@ -102,6 +102,11 @@ SCENARIOS = {
         b"mg kk k O123 q\r\n",
         b"ms m1 2\r\nhi\r\n",
         b"ms m1 2 T100 F7 c\r\nhi\r\n",
+        b"ms m1 2 c C1 k O9\r\nno\r\n",   # EX c0: ms echoes k, O, c whatever the status
+        b"ms nokey 2 O8 c C5 k\r\nno\r\n",  # NF c0
+        b"ms nokey 2 c MR\r\nno\r\n",  # NS c0
+        b"md m1 c C1\r\n",  # md and ma echo no c0
+        b"ma m1 c C1\r\n",
         b"mg m1 f t v\r\n",
         b"ms m1 2 MA\r\nyo\r\n",
         b"ms m1 2 MP\r\nxx\r\n",

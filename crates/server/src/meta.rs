@@ -207,10 +207,17 @@ pub fn set(srv: &Server, m: MetaSet, value: Bytes, out: &mut Out) {
 
 /// The reply to `ms`: `HD` echoing `k`, `O` and `c` (the new CAS) only.
 pub fn set_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
-    let Outcome::Stored { cas } = o else {
-        return status_reply(f, key, o, out);
+    // memcached's _finalize_mset echoes `k`, `O` and `c` whatever the
+    // status, `c` as `c0` when nothing was stored.
+    let (status, cas) = match o {
+        Outcome::Stored { cas } => (MetaStatus::Hd, *cas),
+        Outcome::Exists => (MetaStatus::Ex, 0),
+        Outcome::NotFound => (MetaStatus::Nf, 0),
+        Outcome::NotStored(_) => (MetaStatus::Ns, 0),
+        _ => return status_reply(f, key, o, out),
     };
-    if f.quiet {
+    // Quiet mode hides only success.
+    if f.quiet && status == MetaStatus::Hd {
         return;
     }
     let rec = Record {
@@ -218,7 +225,7 @@ pub fn set_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
         meta: Meta {
             flags: f.client_flags.unwrap_or(0),
             expires_at: 0,
-            cas: *cas,
+            cas,
         },
     };
     let rets: Vec<MetaReturn<'_>> = returns(f, key, Some(&rec), None)
@@ -230,7 +237,7 @@ pub fn set_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
             )
         })
         .collect();
-    encode_meta(MetaStatus::Hd, &rets, out.buf());
+    encode_meta(status, &rets, out.buf());
 }
 
 /// `md <key> <flags>*`; with `I`, marks the item stale instead of removing it.
