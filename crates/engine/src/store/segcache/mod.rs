@@ -313,7 +313,7 @@ impl SegCache {
             // hold all of a small cap's items, and one pass must not empty
             // the cache to make room for one.
             let quota = (self.cap_recs / 16).max(1);
-            self.recycle_oldest_with(false, quota, class);
+            self.recycle_oldest_with(false, quota, u64::MAX, class);
         }
         let size = len.max(self.seg_size);
         let mut passes = 2 * self.fifo.len() + 2;
@@ -324,7 +324,7 @@ impl SegCache {
                 // and removed items would hold their segments for good.
                 // More than half of the segments is dead, so compacting the
                 // oldest (every live item kept) gives room back.
-                self.recycle_oldest_with(true, 0, class);
+                self.recycle_oldest_with(true, 0, u64::MAX, class);
                 if self.room_in(class) >= len {
                     return Ok(());
                 }
@@ -361,21 +361,33 @@ impl SegCache {
             // than a recycled segment's room: a bigger segment, or the
             // table's growth.
             let free_empty = size > self.seg_size || !fits(0);
-            self.recycle_oldest(free_empty, class);
+            // With room for the item's record, only the bytes over the cap
+            // need freeing, and only values kept aside free bytes without
+            // freeing a whole segment: their records are small, so one
+            // segment can hold the records of every large value, and a
+            // whole pass over it evicted all of them that were not read
+            // since (a 64 MB cache of 1 MB values kept 39 of them, not 60).
+            let over = (self.allocated + self.external + table).saturating_sub(self.cap_bytes);
+            let external_quota = if room { over } else { u64::MAX };
+            self.recycle_oldest_with(free_empty, u64::MAX, external_quota, class);
         }
     }
 
     /// Compacts the oldest segment (the module doc's pass) and makes it the
     /// newest, the one TTL class `class` appends to; frees it instead when
     /// nothing in it survived and it is not of the standard size, or
-    /// `free_empty` asks.
-    fn recycle_oldest(&mut self, free_empty: bool, class: usize) {
-        self.recycle_oldest_with(free_empty, u64::MAX, class);
-    }
-
-    /// `recycle_oldest`, evicting at most `quota` items: the rest of the
-    /// segment is kept as it is (bits untouched).
-    fn recycle_oldest_with(&mut self, free_empty: bool, quota: u64, class: usize) {
+    /// `free_empty` asks. Evicts at most `quota` items, and no more once
+    /// the values kept aside that it evicted free `external_quota` bytes:
+    /// the rest of the segment is kept as it is (bits untouched). A segment
+    /// spared by `external_quota` stays the oldest, so the next pass goes
+    /// on where this one stopped.
+    fn recycle_oldest_with(
+        &mut self,
+        free_empty: bool,
+        quota: u64,
+        external_quota: u64,
+        class: usize,
+    ) {
         let Some(id) = self.fifo.pop_front() else {
             return;
         };
@@ -384,6 +396,7 @@ impl SegCache {
         };
         let now = now_secs();
         let (mut read, mut write, mut evicted) = (0usize, 0usize, 0u64);
+        let (mut freed_external, mut spared_for_bytes) = (0u64, false);
         let mut expiry = 0;
         let base = self.cas_base_of(id);
         while read < buf.len() {
@@ -393,7 +406,9 @@ impl SegCache {
             let (len, expired, value) = (it.len, it.meta.is_expired(now), external_only(it.value));
             let expires_at = it.meta.expires_at;
             if let Some(slot) = self.slot_at(it.key, id, read) {
-                let spared = evicted >= quota;
+                let enough_bytes = freed_external >= external_quota;
+                spared_for_bytes |= enough_bytes;
+                let spared = evicted >= quota || enough_bytes;
                 if spared || (!expired && self.table.access(slot).take_reference()) {
                     buf.copy_within(read..read + len, write);
                     self.table.set_loc(
@@ -406,6 +421,9 @@ impl SegCache {
                     write += len;
                     expiry = joined(expiry, expires_at);
                 } else {
+                    if let item::Value::External(_, n) = value {
+                        freed_external += n as u64 + EXTERNAL_OVERHEAD;
+                    }
                     self.table.remove_at(slot);
                     self.retire(len, value);
                     evicted += 1;
@@ -425,6 +443,11 @@ impl SegCache {
         if write == 0 {
             // Survivors keep the base they were stored against.
             self.rebase(id);
+        }
+        if spared_for_bytes {
+            self.fifo.push_front(id);
+            self.set_expiry(id, expiry);
+            return;
         }
         self.fifo.push_back(id);
         self.set_expiry(id, expiry);

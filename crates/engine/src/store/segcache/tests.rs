@@ -163,6 +163,28 @@ fn large_values_are_kept_aside_and_shared() {
     ));
 }
 
+/// memcached's t/lru.t: 1 MB values into a 64 MB cache. Their records
+/// are small, so one segment holds every one of them; a whole pass over it
+/// evicted every value not read since (39 kept of 101, 62 evicted), where
+/// only the bytes over the cap need freeing, oldest first.
+#[test]
+fn large_values_are_evicted_only_as_far_as_the_cap_needs() {
+    let cap = 64 << 20;
+    let mut c = SegCache::new(cap, 0);
+    let big = vec![b'x'; (1 << 20) - 250];
+    for i in 0..101 {
+        c.put_slice(&key(i), &big, meta(1)).unwrap();
+        assert!(c.allocated + c.external + c.table.bytes() <= cap);
+    }
+    let kept: Vec<usize> = (0..101).filter(|&i| c.get(&key(i)).unwrap().is_some()).collect();
+    // What the cap holds after its segments and table: ~60 values.
+    let fits = (cap - c.allocated - c.table.bytes()) / (big.len() as u64 + EXTERNAL_OVERHEAD);
+    assert_eq!(kept.len() as u64, fits, "kept {kept:?}");
+    // The oldest went first.
+    assert_eq!(kept, (101 - kept.len()..101).collect::<Vec<_>>());
+    assert_eq!(c.evictions, 101 - kept.len() as u64);
+}
+
 #[test]
 fn the_count_cap_holds() {
     let mut c = SegCache::new(0, 100);
