@@ -459,11 +459,13 @@ pub(crate) fn refuse_for_memory(
     let go_on = match session {
         Some(AnySession::Binary(_)) if rest > 0 => {
             crate::binary::out_of_memory(rbuf, out);
+            stats::bump(&srv.counters.here().store_no_memory);
             true
         }
         Some(AnySession::Text(s)) if rest > 0 => {
             s.framer().forget_pending();
             out.put(b"SERVER_ERROR out of memory storing object\r\n");
+            stats::bump(&srv.counters.here().store_no_memory);
             true
         }
         _ => false,

@@ -14,6 +14,8 @@ pub struct RequestCounters {
     pub cmd_set: AtomicU64,
     pub cmd_flush: AtomicU64,
     pub cmd_touch: AtomicU64,
+    /// memcached's `cmd_meta`: `me` requests (the one meta command it counts).
+    pub cmd_meta: AtomicU64,
     pub get_hits: AtomicU64,
     pub get_misses: AtomicU64,
     pub get_expired: AtomicU64,
@@ -28,18 +30,23 @@ pub struct RequestCounters {
     pub cas_badval: AtomicU64,
     pub touch_hits: AtomicU64,
     pub touch_misses: AtomicU64,
+    /// Stores refused for size: over `-I`, or more than the cache holds.
+    pub store_too_large: AtomicU64,
+    /// Stores refused for memory: the connection buffers' budget was spent.
+    pub store_no_memory: AtomicU64,
     pub total_items: AtomicU64,
     pub bytes_read: AtomicU64,
     pub bytes_written: AtomicU64,
 }
 
 impl RequestCounters {
-    fn all(&self) -> [&AtomicU64; 21] {
+    fn all(&self) -> [&AtomicU64; 24] {
         [
             &self.cmd_get,
             &self.cmd_set,
             &self.cmd_flush,
             &self.cmd_touch,
+            &self.cmd_meta,
             &self.get_hits,
             &self.get_misses,
             &self.get_expired,
@@ -54,6 +61,8 @@ impl RequestCounters {
             &self.cas_badval,
             &self.touch_hits,
             &self.touch_misses,
+            &self.store_too_large,
+            &self.store_no_memory,
             &self.total_items,
             &self.bytes_read,
             &self.bytes_written,
@@ -234,6 +243,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("cmd_set", sum(|r| &r.cmd_set)),
         ("cmd_flush", sum(|r| &r.cmd_flush)),
         ("cmd_touch", sum(|r| &r.cmd_touch)),
+        ("cmd_meta", sum(|r| &r.cmd_meta)),
         ("get_hits", sum(|r| &r.get_hits)),
         ("get_misses", sum(|r| &r.get_misses)),
         ("get_expired", sum(|r| &r.get_expired)),
@@ -249,6 +259,8 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("cas_badval", sum(|r| &r.cas_badval)),
         ("touch_hits", sum(|r| &r.touch_hits)),
         ("touch_misses", sum(|r| &r.touch_misses)),
+        ("store_too_large", sum(|r| &r.store_too_large)),
+        ("store_no_memory", sum(|r| &r.store_no_memory)),
         ("auth_cmds", get(&c.auth_cmds)),
         ("auth_errors", get(&c.auth_errors)),
         ("bytes_read", sum(|r| &r.bytes_read)),

@@ -37,6 +37,7 @@ fn a_record_too_large_for_the_cache_is_too_large_everywhere() {
     assert_eq!(e, Err(41), "rpc");
     assert_eq!(s.stat("cas_badval"), 0, "not a CAS mismatch");
     assert_eq!(s.stat("cmd_set"), 4, "every protocol counts its set");
+    assert_eq!(s.stat("store_too_large"), 4, "and its refusal");
 }
 
 #[test]
@@ -67,6 +68,9 @@ fn an_append_cannot_grow_a_value_past_the_item_limit() {
         .find(|(k, _)| k.as_str() == Some("value"));
     let len = value.and_then(|(_, v)| v.as_slice()).map(<[u8]>::len);
     assert_eq!(len, Some(half), "the value is unchanged");
+    let e = rpc(&mut p, "set", vec![bin(b"k2"), bin(&vec![b'c'; 2 * half])]);
+    assert_eq!(e, Err(41), "rpc set over the item limit");
+    assert_eq!(s.stat("store_too_large"), 5, "four appends and a set");
 }
 
 /// A store holding `k`, reopened read-only.

@@ -16,6 +16,7 @@ const NAMES: &[&str] = &[
     "cmd_set",
     "cmd_flush",
     "cmd_touch",
+    "cmd_meta",
     "get_hits",
     "get_misses",
     "get_expired",
@@ -30,6 +31,8 @@ const NAMES: &[&str] = &[
     "cas_badval",
     "touch_hits",
     "touch_misses",
+    "store_too_large",
+    "store_no_memory",
     "curr_items",
     "total_items",
     "bytes",
@@ -83,6 +86,38 @@ fn stats_names_and_counters() {
     assert_eq!(m["engine"], "mem_hash");
     let s = stats(&mut t, "stats settings\r\n");
     assert_eq!(s["item_size_max"], (64u64 << 20).to_string());
+    assert_eq!(m["cmd_meta"], "0");
+    assert_eq!(m["store_too_large"], "0");
+}
+
+/// memcached's `store_too_large` (a set over `-I` or over what the cache
+/// holds) and `cmd_meta` (it counts `me` requests only).
+#[test]
+fn refused_stores_and_meta_debug_are_counted() {
+    let srv = Server::start(&["-I", "1k", "-s", "*#capsiz=1m"]);
+    let mut t = Text::new(srv.connect());
+    let big = "x".repeat(2000);
+    let line = format!("set big 0 0 {}\r\n{big}\r\n", big.len());
+    assert_eq!(t.cmd(&line), "SERVER_ERROR object too large for cache");
+    assert_eq!(
+        t.cmd("ms big 2000 T0\r\n"),
+        "SERVER_ERROR object too large for cache"
+    );
+    t.send(format!("{big}\r\n").as_bytes());
+    // An append that would build a value over -I.
+    let half = "y".repeat(900);
+    assert_eq!(t.cmd(&format!("set a 0 0 900\r\n{half}\r\n")), "STORED");
+    let line = format!("append a 0 0 200\r\n{}\r\n", &half[..200]);
+    assert_eq!(t.cmd(&line), "SERVER_ERROR object too large for cache");
+    let mut b = srv.connect();
+    let r = call(&mut b, SET, b"big", &[0; 8], big.as_bytes(), 0);
+    assert_eq!(r.status, 0x03, "binary: too large");
+    assert_eq!(t.cmd("me big\r\n"), "EN");
+    assert_eq!(t.cmd("mg big v\r\n"), "EN");
+    let m = stats(&mut t, "stats\r\n");
+    assert_eq!(m["store_too_large"], "4");
+    assert_eq!(m["store_no_memory"], "0");
+    assert_eq!(m["cmd_meta"], "1", "only me counts, as in memcached");
 }
 
 #[test]

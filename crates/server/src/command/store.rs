@@ -48,6 +48,7 @@ impl Store {
         bump(&c.cmd_set);
         let cap = srv.cfg.max_item_size;
         if let Err(too_large) = check_size(self.value.len(), cap) {
+            bump(&c.store_too_large);
             if self.kind == StoreKind::Set {
                 drop_stale(srv, &self.key);
             }
@@ -102,8 +103,11 @@ impl Store {
                 Outcome::Exists
             }
             Err(e) => {
-                if matches!(e, Error::TooLarge { .. }) && self.kind == StoreKind::Set {
-                    drop_stale(srv, &self.key);
+                if matches!(e, Error::TooLarge { .. }) {
+                    bump(&c.store_too_large);
+                    if self.kind == StoreKind::Set {
+                        drop_stale(srv, &self.key);
+                    }
                 }
                 Outcome::from_error(e)
             }
@@ -161,7 +165,9 @@ impl Store {
 /// its body is read (the body is then skipped, never buffered). Counts and
 /// drops the old value of a `set` like [`Store::apply`] does.
 pub fn refuse_oversized(srv: &Server, key: &[u8], kind: StoreKind, size: u64) -> Outcome {
-    bump(&srv.counters.here().cmd_set);
+    let c = srv.counters.here();
+    bump(&c.cmd_set);
+    bump(&c.store_too_large);
     if kind == StoreKind::Set {
         drop_stale(srv, key);
     }

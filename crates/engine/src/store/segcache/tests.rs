@@ -176,7 +176,9 @@ fn large_values_are_evicted_only_as_far_as_the_cap_needs() {
         c.put_slice(&key(i), &big, meta(1)).unwrap();
         assert!(c.allocated + c.external + c.table.bytes() <= cap);
     }
-    let kept: Vec<usize> = (0..101).filter(|&i| c.get(&key(i)).unwrap().is_some()).collect();
+    let kept: Vec<usize> = (0..101)
+        .filter(|&i| c.get(&key(i)).unwrap().is_some())
+        .collect();
     // What the cap holds after its segments and table: ~60 values.
     let fits = (cap - c.allocated - c.table.bytes()) / (big.len() as u64 + EXTERNAL_OVERHEAD);
     assert_eq!(kept.len() as u64, fits, "kept {kept:?}");
