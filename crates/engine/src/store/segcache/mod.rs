@@ -53,6 +53,10 @@ use item::EXTERNAL_MIN;
 /// the table (32) and the allocator's header and rounding (16).
 const EXTERNAL_OVERHEAD: u64 = 48;
 
+/// A byte-cap pass over the oldest segment frees at least this share of
+/// the cap in values kept aside once it starts (`make_room`).
+const EXTERNAL_EVICTION_SHARE: u64 = 64;
+
 /// Segments are this big unless the cap is small (`segment_size`).
 /// What the byte cap bounds: the segments' capacity plus the table.
 const MAX_SEGMENT: usize = 1 << 20;
@@ -367,8 +371,16 @@ impl SegCache {
             // segment can hold the records of every large value, and a
             // whole pass over it evicted all of them that were not read
             // since (a 64 MB cache of 1 MB values kept 39 of them, not 60).
+            // At least a 64th of the cap a pass: a pass reads the whole
+            // segment, which can hold tens of thousands of records (2 KB
+            // values in a 1 GiB cache: 2.5 ms), so it must not run for
+            // every insert.
             let over = (self.allocated + self.external + table).saturating_sub(self.cap_bytes);
-            let external_quota = if room { over } else { u64::MAX };
+            let external_quota = if room {
+                over.max(self.cap_bytes / EXTERNAL_EVICTION_SHARE)
+            } else {
+                u64::MAX
+            };
             self.recycle_oldest_with(free_empty, u64::MAX, external_quota, class);
         }
     }
