@@ -22,7 +22,8 @@
 //! while survive, and items never read go on their first pass (the
 //! one-hit wonders S3-FIFO keeps out of its main queue). Expired items are
 //! dropped on the same pass. An item larger than a segment gets a segment
-//! of its own size.
+//! of its own size. Values kept aside (1 KiB and more) are evicted only as
+//! far as the byte cap needs, at least a 64th of it a pass (`make_room`).
 
 mod expiry;
 pub(crate) mod item;
