@@ -870,3 +870,36 @@ def test_disable_flush_all_like_memcached():
     finally:
         mc.stop()
         ms.stop()
+
+
+SLABS_REQUESTS = [
+    b"slabs automove 1\r\n", b"slabs automove 2\r\n", b"slabs automove 0\r\n",
+    b"slabs automove 3\r\n", b"slabs automove -1\r\n", b"slabs automove x\r\n",
+    b"slabs automove\r\n", b"slabs automove 1 noreply\r\n", b"slabs automove x noreply\r\n",
+    b"slabs automove ratio\r\n", b"slabs automove ratio 0.8\r\n", b"slabs automove ratio x\r\n",
+    b"slabs reassign 1 2\r\n", b"slabs reassign x y\r\n", b"slabs reassign 1 2 noreply\r\n",
+    b"slabs reassign 1\r\n", b"slabs\r\n", b"slabs foo\r\n", b"slabs automove 2\r\n",
+]
+
+
+def slabs_session(port: int) -> list:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        out = [exchange(s, r) for r in SLABS_REQUESTS]
+        settings = exchange(s, b"stats settings\r\n")
+        out.append(re.findall(rb"STAT slab_(?:automove|reassign) \S+", settings))
+        return out
+
+
+def test_slabs_commands_like_memcached():
+    """Ops scripts send `slabs automove N`; memstored has no slabs and says
+    so in `stats settings` (slab_reassign no), so it answers as memcached
+    does with reassignment disabled, and reports the automove level."""
+    mc, ms = Memcached("-o", "no_slab_reassign"), Server("*#capsiz=64m")
+    try:
+        want = slabs_session(mc.port)
+        assert want[0] == b"OK\r\nMN\r\n"
+        assert want[-1] == [b"STAT slab_reassign no", b"STAT slab_automove 2"]
+        assert slabs_session(ms.port) == want
+    finally:
+        mc.stop()
+        ms.stop()

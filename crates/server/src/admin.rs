@@ -184,6 +184,45 @@ fn crawl_classes(which: &[u8]) -> Crawl {
     }
 }
 
+/// `slabs automove N` and `slabs reassign SRC DST`, answered as memcached
+/// 1.6.18 answers them with slab reassignment disabled (which `stats
+/// settings` reports: memstored has no slabs to move). The automove level
+/// is kept and shown in `stats settings`, as memcached does.
+pub fn slabs_command(srv: &Server, args: &[Bytes], out: &mut Out) {
+    let reply: &[u8] = match args {
+        [sub, _, _] if &sub[..] == b"reassign" => b"CLIENT_ERROR slab reassignment disabled\r\n",
+        [sub, level, ..] if &sub[..] == b"automove" => {
+            // Only automove looks for a trailing `noreply`, as in memcached.
+            if args.last().is_some_and(|a| &a[..] == b"noreply") {
+                automove(srv, level, args.get(2));
+                return;
+            }
+            automove(srv, level, args.get(2))
+        }
+        _ => b"ERROR\r\n",
+    };
+    out.put(reply);
+}
+
+/// `slabs automove LEVEL` or `slabs automove ratio R`: memcached's reply.
+fn automove(srv: &Server, level: &[u8], ratio: Option<&Bytes>) -> &'static [u8] {
+    if level == b"ratio" {
+        let ratio = ratio.filter(|r| &r[..] != b"noreply");
+        return match ratio.and_then(|r| std::str::from_utf8(r).ok()?.parse::<f64>().ok()) {
+            Some(_) => b"OK\r\n",
+            None => b"ERROR\r\n",
+        };
+    }
+    match safe_strtoul(level) {
+        None => b"CLIENT_ERROR bad command line format\r\n",
+        Some(n @ 0..=2) => {
+            srv.slab_automove.store(n, Relaxed);
+            b"OK\r\n"
+        }
+        Some(_) => b"ERROR\r\n",
+    }
+}
+
 /// memcached's `safe_strtoul`: `strtoul` (leading blanks, a sign, decimal
 /// digits, nothing after them), refusing a negative number that wraps, and
 /// keeping the low 32 bits of what fits in 64 (the C assigns an unsigned

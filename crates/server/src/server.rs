@@ -84,6 +84,9 @@ pub struct Server {
     pub conns: crate::conns::Conns,
     /// `lru_crawler enable|disable` (memcached's `settings.lru_crawler`).
     pub lru_crawler: std::sync::atomic::AtomicBool,
+    /// `slabs automove N` (memcached's `settings.slab_automove`; nothing
+    /// here moves, the level is only reported).
+    pub slab_automove: std::sync::atomic::AtomicU32,
 }
 
 impl Config {
@@ -163,6 +166,7 @@ impl Server {
             replication: Default::default(),
             conns: Default::default(),
             lru_crawler: std::sync::atomic::AtomicBool::new(true),
+            slab_automove: std::sync::atomic::AtomicU32::new(0),
         }
     }
 

@@ -38,7 +38,12 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("auth_enabled_ascii", "no".to_string()),
         ("item_size_max", cfg.max_item_size.to_string()),
         ("slab_reassign", "no".to_string()),
-        ("slab_automove", "0".to_string()),
+        (
+            "slab_automove",
+            srv.slab_automove
+                .load(std::sync::atomic::Ordering::Relaxed)
+                .to_string(),
+        ),
         // `lru_crawler enable|disable` (admin.rs).
         (
             "lru_crawler",

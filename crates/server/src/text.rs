@@ -160,6 +160,7 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
             crate::admin::cache_memlimit(srv, megabytes, noreply, out)
         }
         Command::LruCrawler { args } => crate::admin::lru_crawler(srv, &args, out),
+        Command::Slabs { args } => crate::admin::slabs_command(srv, &args, out),
         Command::Quit => return false,
         Command::Stats { args } => stats_reply(srv, &args, out),
         Command::MetaGet(m) => meta::get(srv, *m, out),

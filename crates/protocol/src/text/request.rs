@@ -136,6 +136,10 @@ pub enum Command {
     },
     /// `lru_crawler <args...>` (the server answers `metadump`).
     LruCrawler { args: Vec<Bytes> },
+    /// `slabs <args...>`: `automove` and `reassign`, memcached's slab
+    /// tuning (memstored has no slabs; the server answers as memcached
+    /// does with slab reassignment disabled).
+    Slabs { args: Vec<Bytes> },
 }
 
 impl Command {
@@ -483,6 +487,9 @@ fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
             })
         }
         b"lru_crawler" if n >= 2 => Ok(Command::LruCrawler {
+            args: t.get(1..).unwrap_or_default().to_vec(),
+        }),
+        b"slabs" => Ok(Command::Slabs {
             args: t.get(1..).unwrap_or_default().to_vec(),
         }),
         b"stats" => Ok(Command::Stats {
