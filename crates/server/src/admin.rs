@@ -192,12 +192,12 @@ pub fn slabs_command(srv: &Server, args: &[Bytes], out: &mut Out) {
     let reply: &[u8] = match args {
         [sub, _, _] if &sub[..] == b"reassign" => b"CLIENT_ERROR slab reassignment disabled\r\n",
         [sub, level, ..] if &sub[..] == b"automove" => {
+            let reply = automove(srv, level, args.get(2));
             // Only automove looks for a trailing `noreply`, as in memcached.
             if args.last().is_some_and(|a| &a[..] == b"noreply") {
-                automove(srv, level, args.get(2));
                 return;
             }
-            automove(srv, level, args.get(2))
+            reply
         }
         _ => b"ERROR\r\n",
     };

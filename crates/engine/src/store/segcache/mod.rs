@@ -373,9 +373,9 @@ impl SegCache {
             // whole pass over it evicted all of them that were not read
             // since (a 64 MB cache of 1 MB values kept 39 of them, not 60).
             // At least a 64th of the cap a pass: a pass reads the whole
-            // segment, which can hold tens of thousands of records (2 KB
-            // values in a 1 GiB cache: 2.5 ms), so it must not run for
-            // every insert.
+            // segment, which can hold tens of thousands of records, so it
+            // must not run for every insert (with the bytes over the cap
+            // alone, 1.5M values of 2 KB into 1 GiB took minutes).
             let over = (self.allocated + self.external + table).saturating_sub(self.cap_bytes);
             let external_quota = if room {
                 over.max(self.cap_bytes / EXTERNAL_EVICTION_SHARE)
