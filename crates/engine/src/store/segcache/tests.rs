@@ -387,3 +387,79 @@ fn the_probe_hint_follows_the_table() {
     c.put_slice(&key(1), &value(1), meta(1)).unwrap();
     assert!(follows(&c), "after a put into the cleared cache");
 }
+
+/// Large values interleaved with small items spread their records over
+/// many segments; a pass that stops early keeps its segment the oldest, so
+/// values never read are still evicted oldest first: those kept are the
+/// newest ones, without gaps.
+#[test]
+fn large_values_among_small_items_are_evicted_oldest_first() {
+    let cap = 2 << 20;
+    let mut c = SegCache::new(cap, 0);
+    let large = |i: usize| format!("large-{i:06}").into_bytes();
+    for i in 0..3000 {
+        c.put_slice(&large(i), &[b'L'; 2000], meta(1)).unwrap();
+        for j in 0..5 {
+            c.put_slice(&key(i * 5 + j), &value(j), meta(1)).unwrap();
+        }
+    }
+    let kept: Vec<bool> = (0..3000)
+        .map(|i| c.get(&large(i)).unwrap().is_some())
+        .collect();
+    let first = kept
+        .iter()
+        .position(|&k| k)
+        .expect("some large values kept");
+    assert!(kept[first..].iter().all(|&k| k), "a gap after {first}");
+    assert!(
+        first > 0 && c.fifo.len() > 1,
+        "first {first}, {} segments",
+        c.fifo.len()
+    );
+}
+
+/// Small and large values (kept aside or not), overwrites and removals
+/// under a byte cap: the cap holds after every call, and a value read back
+/// is the last one written (eviction may drop it, never change it). Covers
+/// the passes that stop early and leave their segment the oldest.
+#[test]
+fn mixed_sizes_under_a_byte_cap_keep_the_cap_and_the_last_value() {
+    use std::collections::HashMap;
+    let cap = 4 << 20;
+    let mut c = SegCache::new(cap, 0);
+    let mut model: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+    let mut rng = 0x9e3779b97f4a7c15u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for step in 0..50_000 {
+        let k = key((next() % 3000) as usize);
+        match next() % 10 {
+            0 => {
+                c.remove(&k).unwrap();
+                model.remove(&k);
+            }
+            1..=6 => {
+                let len = match next() % 4 {
+                    0 => (next() % 200_000) as usize,
+                    1 => 1000 + (next() % 5000) as usize,
+                    _ => (next() % 300) as usize,
+                };
+                let v = vec![(step % 251) as u8; len];
+                c.put_slice(&k, &v, meta(1)).unwrap();
+                model.insert(k.clone(), v);
+            }
+            _ => {
+                if let Some(r) = c.get(&k).unwrap() {
+                    assert_eq!(Some(&r.value.to_vec()), model.get(&k), "step {step}");
+                }
+            }
+        }
+        let used = c.allocated + c.external + c.table.bytes();
+        assert!(used <= cap, "{used} at {step}");
+    }
+    assert!(c.evictions > 0 && c.len() > 0);
+}
