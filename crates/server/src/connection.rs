@@ -459,13 +459,11 @@ pub(crate) fn refuse_for_memory(
     let go_on = match session {
         Some(AnySession::Binary(_)) if rest > 0 => {
             crate::binary::out_of_memory(rbuf, out);
-            stats::bump(&srv.counters.here().store_no_memory);
             true
         }
         Some(AnySession::Text(s)) if rest > 0 => {
             s.framer().forget_pending();
             out.put(b"SERVER_ERROR out of memory storing object\r\n");
-            stats::bump(&srv.counters.here().store_no_memory);
             true
         }
         _ => false,
@@ -475,6 +473,7 @@ pub(crate) fn refuse_for_memory(
         if go_on { "refused" } else { "closing the connection" }
     );
     if go_on {
+        stats::bump(&srv.counters.here().store_no_memory);
         rbuf.clear();
         cs.skip = rest;
     }

@@ -133,6 +133,7 @@ fn a_request_the_budget_cannot_hold_is_answered_out_of_memory_and_skipped() {
     assert_eq!((r.opcode, r.status), (GET, 0x01));
     assert!(writer.join().unwrap());
     assert!(stat(&server, "conn_buffer_refused") >= 2);
+    assert_eq!(stat(&server, "store_no_memory"), 2, "memcached's counter");
 }
 
 #[test]
