@@ -903,3 +903,54 @@ def test_slabs_commands_like_memcached():
     finally:
         mc.stop()
         ms.stop()
+
+
+SET = 0x01
+
+
+def no_eviction_session(port: int) -> list:
+    """What a server started with -M -m 2 answers once full: 8 KB values
+    stored until one is refused, then the same over the binary protocol."""
+    value = b"B" * 8192
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        stored = 0
+        reply = b""
+        while stored < 10_000:
+            reply = exchange(s, b"set dash%d 0 0 %d\r\n%s\r\n" % (stored, len(value), value))
+            if reply != b"STORED\r\nMN\r\n":
+                break
+            stored += 1
+        out = [stored > 100, reply]
+        # A new key and an overwrite are both refused; the old value stays.
+        out.append(exchange(s, b"set more 0 0 %d\r\n%s\r\n" % (len(value), value)))
+        out.append(exchange(s, b"set dash1 0 0 %d\r\n%s\r\n" % (len(value), b"C" * 8192)))
+        out.append(exchange(s, b"get dash1\r\n"))
+        kept = sum(
+            exchange(s, b"get dash%d\r\n" % i).startswith(b"VALUE") for i in range(stored)
+        )
+        out.append(kept == stored - 1)
+        stats = exchange(s, b"stats\r\n")
+        out.append(re.findall(rb"STAT (?:store_no_memory|evictions) \d+", stats))
+        out.append(re.findall(rb"STAT evictions \S+", exchange(s, b"stats settings\r\n")))
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as b:
+            b.sendall(bin_request(SET, b"bin", store_extras(0, 0), value) + bin_request(NOOP))
+            out.append(read_binary_replies(b))
+        return out
+
+
+def test_disable_evictions_like_memcached():
+    """memcached's -M: a full cache refuses writes instead of evicting; a
+    refused set drops the key's old value (memcached's "stale data" rule)."""
+    mc, ms = Memcached("-M", "-m", "2"), Server("*#capsiz=2m", "-M")
+    try:
+        want = no_eviction_session(mc.port)
+        assert want[0], want
+        assert want[1] == b"SERVER_ERROR out of memory storing object\r\nMN\r\n"
+        assert want[4] == b"END\r\nMN\r\n"
+        assert want[6] == [b"STAT store_no_memory 3", b"STAT evictions 0"]
+        assert want[7] == [b"STAT evictions off"]
+        got = no_eviction_session(ms.port)
+        assert got == want
+    finally:
+        mc.stop()
+        ms.stop()

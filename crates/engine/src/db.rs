@@ -158,7 +158,9 @@ fn open_store(
             let n = name.num_shards as u64;
             let share = |cap: u64| if cap == 0 { 0 } else { (cap / n).max(1) };
             let (bytes, records) = (share(name.cap_mem_size), share(name.cap_rec_num));
-            if name.segment_cache {
+            if name.segment_cache && !name.evictions {
+                Box::new(SegCache::new(bytes, records).without_evictions())
+            } else if name.segment_cache {
                 Box::new(SegCache::new(bytes, records))
             } else {
                 Box::new(CacheStore::new(bytes, records))
@@ -538,6 +540,9 @@ impl Db {
         }
         if self.name.persistent {
             out.push(("persistent".into(), "true".into()));
+        }
+        if !self.name.evictions {
+            out.push(("disable_evictions".into(), "true".into()));
         }
         if !self.name.ignored.is_empty() {
             out.push(("ignored_params".into(), self.name.ignored.join(",")));

@@ -90,6 +90,9 @@ pub struct DbName {
     /// A capped in-memory hash is the segment cache (`store/segcache`),
     /// unless `cache_kind=clock` asks for the CLOCK cache (`store/cache`).
     pub segment_cache: bool,
+    /// False with `disable_evictions=true` (memcached's `-M`): a full
+    /// segment cache refuses writes (`Error::NoMemory`) instead of evicting.
+    pub evictions: bool,
     /// Parameters accepted for compatibility and ignored, kept for `inspect` and logs.
     pub ignored: Vec<String>,
     /// The engine named by `dbm=`, while parsing.
@@ -160,6 +163,7 @@ const KNOWN_PARAMS: &[&str] = &[
     "ktcapcnt",
     "ktcapsiz",
     "cache_kind",
+    "disable_evictions",
 ];
 
 impl DbName {
@@ -182,6 +186,7 @@ impl DbName {
             truncate: false,
             persistent: false,
             segment_cache: true,
+            evictions: true,
             ignored: Vec::new(),
             dbm: None,
         };
@@ -209,6 +214,11 @@ impl DbName {
                     out.ignored.push(format!("{k}={v}"));
                 }
             }
+        }
+        if !out.evictions && !out.segment_cache {
+            return Err(Error::InvalidArgument(
+                "disable_evictions=true needs the segment cache, not cache_kind=clock".into(),
+            ));
         }
         if out.num_shards == 0 {
             return Err(Error::InvalidArgument(
@@ -303,6 +313,7 @@ impl DbName {
                 }
             }
             "truncate" => self.truncate = parse_bool(key, value)?,
+            "disable_evictions" => self.evictions = !parse_bool(key, value)?,
             _ if IGNORED_PARAMS.contains(&key) || kc::IGNORED.contains(&key) => {
                 self.ignore(key, value)
             }

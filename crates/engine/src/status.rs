@@ -31,6 +31,11 @@ pub enum Error {
     /// A record larger than the store (or the caller's limit) can hold.
     #[error("infeasible: a record of {size} bytes exceeds the limit of {cap} bytes")]
     TooLarge { size: u64, cap: u64 },
+    /// A capped cache opened with `disable_evictions=true` (memcached's
+    /// `-M`) is full of live records: the write is refused instead of
+    /// evicting one.
+    #[error("infeasible: no room for a record of {size} bytes: the cache is full and evictions are disabled")]
+    NoMemory { size: u64 },
     /// Any other operation that cannot be done in the current state.
     #[error("infeasible: {0}")]
     Infeasible(String),
@@ -62,6 +67,7 @@ impl Error {
             | Error::NotNumeric
             | Error::Overflow
             | Error::TooLarge { .. }
+            | Error::NoMemory { .. }
             | Error::Infeasible(_) => "INFEASIBLE_ERROR",
             Error::InvalidArgument(_) => "INVALID_ARGUMENT_ERROR",
             Error::BrokenData(_) => "BROKEN_DATA_ERROR",

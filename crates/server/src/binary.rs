@@ -389,6 +389,8 @@ fn reply(head: ResponseHead, o: Outcome, how: Reply<'_>, out: &mut Out) {
         (Outcome::NotStored(Absence::Absent), _) => Status::NotStored,
         (Outcome::NonNumeric, _) => Status::NonNumeric,
         (Outcome::TooLarge { .. }, _) => Status::TooLarge,
+        // memcached -M's PROTOCOL_BINARY_RESPONSE_ENOMEM.
+        (Outcome::NoMemory, _) => Status::OutOfMemory,
         // memcached's process_bin_flush with -F.
         (Outcome::FlushDisabled, _) => Status::AuthError,
         (Outcome::ReadOnly, _) => {

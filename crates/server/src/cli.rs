@@ -109,6 +109,12 @@ pub struct Args {
     /// `cmd_flush`, as memcached counts them.
     #[arg(short = 'F', long = "disable-flush-all")]
     pub disable_flush_all: bool,
+    /// A full cache refuses writes instead of evicting (memcached's `-M`):
+    /// text `SERVER_ERROR out of memory storing object`, binary 0x82,
+    /// counted in `stats store_no_memory`. The same as adding
+    /// `disable_evictions=true` to every database name.
+    #[arg(short = 'M', long = "disable-evictions")]
+    pub disable_evictions: bool,
     /// Verbose logging (repeat for more).
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -145,6 +151,18 @@ impl Args {
         } else {
             all
         }
+    }
+
+    /// The names to open: `stores()`, with `disable_evictions=true` added
+    /// to each under `-M`.
+    pub fn stores_to_open(&self) -> Vec<String> {
+        let mut all = self.stores();
+        if self.disable_evictions {
+            for name in &mut all {
+                name.push_str("#disable_evictions=true");
+            }
+        }
+        all
     }
 
     /// Worker threads to run: `-R`, else the number of cores.

@@ -463,7 +463,7 @@ pub(crate) fn refuse_for_memory(
         }
         Some(AnySession::Text(s)) if rest > 0 => {
             s.framer().forget_pending();
-            out.put(b"SERVER_ERROR out of memory storing object\r\n");
+            out.put(memstored_protocol::text::response::SERVER_ERROR_OUT_OF_MEMORY);
             true
         }
         _ => false,

@@ -8,7 +8,7 @@ use memstored_engine::{Access, Meta, Record};
 use memstored_protocol::text::response::{
     encode_meta, encode_meta_debug, encode_meta_value_head, encode_server_error, MetaReturn,
     MetaStatus, CLIENT_ERROR_FLUSH_DISABLED, CLIENT_ERROR_NON_NUMERIC, CRLF,
-    SERVER_ERROR_TOO_LARGE,
+    SERVER_ERROR_OUT_OF_MEMORY, SERVER_ERROR_TOO_LARGE,
 };
 use memstored_protocol::text::{
     MetaArith, MetaArithMode, MetaDelete, MetaFlags, MetaGet, MetaSet, MetaSetMode,
@@ -60,6 +60,7 @@ fn status_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
         Outcome::Found(_) | Outcome::Counted { .. } => MetaStatus::Hd,
         Outcome::NonNumeric => return out.put(CLIENT_ERROR_NON_NUMERIC),
         Outcome::TooLarge { .. } => return out.put(SERVER_ERROR_TOO_LARGE),
+        Outcome::NoMemory => return out.put(SERVER_ERROR_OUT_OF_MEMORY),
         Outcome::ReadOnly => return encode_server_error("read only", out.buf()),
         // No meta command flushes; kept in the one table all the same.
         Outcome::FlushDisabled => return out.put(CLIENT_ERROR_FLUSH_DISABLED),

@@ -24,8 +24,16 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("verbosity", srv.verbosity.load(Relaxed).to_string()),
         // No `flush_all` with a delay has cut off older items.
         ("oldest", "0".to_string()),
-        // A memory store with a cap drops old items when full.
-        ("evictions", if cap > 0 { "on" } else { "off" }.to_string()),
+        // A memory store with a cap drops old items when full, unless -M.
+        (
+            "evictions",
+            if cap > 0 && srv.db.name().evictions {
+                "on"
+            } else {
+                "off"
+            }
+            .to_string(),
+        ),
         ("domain_socket", "NULL".to_string()),
         ("umask", "700".to_string()),
         ("shutdown_command", yes_no(cfg.enable_shutdown)),

@@ -65,7 +65,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     // Every database is opened before any is served; a failure closes the
     // ones already open (dropped) and names the one that failed.
     let mut dbs = Vec::new();
-    for store in args.stores() {
+    for store in args.stores_to_open() {
         let db = Db::open(&store, !args.read_only).map_err(|e| StartError::Open {
             store: store.clone(),
             source: e,

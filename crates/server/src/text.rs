@@ -13,7 +13,8 @@ use memstored_engine::Record;
 use memstored_protocol::text::response::{
     encode_number, encode_server_error, encode_stat, encode_value_head, encode_version,
     CLIENT_ERROR_FLUSH_DISABLED, CLIENT_ERROR_NON_NUMERIC, CRLF, DELETED, END, ERROR, EXISTS,
-    NOT_FOUND, NOT_STORED, OK, RESET, SERVER_ERROR_TOO_LARGE, STORED, TOUCHED,
+    NOT_FOUND, NOT_STORED, OK, RESET, SERVER_ERROR_OUT_OF_MEMORY, SERVER_ERROR_TOO_LARGE, STORED,
+    TOUCHED,
 };
 use memstored_protocol::text::{Command, IncrDecr, Refusal, StoreCommand, StoreKind, TextFramer};
 use memstored_protocol::Expiry;
@@ -269,6 +270,7 @@ fn reply(o: &Outcome, noreply: bool, out: &mut Out) {
         Outcome::Done => out.put(OK),
         Outcome::NonNumeric => out.put(CLIENT_ERROR_NON_NUMERIC),
         Outcome::TooLarge { .. } => out.put(SERVER_ERROR_TOO_LARGE),
+        Outcome::NoMemory => out.put(SERVER_ERROR_OUT_OF_MEMORY),
         Outcome::ReadOnly => encode_server_error("read only", out.buf()),
         Outcome::FlushDisabled => out.put(CLIENT_ERROR_FLUSH_DISABLED),
         Outcome::Overflow => encode_server_error("the increment overflows", out.buf()),

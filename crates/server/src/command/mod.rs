@@ -77,6 +77,8 @@ pub enum Outcome {
     Overflow,
     /// A value larger than the item limit (`-I`) or than the cache can hold.
     TooLarge { size: u64, cap: u64 },
+    /// A capped cache with evictions disabled (`-M`) is full.
+    NoMemory,
     /// A write on a read-only server.
     ReadOnly,
     /// A flush on a server started with `-F` (`--disable-flush-all`).
@@ -98,6 +100,7 @@ impl Outcome {
             Error::NotNumeric => Outcome::NonNumeric,
             Error::Overflow => Outcome::Overflow,
             Error::TooLarge { size, cap } => Outcome::TooLarge { size, cap },
+            Error::NoMemory { .. } => Outcome::NoMemory,
             Error::Precondition(_) => Outcome::ReadOnly,
             e => Outcome::Failed(e),
         }

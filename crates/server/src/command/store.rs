@@ -103,8 +103,13 @@ impl Store {
                 Outcome::Exists
             }
             Err(e) => {
-                if matches!(e, Error::TooLarge { .. }) {
-                    bump(&c.store_too_large);
+                let counter = match e {
+                    Error::TooLarge { .. } => Some(&c.store_too_large),
+                    Error::NoMemory { .. } => Some(&c.store_no_memory),
+                    _ => None,
+                };
+                if let Some(counter) = counter {
+                    bump(counter);
                     if self.kind == StoreKind::Set {
                         drop_stale(srv, &self.key);
                     }
@@ -177,12 +182,12 @@ pub fn refuse_oversized(srv: &Server, key: &[u8], kind: StoreKind, size: u64) ->
     }
 }
 
-/// memcached unlinks the old item when a `set` fails for size: a client
+/// memcached unlinks the old item when a `set` fails for size or memory: a client
 /// that just failed to replace a value must not go on reading the old one.
 fn drop_stale(srv: &Server, key: &[u8]) {
     if let Err(e) = srv.db.remove(key) {
         if !e.is_not_found() {
-            tracing::debug!("dropping the old value of an oversized set: {e}");
+            tracing::debug!("dropping the old value of a refused set: {e}");
         }
     }
 }

@@ -168,6 +168,10 @@ impl RpcError {
                 code::LOGICAL,
                 format!("a value of {size} bytes exceeds the limit of {cap} bytes"),
             ),
+            Outcome::NoMemory => (
+                code::LOGICAL,
+                "out of memory: the cache is full and evictions are disabled".to_string(),
+            ),
             Outcome::ReadOnly => (code::LOGICAL, "the database is read-only".to_string()),
             Outcome::FlushDisabled => (
                 code::LOGICAL,

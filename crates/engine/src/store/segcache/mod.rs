@@ -27,6 +27,7 @@
 
 mod expiry;
 pub(crate) mod item;
+mod no_evictions;
 mod table;
 
 use super::index::Key;
@@ -103,7 +104,12 @@ pub struct SegCache {
     external: u64,
     cap_bytes: u64,
     cap_recs: u64,
+    /// False: a full cache refuses writes instead of evicting
+    /// (`disable_evictions=true`, `no_evictions.rs`).
+    evict: bool,
     evictions: u64,
+    /// Passes over a segment so far (`recycle_oldest_with`), for tests.
+    passes: u64,
     max_cas: u64,
     /// Per-process seeded: keys come from the network (HashDoS).
     /// `process_hasher()`'s, kept beside the table for the hot path.
@@ -176,11 +182,20 @@ impl SegCache {
             external: 0,
             cap_bytes,
             cap_recs,
+            evict: true,
             evictions: 0,
+            passes: 0,
             max_cas: 0,
             hasher: *process_hasher(),
             probe: Arc::new(ProbeHint::new::<CacheSlots>(key_hash)),
         }
+    }
+
+    /// This cache, refusing writes when full instead of evicting
+    /// (`disable_evictions=true`, memcached's `-M`; `no_evictions.rs`).
+    pub fn without_evictions(mut self) -> Self {
+        self.evict = false;
+        self
     }
 
     #[inline]
@@ -320,6 +335,13 @@ impl SegCache {
             let quota = (self.cap_recs / 16).max(1);
             self.recycle_oldest_with(false, quota, u64::MAX, class);
         }
+        self.make_byte_room(len, class)
+    }
+
+    /// `make_room`'s part for the byte cap: room for `len` bytes in the
+    /// segment of TTL class `class`, evicting as the module doc says.
+    /// Without a byte cap nothing is evicted.
+    fn make_byte_room(&mut self, len: usize, class: usize) -> Result<()> {
         let size = len.max(self.seg_size);
         let mut passes = 2 * self.fifo.len() + 2;
         loop {
@@ -404,6 +426,7 @@ impl SegCache {
         let Some(id) = self.fifo.pop_front() else {
             return;
         };
+        self.passes += 1;
         let Some(mut buf) = self.segs[id as usize].take() else {
             return;
         };
@@ -417,12 +440,15 @@ impl SegCache {
                 break; // never: segments hold only what `encode` wrote
             };
             let (len, expired, value) = (it.len, it.meta.is_expired(now), external_only(it.value));
+            // Without evictions every current item that has not expired
+            // stays (`no_evictions.rs`); the reference bit is then unused.
             let expires_at = it.meta.expires_at;
             if let Some(slot) = self.slot_at(it.key, id, read) {
                 let enough_bytes = freed_external >= external_quota;
                 spared_for_bytes |= enough_bytes;
                 let spared = evicted >= quota || enough_bytes;
-                if spared || (!expired && self.table.access(slot).take_reference()) {
+                if spared || (!expired && (!self.evict || self.table.access(slot).take_reference()))
+                {
                     buf.copy_within(read..read + len, write);
                     self.table.set_loc(
                         slot,
@@ -489,6 +515,9 @@ impl SegCache {
     }
 
     fn put_with(&mut self, key: &[u8], value: Stored<'_>, meta: Meta, keep: Keep) -> Result<()> {
+        if !self.evict && keep == Keep::Touch && self.touch_in_place(key, value.as_slice(), &meta) {
+            return Ok(());
+        }
         let vlen = value.len();
         let external = vlen >= EXTERNAL_MIN;
         // The index the value would take if kept aside (its encoding's size
@@ -530,6 +559,28 @@ impl SegCache {
         }
         // Hashed once for the old item's unlink and the new one's slot.
         let hash = self.hash(key);
+        if external {
+            // Filled and charged before room is made, so that eviction
+            // accounts for it (the index was taken above, so eviction
+            // cannot hand it out again).
+            self.big[index as usize] = value.take().map(Stored::into_bytes);
+            self.external += vlen as u64 + EXTERNAL_OVERHEAD;
+        }
+        let class = ttl_class(meta.expires_at);
+        // Without evictions, room is made while the old item is still
+        // there (`no_evictions.rs`); with them, after it is dropped.
+        let room = if self.evict {
+            None
+        } else {
+            let adds_record = self.slot_hashed(key, hash).is_none();
+            Some(self.make_room_keeping(len, class, adds_record, charge))
+        };
+        if let Some(Err(e)) = room {
+            if external {
+                self.retire(0, item::Value::External(index, vlen));
+            }
+            return Err(e);
+        }
         let before = self.unlink_hashed(key, hash);
         let access = match (keep, before) {
             (Keep::Store, old) => AccessWord::stored(old.is_some()),
@@ -543,19 +594,13 @@ impl SegCache {
                 w
             }
         };
-        if external {
-            // Filled and charged before room is made, so that eviction
-            // accounts for it (the index was taken above, so eviction
-            // cannot hand it out again).
-            self.big[index as usize] = value.take().map(Stored::into_bytes);
-            self.external += vlen as u64 + EXTERNAL_OVERHEAD;
-        }
-        let class = ttl_class(meta.expires_at);
-        if let Err(e) = self.make_room(len, class) {
-            if external {
-                self.retire(0, item::Value::External(index, vlen));
+        if room.is_none() {
+            if let Err(e) = self.make_room(len, class) {
+                if external {
+                    self.retire(0, item::Value::External(index, vlen));
+                }
+                return Err(e);
             }
-            return Err(e);
         }
         let shape = match &value {
             Some(v) => item::Value::Inline(v.as_slice()),
