@@ -18,11 +18,24 @@ pub struct Args {
     /// same as `-s NAME` each, after any `-s`.
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
-    /// Listen address: `[ADDR:]PORT`; ADDR defaults to 127.0.0.1. Port 0
-    /// takes a free port; the address bound is printed on stdout
+    /// Listen address: `[ADDR:]PORT`, or an address alone as memcached's
+    /// `-l` takes it (port 11211, or `-p`); ADDR defaults to 127.0.0.1.
+    /// Port 0 takes a free port; the address bound is printed on stdout
     /// (`memstored listening on ADDR:PORT`) and written to `--port-file`.
     #[arg(short = 'l', long = "listen", default_value = "127.0.0.1:11211", value_parser = parse_listen)]
     pub listen: SocketAddr,
+    /// The port to listen on, with `-l`'s address (memcached's `-p`).
+    #[arg(short = 'p', long = "port")]
+    pub port: Option<u16>,
+    /// memcached's `-m`: megabytes for the default store, the same as
+    /// `-s '*#capsiz=Nm'` (default 64). Without a store name only: with
+    /// one, give `capsiz=` in it.
+    #[arg(short = 'm', long = "memory-limit", value_name = "MB")]
+    pub memory_limit: Option<u64>,
+    /// memcached's `-U`: memstored has no UDP; 0 (off, memcached 1.6's
+    /// default) is accepted so that memcached command lines start.
+    #[arg(short = 'U', long = "udp-port", value_parser = parse_udp_port)]
+    pub udp_port: Option<u16>,
     /// Kyoto Tycoon's port, `[ADDR:]PORT` (ADDR defaults to 127.0.0.1; off
     /// by default; KT's own default is 1978): its binary protocol and its
     /// HTTP interface (TSV-RPC at /rpc/NAME, RESTful /KEY), as `ktserver`'s
@@ -42,7 +55,13 @@ pub struct Args {
     pub write_threads: usize,
     /// Worker threads (default: number of cores). `--threads` is
     /// tkrzw_server's name for it.
-    #[arg(short = 'R', long = "read-threads", visible_alias = "threads")]
+    /// `-t` is memcached's letter for it.
+    #[arg(
+        short = 'R',
+        long = "read-threads",
+        visible_alias = "threads",
+        visible_short_alias = 't'
+    )]
     pub read_threads: Option<usize>,
     /// How connections are scheduled: `per-core` (each worker thread runs
     /// its own event loop and keeps a connection for life, as memcached's
@@ -68,7 +87,12 @@ pub struct Args {
     #[arg(long = "async")]
     pub async_api: bool,
     /// Maximum simultaneous connections.
-    #[arg(short = 'c', long = "max-connections", default_value_t = 1024)]
+    #[arg(
+        short = 'c',
+        long = "max-connections",
+        visible_alias = "conn-limit",
+        default_value_t = 1024
+    )]
     pub max_connections: usize,
     /// Largest value accepted (k/m/g suffixes, up to 4g-1).
     #[arg(short = 'I', long = "max-item-size", default_value = "64m", value_parser = parse_item_size)]
@@ -96,8 +120,8 @@ pub struct Args {
     /// store is open and connections are accepted; removed at exit).
     #[arg(long = "port-file")]
     pub port_file: Option<PathBuf>,
-    /// Write the process id to this file.
-    #[arg(long = "pid-file")]
+    /// Write the process id to this file (memcached's `-P`).
+    #[arg(short = 'P', long = "pid-file", visible_alias = "pidfile")]
     pub pid_file: Option<PathBuf>,
     /// Let the text `shutdown` command stop the server (memcached's `-A`);
     /// without it `shutdown` answers `ERROR: shutdown not enabled`.
@@ -146,10 +170,30 @@ impl Args {
     /// the default. The first is the one the memcached protocols use.
     pub fn stores(&self) -> Vec<String> {
         let all: Vec<String> = self.store.iter().chain(&self.names).cloned().collect();
-        if all.is_empty() {
-            vec![DEFAULT_STORE.to_string()]
-        } else {
-            all
+        match self.memory_limit {
+            _ if !all.is_empty() => all,
+            Some(mb) => vec![format!("*#capsiz={mb}m")],
+            None => vec![DEFAULT_STORE.to_string()],
+        }
+    }
+
+    /// The address to listen on: `-l`'s, with `-p`'s port if given.
+    pub fn listen_addr(&self) -> SocketAddr {
+        match self.port {
+            Some(p) => SocketAddr::new(self.listen.ip(), p),
+            None => self.listen,
+        }
+    }
+
+    /// Flags that contradict each other: `-m` with a store name.
+    pub fn conflicts(&self) -> Option<String> {
+        let named = !self.store.is_empty() || !self.names.is_empty();
+        match self.memory_limit {
+            Some(mb) if named => Some(format!(
+                "-m {mb} sets the size of the default store; with a store name, give the cap in it (e.g. '*#capsiz={mb}m')"
+            )),
+            Some(0) => Some("-m 0: the cache needs some memory".into()),
+            _ => None,
         }
     }
 
@@ -175,10 +219,18 @@ impl Args {
     }
 }
 
-/// `[ADDR:]PORT`: a bare port listens on 127.0.0.1.
+/// `[ADDR:]PORT`: a bare port listens on 127.0.0.1, a bare address
+/// (memcached's `-l 127.0.0.1`) on port 11211.
 pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = s.parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Ok(ip) = s
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+    {
+        return Ok(SocketAddr::new(ip, 11211));
     }
     if let Ok(a) = s.parse::<SocketAddr>() {
         return Ok(a);
@@ -207,6 +259,16 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("bad size {s:?}"))?;
     n.checked_mul(mult)
         .ok_or_else(|| format!("size {s:?} too large"))
+}
+
+/// memcached's `-U`: only 0, UDP off.
+fn parse_udp_port(s: &str) -> Result<u16, String> {
+    match s.trim().parse::<u16>() {
+        Ok(0) => Ok(0),
+        _ => Err(format!(
+            "-U {s}: memstored does not serve UDP (memcached's UDP protocol); use -U 0 or leave it out"
+        )),
+    }
 }
 
 fn parse_size_usize(s: &str) -> Result<usize, String> {
@@ -266,6 +328,48 @@ mod tests {
         assert_eq!(a.max_item_size, 64 << 20);
         assert_eq!(a.max_connections, 1024);
         assert_eq!(a.conn_memory, crate::budget::DEFAULT_LIMIT);
+    }
+
+    /// memcached's own command line (Debian's memcached.conf flags) means
+    /// the same here.
+    #[test]
+    fn memcached_flags() {
+        let a = Args::parse_from([
+            "memstored",
+            "-m",
+            "64",
+            "-p",
+            "11311",
+            "-l",
+            "127.0.0.1",
+            "-c",
+            "100",
+            "-t",
+            "4",
+            "-U",
+            "0",
+            "-P",
+            "/tmp/mc.pid",
+            "-M",
+            "-A",
+            "-F",
+        ]);
+        assert_eq!(a.stores(), ["*#capsiz=64m"]);
+        assert_eq!(a.stores_to_open(), ["*#capsiz=64m#disable_evictions=true"]);
+        assert_eq!(a.listen_addr(), "127.0.0.1:11311".parse().unwrap());
+        assert_eq!((a.max_connections, a.worker_threads()), (100, 4));
+        assert_eq!(a.pid_file, Some(PathBuf::from("/tmp/mc.pid")));
+        assert!(a.enable_shutdown && a.disable_flush_all && a.conflicts().is_none());
+        let a = Args::parse_from(["memstored", "--port=0", "--conn-limit=5", "--pidfile=x"]);
+        assert_eq!(a.listen_addr(), "127.0.0.1:0".parse().unwrap());
+        assert_eq!(a.stores(), [DEFAULT_STORE]);
+        assert_eq!(parse_listen("::1"), Ok("[::1]:11211".parse().unwrap()));
+        assert!(Args::try_parse_from(["memstored", "-U", "11211"])
+            .unwrap_err()
+            .to_string()
+            .contains("does not serve UDP"));
+        let a = Args::parse_from(["memstored", "-m", "64", "-s", "a.tkh"]);
+        assert!(a.conflicts().unwrap().contains("capsiz=64m"));
     }
 
     /// Seed 002's tkrzw_server command line, and ktserver's several names.

@@ -196,10 +196,15 @@ pub fn render(loaded: &Loaded) -> String {
         let (Some(long), id) = (arg.get_long(), arg.get_id().as_str()) else {
             continue;
         };
+        // Folded into `listen` and `store` below, which say it all.
+        if matches!(id, "port" | "memory_limit") {
+            continue;
+        }
         if let Some(help) = arg.get_help() {
             let _ = writeln!(out, "\n# {help}");
         }
         let value = match arg.get_action() {
+            _ if id == "listen" => Some(toml::Value::String(loaded.args.listen_addr().to_string())),
             ArgAction::SetTrue => Some(toml::Value::Boolean(loaded.matches.get_flag(id))),
             ArgAction::Count => Some(toml::Value::Integer(i64::from(
                 loaded.matches.get_count(id),

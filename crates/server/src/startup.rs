@@ -39,6 +39,9 @@ fn io(what: String, source: std::io::Error) -> StartError {
 
 /// Runs the server the flags describe until a stop signal.
 pub fn run(args: cli::Args) -> Result<(), StartError> {
+    if let Some(why) = args.conflicts() {
+        return Err(StartError::Flags(why));
+    }
     if args.kt_listen.is_some() && args.sasl_file.is_some() {
         return Err(StartError::Flags(
             "--kt-listen cannot be combined with --sasl-file: Kyoto Tycoon's port has no authentication".into(),
@@ -53,8 +56,9 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         None => None,
     };
     // Bound before the store is opened: a busy port must not leave new store files behind.
-    let listener = std::net::TcpListener::bind(args.listen)
-        .map_err(|e| io(format!("listening on {}", args.listen), e))?;
+    let listen = args.listen_addr();
+    let listener =
+        std::net::TcpListener::bind(listen).map_err(|e| io(format!("listening on {listen}"), e))?;
     let kt_listener = match args.kt_listen {
         Some(a) => Some(
             std::net::TcpListener::bind(a)
@@ -88,7 +92,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     let threads = args.worker_threads();
     let cfg = Config {
         store,
-        listen: args.listen,
+        listen,
         initial_size: args.initial_size,
         reserve_size: args.reserve_size,
         max_connections: args.max_connections,

@@ -204,3 +204,49 @@ fn several_databases_open_together() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("notes.kcx"));
 }
+
+/// A memcached command line (Debian's memcached.conf flags, and the
+/// usual -t/-c/-U/-M) with only the program name changed, plus `-p 0` so
+/// the test takes a free port: each flag means what it means to memcached.
+#[test]
+fn memcached_command_lines_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("memcached.pid");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    cmd.args([
+        "-m",
+        "2",
+        "-p",
+        "0",
+        "-l",
+        "127.0.0.1",
+        "-t",
+        "2",
+        "-c",
+        "100",
+    ])
+    .args(["-U", "0", "-M", "-P"])
+    .arg(&pid_file);
+    let server = Spawned::launch(&mut cmd, "memstored", Announce::Stdout);
+    let pid = std::fs::read_to_string(&pid_file).expect("-P writes the pid");
+    assert_eq!(pid.trim().parse::<u32>().ok(), Some(server.pid));
+    let s: std::collections::HashMap<_, _> =
+        common::stats_of(&server, "settings").into_iter().collect();
+    let stat = |k: &str| s.get(k).map(String::as_str);
+    assert_eq!(stat("maxbytes"), Some("2097152"));
+    assert_eq!(stat("num_threads"), Some("2"));
+    assert_eq!(stat("maxconns"), Some("100"));
+    assert_eq!(stat("evictions"), Some("off"));
+    assert_eq!(stat("tcpport"), Some(server.port.to_string().as_str()));
+    assert!(server.terminate().success());
+    // -m with a store name contradicts it: refused, saying why.
+    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+        .args(["-m", "64", "-s", "a.tkh", "-p", "0"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("capsiz=64m"), "{err}");
+    assert!(!dir.path().join("a.tkh").exists());
+}

@@ -127,6 +127,26 @@ fn printed_config_round_trips() {
     assert_eq!(again.args.listen, "127.0.0.1:7".parse().unwrap());
 }
 
+/// memcached's `-m` and `-p` print as the store and the address they
+/// make, so the printed file loads back without contradicting itself.
+#[test]
+fn printed_config_folds_memcached_flags() {
+    let l = load(["memstored", "-m", "2", "-p", "0", "-U", "0"]).unwrap();
+    let printed = render(&l);
+    let keys: Vec<&str> = printed
+        .lines()
+        .filter_map(|l| l.split(" = ").next())
+        .collect();
+    assert!(
+        !keys.contains(&"memory-limit") && !keys.contains(&"port"),
+        "{printed}"
+    );
+    let again = load_with(&printed, &[]).unwrap();
+    assert_eq!(again.args.stores(), ["*#capsiz=2m"]);
+    assert_eq!(again.args.listen_addr(), "127.0.0.1:0".parse().unwrap());
+    assert!(again.args.conflicts().is_none());
+}
+
 #[test]
 fn without_a_file_nothing_changes() {
     let l = load(["memstored", "-c", "3"]).unwrap();
