@@ -49,12 +49,12 @@ class Process:
     """A server process with its stderr in a file (a chatty server never
     blocks on a full pipe) and a `diagnose()` for failure reports."""
 
-    def __init__(self, name: str, args, env=None, stdout=subprocess.PIPE):
+    def __init__(self, name: str, args, env=None, stdout=subprocess.PIPE, pass_fds=()):
         self.name = name
         self.dir = tempfile.mkdtemp(prefix=f"{name}-")
         self.log_path = os.path.join(self.dir, "stderr.log")
         with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(args, stdout=stdout, stderr=log, env=env)
+            self.proc = subprocess.Popen(args, stdout=stdout, stderr=log, env=env, pass_fds=pass_fds)
         self.port = None
         LIVE.add(self)
 

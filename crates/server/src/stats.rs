@@ -273,6 +273,16 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("slow_calls_rejected", get(&c.slow_calls_rejected)),
         ("slow_calls_timed_out", get(&c.slow_calls_timed_out)),
         ("limit_maxbytes", name.cap_mem_size.to_string()),
+        // memcached stops listening at its connection limit (without
+        // maxconns_fast); memstored never does: past -c it accepts and
+        // refuses (`rejected_connections`), so the listener is disabled
+        // only once it has stopped for good, at shutdown.
+        (
+            "accepting_conns",
+            u8::from(!*srv.shutdown.borrow()).to_string(),
+        ),
+        ("listen_disabled_num", "0".to_string()),
+        ("time_in_listen_disabled_us", "0".to_string()),
         ("threads", srv.cfg.threads.to_string()),
         ("io_engine", srv.cfg.io.label().to_string()),
         ("curr_items", srv.db.count().to_string()),
