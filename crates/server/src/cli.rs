@@ -120,6 +120,10 @@ pub struct Args {
     /// store is open and connections are accepted; removed at exit).
     #[arg(long = "port-file")]
     pub port_file: Option<PathBuf>,
+    /// Run as USER once the ports are bound, before any store is opened
+    /// (memcached's `-u`; only when started as root, ignored otherwise).
+    #[arg(short = 'u', long = "user", value_name = "USER")]
+    pub user: Option<String>,
     /// Write the process id to this file (memcached's `-P`).
     #[arg(short = 'P', long = "pid-file", visible_alias = "pidfile")]
     pub pid_file: Option<PathBuf>,

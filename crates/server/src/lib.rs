@@ -26,6 +26,7 @@ pub mod marks;
 pub mod meta;
 pub mod metrics;
 pub mod out;
+pub mod privileges;
 pub mod replay;
 pub mod replication;
 pub mod rpc;

@@ -66,6 +66,9 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         ),
         None => None,
     };
+    if let Some(user) = &args.user {
+        crate::privileges::become_user(user).map_err(StartError::Flags)?;
+    }
     // Every database is opened before any is served; a failure closes the
     // ones already open (dropped) and names the one that failed.
     let mut dbs = Vec::new();

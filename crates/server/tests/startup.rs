@@ -250,3 +250,51 @@ fn memcached_command_lines_start() {
     assert!(err.contains("capsiz=64m"), "{err}");
     assert!(!dir.path().join("a.tkh").exists());
 }
+
+/// The uid this test runs as, from /proc (no libc call needed).
+fn own_uid() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    uid_in(&status)
+}
+
+/// The real uid on a /proc/PID/status `Uid:` line.
+fn uid_in(status: &str) -> u32 {
+    let line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// memcached's `-u`: started as root, memstored runs as the user from the
+/// moment its port is bound, and the store's files are the user's; an
+/// unknown user stops it. Started as anyone else, the flag changes nothing.
+#[test]
+fn dash_u_gives_up_root_before_the_store_is_opened() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    const NOBODY: u32 = 65534;
+    let root = own_uid() == 0;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    cmd.args(["-u", "nobody", "-s", "casket.tkh", "-p", "0", "-t", "2"])
+        .current_dir(dir.path());
+    let server = Spawned::launch(&mut cmd, "memstored", Announce::Stdout);
+    let want = if root { NOBODY } else { own_uid() };
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid)).unwrap();
+    assert_eq!(uid_in(&status), want, "{status}");
+    let mut t = Text::new(server.connect());
+    assert_eq!(t.cmd("set k 0 0 1\r\nv\r\n"), "STORED");
+    drop(t);
+    assert!(server.terminate().success());
+    let owner = std::fs::metadata(dir.path().join("casket.tkh"))
+        .unwrap()
+        .uid();
+    assert_eq!(owner, want, "the store file's owner");
+    if root {
+        let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+            .args(["-u", "no-such-user-here", "-p", "0"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no such user"), "{err}");
+    }
+}
