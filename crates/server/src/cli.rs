@@ -32,6 +32,19 @@ pub struct Args {
     /// one, give `capsiz=` in it.
     #[arg(short = 'm', long = "memory-limit", value_name = "MB")]
     pub memory_limit: Option<u64>,
+    /// Also listen on this Unix socket (memcached's `-s`, whose letter is
+    /// memstored's store). As in memcached it replaces the TCP port, unless
+    /// `-l` or `-p` is given too. A socket file left at PATH by an earlier
+    /// run is replaced; the file is removed at exit.
+    #[arg(long = "unix-socket", value_name = "PATH")]
+    pub unix_socket: Option<std::path::PathBuf>,
+    /// The Unix socket's access mask, in octal (memcached's `-a`).
+    #[arg(short = 'a', long = "unix-mask", default_value = "700", value_parser = parse_mask)]
+    pub unix_mask: u32,
+    /// Whether `-l` was given (on the command line or in `--config`),
+    /// not defaulted: `--unix-socket` keeps the TCP port only then.
+    #[arg(skip)]
+    pub listen_given: bool,
     /// memcached's `-U`: memstored has no UDP; 0 (off, memcached 1.6's
     /// default) is accepted so that memcached command lines start.
     #[arg(short = 'U', long = "udp-port", value_parser = parse_udp_port)]
@@ -213,6 +226,12 @@ impl Args {
         all
     }
 
+    /// Whether to listen on TCP: always, but with `--unix-socket` only if
+    /// `-l` or `-p` asks (memcached's `-s` disables network support).
+    pub fn tcp_wanted(&self) -> bool {
+        self.unix_socket.is_none() || self.listen_given || self.port.is_some()
+    }
+
     /// Worker threads to run: `-R`, else the number of cores.
     pub fn worker_threads(&self) -> usize {
         self.read_threads.filter(|n| *n > 0).unwrap_or_else(|| {
@@ -263,6 +282,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("bad size {s:?}"))?;
     n.checked_mul(mult)
         .ok_or_else(|| format!("size {s:?} too large"))
+}
+
+/// An access mask in octal, as memcached's `-a` takes it (`700`, `0770`).
+fn parse_mask(s: &str) -> Result<u32, String> {
+    match u32::from_str_radix(s.trim(), 8) {
+        Ok(m) if m <= 0o777 => Ok(m),
+        _ => Err(format!("bad access mask {s:?}: octal, 000 to 777")),
+    }
 }
 
 /// memcached's `-U`: only 0, UDP off.

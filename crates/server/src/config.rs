@@ -78,7 +78,8 @@ where
     let command = Args::command();
     let given = command.clone().try_get_matches_from(&argv)?;
     let Some(path) = given.get_one::<PathBuf>("config").cloned() else {
-        let args = Args::from_arg_matches(&given)?;
+        let mut args = Args::from_arg_matches(&given)?;
+        args.listen_given = given.value_source("listen") == Some(ValueSource::CommandLine);
         return Ok(Loaded {
             args,
             matches: given,
@@ -93,7 +94,8 @@ where
             path: path.clone(),
             source,
         })?;
-    let args = Args::from_arg_matches(&matches)?;
+    let mut args = Args::from_arg_matches(&matches)?;
+    args.listen_given = matches.value_source("listen") == Some(ValueSource::CommandLine);
     Ok(Loaded { args, matches })
 }
 

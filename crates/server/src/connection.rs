@@ -9,12 +9,12 @@ use crate::out::Out;
 use crate::rpc_conn::RpcSession;
 use crate::server::Server;
 use crate::session::{self, ConnState, Cx, Session, Step};
+use crate::socket::Socket;
 use crate::stats;
 use crate::text::TextSession;
 use bytes::BytesMut;
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
@@ -68,7 +68,7 @@ enum ReadResult {
 /// Reads once into the free space of `rbuf`. A short read is reported to
 /// tokio as WouldBlock so it clears the readiness without a second,
 /// empty read() syscall.
-fn read_some(stream: &TcpStream, rbuf: &mut BytesMut) -> io::Result<ReadResult> {
+fn read_some<S: Socket>(stream: &S, rbuf: &mut BytesMut) -> io::Result<ReadResult> {
     let fd = stream.as_raw_fd();
     let mut got: Option<usize> = None;
     let res = stream.try_io(Interest::READABLE, || {
@@ -106,9 +106,20 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
 /// (an io_uring worker hands over the protocols it does not serve).
 pub async fn serve_from(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>, rbuf: BytesMut) {
     let _ = stream.set_nodelay(true);
+    serve_socket(stream, peer.to_string(), srv, rbuf).await
+}
+
+/// Serves a connection of the Unix socket (`--unix-socket`).
+pub async fn serve_unix(stream: tokio::net::UnixStream, srv: Arc<Server>) {
+    serve_socket(stream, "unix socket client".into(), srv, BytesMut::new()).await
+}
+
+async fn serve_socket<S: Socket>(stream: S, peer: String, srv: Arc<Server>, rbuf: BytesMut) {
     let mut handover = None;
     // Dropped before `stream`: unlisted while its descriptor is still ours.
-    let listed = srv.conns.register(&stream, stream.local_addr(), Some(peer));
+    let listed = stream
+        .addresses()
+        .map(|(addr, local)| srv.conns.register_as(&stream, addr, Some(local)));
     match run(
         &stream,
         rbuf,
@@ -125,7 +136,10 @@ pub async fn serve_from(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>, r
     // into a replication stream, which `stats conns` does not list.
     drop(listed);
     if let Some(req) = handover {
-        crate::replication::master::serve(stream, srv, req).await;
+        match stream.into_tcp() {
+            Some(tcp) => crate::replication::master::serve(tcp, srv, req).await,
+            None => tracing::info!("{peer}: replication streams run over TCP only"),
+        }
     }
 }
 
@@ -207,8 +221,8 @@ impl ReadLimits {
 /// Replies pending up to this size are not charged to the budget.
 pub(crate) const UNBUDGETED_OUT: usize = 64 << 10;
 
-async fn run(
-    stream: &TcpStream,
+async fn run<S: Socket>(
+    stream: &S,
     mut rbuf: BytesMut,
     srv: &Arc<Server>,
     listed: Option<&crate::conns::ConnInfo>,
@@ -404,8 +418,8 @@ async fn run(
 /// The replies are charged to the memory budget while they wait; when it is
 /// spent, a client that does not read them within the budget's wait is
 /// dropped (false: close the connection).
-async fn write(
-    stream: &TcpStream,
+async fn write<S: Socket>(
+    stream: &S,
     srv: &Server,
     out: &mut Out,
     charge: &mut Charge<'_>,

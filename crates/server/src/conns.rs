@@ -62,7 +62,7 @@ impl ConnInfo {
 }
 
 /// memcached's `get_conn_text` for TCP: `tcp:1.2.3.4:port`, `tcp6:[::1]:port`.
-fn text(a: SocketAddr) -> String {
+pub(crate) fn text(a: SocketAddr) -> String {
     match a {
         SocketAddr::V4(v4) => format!("tcp:{}:{}", v4.ip(), v4.port()),
         SocketAddr::V6(v6) => format!("tcp6:[{}]:{}", v6.ip(), v6.port()),
@@ -105,6 +105,17 @@ impl Conns {
             Some(p) => (text(p), Some(text(local))),
             None => (text(local), None),
         };
+        Some(self.register_as(sock, addr, listen_addr))
+    }
+
+    /// `register` with the addresses as `stats conns` prints them
+    /// (`unix:PATH` for a Unix socket's connections and listener).
+    pub fn register_as<S: AsRawFd>(
+        &self,
+        sock: &S,
+        addr: String,
+        listen_addr: Option<String>,
+    ) -> Registered<'_> {
         let info = Arc::new(ConnInfo {
             addr,
             listen_addr,
@@ -116,11 +127,11 @@ impl Conns {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(fd, info.clone());
-        Some(Registered {
+        Registered {
             conns: self,
             fd,
             info,
-        })
+        }
     }
 
     /// `stats conns`' lines, in descriptor order as memcached prints them.

@@ -37,6 +37,7 @@ pub mod session;
 pub mod settings;
 pub mod signals;
 pub mod slow;
+pub mod socket;
 pub mod startup;
 pub mod stats;
 pub mod text;

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpStream, UnixListener};
 
 /// What memcached writes to a connection over `-c` before closing it.
 pub const TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
@@ -54,30 +54,14 @@ where
     let mut shutdown = srv.shutdown.clone();
     let max = srv.cfg.max_connections as u64;
     loop {
-        let accepted = tokio::select! {
-            r = listener.accept() => r,
-            _ = shutdown.changed() => break,
+        let (stream, peer) = match next(&mut shutdown, "the port", listener.accept()).await {
+            Accepted::Stream(x) => x,
+            Accepted::Failed => continue,
+            Accepted::Shutdown => break,
         };
-        let (stream, peer) = match accepted {
-            Ok(x) => x,
-            Err(e) => {
-                // EMFILE and friends: back off instead of spinning.
-                tracing::warn!("accept: {e}");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        let c = &srv.counters;
-        if c.curr_connections.load(Relaxed) >= max {
-            bump(&c.rejected_connections);
-            tracing::warn!("{peer}: refused, {max} connections open (-c)");
-            let _ = stream.try_write(TOO_MANY);
-            drop(stream);
+        let Some(live) = admit(&srv, max, &peer, |m| stream.try_write(m)) else {
             continue;
-        }
-        c.curr_connections.fetch_add(1, Relaxed);
-        bump(&c.total_connections);
-        let live = Live(srv.clone());
+        };
         if let Some(u) = uring {
             match stream.into_std() {
                 Ok(stream) => u.place(crate::uring::Arrival { stream, peer, live }),
@@ -97,6 +81,106 @@ where
         }
     }
     tracing::info!("stopped accepting connections");
+}
+
+/// What waiting for the next connection gave.
+enum Accepted<T> {
+    Stream(T),
+    /// accept failed (EMFILE and friends), and the loop has backed off.
+    Failed,
+    Shutdown,
+}
+
+/// Waits for `accept` or shutdown, whichever comes first.
+async fn next<T>(
+    shutdown: &mut tokio::sync::watch::Receiver<bool>,
+    what: &str,
+    accept: impl Future<Output = std::io::Result<T>>,
+) -> Accepted<T> {
+    let accepted = tokio::select! {
+        r = accept => r,
+        _ = shutdown.changed() => return Accepted::Shutdown,
+    };
+    match accepted {
+        Ok(x) => Accepted::Stream(x),
+        Err(e) => {
+            // Back off instead of spinning on an error that persists.
+            tracing::warn!("accept on {what}: {e}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Accepted::Failed
+        }
+    }
+}
+
+/// Counts a new connection in, or refuses it (written `TOO_MANY` and
+/// closed, as memcached does) when `-c` are open already.
+fn admit(
+    srv: &Arc<Server>,
+    max: u64,
+    peer: &dyn std::fmt::Display,
+    write: impl FnOnce(&[u8]) -> std::io::Result<usize>,
+) -> Option<Live> {
+    let c = &srv.counters;
+    if c.curr_connections.load(Relaxed) >= max {
+        bump(&c.rejected_connections);
+        tracing::warn!("{peer}: refused, {max} connections open (-c)");
+        let _ = write(TOO_MANY);
+        return None;
+    }
+    c.curr_connections.fetch_add(1, Relaxed);
+    bump(&c.total_connections);
+    Some(Live(srv.clone()))
+}
+
+/// The accept loop of `--unix-socket` (memcached's `-s`): the same
+/// connection limit and counters as the TCP port's, connections served
+/// on the per-core workers' event loops (or the shared runtime), never on
+/// io_uring.
+pub async fn run_unix(listener: UnixListener, srv: Arc<Server>) {
+    let path = listener
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_pathname().map(|p| format!("unix:{}", p.display())))
+        .unwrap_or_default();
+    let _listed = srv.conns.register_as(&listener, path.clone(), None);
+    let mut shutdown = srv.shutdown.clone();
+    let max = srv.cfg.max_connections as u64;
+    loop {
+        let stream = match next(&mut shutdown, &path, listener.accept()).await {
+            Accepted::Stream((stream, _)) => stream,
+            Accepted::Failed => continue,
+            Accepted::Shutdown => break,
+        };
+        let Some(live) = admit(&srv, max, &path, |m| stream.try_write(m)) else {
+            continue;
+        };
+        match &srv.workers {
+            None => spawn_unix(stream, live),
+            Some(workers) => {
+                match stream.into_std() {
+                    Ok(stream) => workers.place(Box::new(move || {
+                        match tokio::net::UnixStream::from_std(stream) {
+                            Ok(stream) => spawn_unix(stream, live),
+                            Err(e) => {
+                                tracing::warn!("registering a unix socket client on a worker: {e}")
+                            }
+                        }
+                    })),
+                    Err(e) => tracing::warn!("{path}: handing over: {e}"),
+                }
+            }
+        }
+    }
+    tracing::info!("stopped accepting connections on {path}");
+}
+
+/// Serves a Unix socket connection as a task of the current runtime.
+fn spawn_unix(stream: tokio::net::UnixStream, live: Live) {
+    let serving = connection::serve_unix(stream, live.0.clone());
+    tokio::spawn(async move {
+        serving.await;
+        drop(live);
+    });
 }
 
 /// Hands an accepted connection to the next per-core worker, which

@@ -3,7 +3,6 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 use std::io::{self, IoSlice};
-use tokio::net::TcpStream;
 
 /// Linux refuses more than 1024 iovecs per writev.
 const MAX_IOV: usize = 1024;
@@ -58,7 +57,7 @@ impl Out {
 
     /// Writes everything and empties the batch. Each writev carries up to
     /// 1024 pieces; partial writes resume where they stopped.
-    pub async fn write_to(&mut self, stream: &TcpStream) -> io::Result<usize> {
+    pub async fn write_to<S: crate::socket::Socket>(&mut self, stream: &S) -> io::Result<usize> {
         let total = self.len();
         let mut sent = 0usize;
         let mut iov: Vec<IoSlice<'_>> = Vec::new();

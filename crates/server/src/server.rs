@@ -18,6 +18,10 @@ use tokio::sync::{watch, Notify};
 pub struct Config {
     pub store: String,
     pub listen: SocketAddr,
+    /// `--unix-socket`'s path, once bound (`stats settings domain_socket`).
+    pub unix_socket: Option<String>,
+    /// `--unix-mask` (`stats settings umask`).
+    pub unix_mask: u32,
     pub initial_size: usize,
     pub reserve_size: usize,
     pub max_connections: usize,
@@ -95,6 +99,8 @@ impl Config {
         Config {
             store: store.to_string(),
             listen: SocketAddr::from(([127, 0, 0, 1], 11211)),
+            unix_socket: None,
+            unix_mask: 0o700,
             initial_size: 2048,
             reserve_size: 1024,
             max_connections: 1024,

@@ -34,8 +34,13 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
             }
             .to_string(),
         ),
-        ("domain_socket", "NULL".to_string()),
-        ("umask", "700".to_string()),
+        (
+            "domain_socket",
+            cfg.unix_socket
+                .clone()
+                .unwrap_or_else(|| "NULL".to_string()),
+        ),
+        ("umask", format!("{:o}", cfg.unix_mask)),
         ("shutdown_command", yes_no(cfg.enable_shutdown)),
         ("num_threads", cfg.threads.to_string()),
         ("stat_key_prefix", ":".to_string()),

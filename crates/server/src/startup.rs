@@ -57,8 +57,17 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     };
     // Bound before the store is opened: a busy port must not leave new store files behind.
     let listen = args.listen_addr();
-    let listener =
-        std::net::TcpListener::bind(listen).map_err(|e| io(format!("listening on {listen}"), e))?;
+    let listener = if args.tcp_wanted() {
+        let l = std::net::TcpListener::bind(listen)
+            .map_err(|e| io(format!("listening on {listen}"), e))?;
+        Some(l)
+    } else {
+        None
+    };
+    let unix_listener = match &args.unix_socket {
+        Some(path) => Some(bind_unix(path, args.unix_mask)?),
+        None => None,
+    };
     let kt_listener = match args.kt_listen {
         Some(a) => Some(
             std::net::TcpListener::bind(a)
@@ -96,6 +105,8 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     let cfg = Config {
         store,
         listen,
+        unix_socket: None,
+        unix_mask: args.unix_mask,
         initial_size: args.initial_size,
         reserve_size: args.reserve_size,
         max_connections: args.max_connections,
@@ -136,6 +147,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         .map_err(starting)?;
     let started = Started {
         listener,
+        unix_listener,
         kt_listener,
         port_file: args.port_file.clone(),
         sync_interval: args.sync_interval,
@@ -146,7 +158,10 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     };
     let result = runtime.block_on(serve(db.clone(), dbs, cfg, credentials, started));
     runtime.shutdown_timeout(Duration::from_millis(500));
-    for p in [&args.pid_file, &args.port_file].into_iter().flatten() {
+    for p in [&args.pid_file, &args.port_file, &args.unix_socket]
+        .into_iter()
+        .flatten()
+    {
         let _ = std::fs::remove_file(p);
     }
     result
@@ -154,8 +169,11 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
 
 /// What `run` prepared before the runtime started.
 struct Started {
-    /// Already bound (`-l`, port 0 = a free one chosen by the kernel).
-    listener: std::net::TcpListener,
+    /// Already bound (`-l`, port 0 = a free one chosen by the kernel);
+    /// `None` with `--unix-socket` alone.
+    listener: Option<std::net::TcpListener>,
+    /// `--unix-socket`'s, already bound.
+    unix_listener: Option<std::os::unix::net::UnixListener>,
     /// `--kt-listen`'s, already bound.
     kt_listener: Option<std::net::TcpListener>,
     port_file: Option<std::path::PathBuf>,
@@ -166,6 +184,31 @@ struct Started {
     ulog: Option<Arc<memstored_engine::ulog::UpdateLog>>,
     replica: crate::replication::ReplicaArgs,
     ulog_args: crate::ulog::UlogArgs,
+}
+
+/// Binds `--unix-socket`'s listener with the access mask `mask` (`-a`). A
+/// socket file already at `path` (left by a run that did not stop cleanly)
+/// is replaced, as memcached does; any other file there is an error.
+fn bind_unix(
+    path: &std::path::Path,
+    mask: u32,
+) -> Result<std::os::unix::net::UnixListener, StartError> {
+    use std::os::unix::fs::FileTypeExt;
+    let what = || format!("listening on unix socket {}", path.display());
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if m.file_type().is_socket() {
+            std::fs::remove_file(path).map_err(|e| io(what(), e))?;
+        }
+    }
+    // The mask holds from the moment the socket file exists (memcached sets
+    // the umask around its bind too): nobody else can connect in between.
+    // No other thread creates files yet.
+    // SAFETY: umask has no preconditions; the old mask is put back below.
+    let old = unsafe { libc::umask(!mask & 0o777) };
+    let bound = std::os::unix::net::UnixListener::bind(path);
+    // SAFETY: as above.
+    unsafe { libc::umask(old) };
+    bound.map_err(|e| io(what(), e))
 }
 
 /// Tells whoever started us where we listen, once the store is open and the
@@ -191,6 +234,14 @@ fn announce(
     Ok(())
 }
 
+/// The Unix socket's line on stdout, after the TCP ports' lines:
+/// `memstored listening on unix:PATH`.
+fn announce_unix(path: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "memstored listening on unix:{path}").and_then(|()| out.flush());
+}
+
 async fn serve(
     db: Arc<Db>,
     others: Vec<(String, Arc<Db>)>,
@@ -199,12 +250,35 @@ async fn serve(
     started: Started,
 ) -> Result<(), StartError> {
     let listening = |e| io("setting up the listener".into(), e);
-    started.listener.set_nonblocking(true).map_err(listening)?;
-    let listener = TcpListener::from_std(started.listener).map_err(listening)?;
-    let addr = listener.local_addr().map_err(listening)?;
-    cfg.listen = addr;
+    let listener = match started.listener {
+        Some(l) => {
+            l.set_nonblocking(true).map_err(listening)?;
+            let l = TcpListener::from_std(l).map_err(listening)?;
+            cfg.listen = l.local_addr().map_err(listening)?;
+            Some(l)
+        }
+        None => None,
+    };
+    let unix_listener = match started.unix_listener {
+        Some(l) => {
+            l.set_nonblocking(true).map_err(listening)?;
+            Some(tokio::net::UnixListener::from_std(l).map_err(listening)?)
+        }
+        None => None,
+    };
+    let unix_path = unix_listener
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .and_then(|a| a.as_pathname().map(|p| p.display().to_string()));
+    cfg.unix_socket = unix_path.clone();
+    let addr = cfg.listen;
+    let on = match (&listener, &unix_path) {
+        (Some(_), Some(p)) => format!("{addr} and unix:{p}"),
+        (None, Some(p)) => format!("unix:{p}"),
+        _ => addr.to_string(),
+    };
     tracing::info!(
-        "memstored {MEMSTORED_VERSION} listening on {addr}, store {:?} ({} engine, {} shards), {} worker threads on {}",
+        "memstored {MEMSTORED_VERSION} listening on {on}, store {:?} ({} engine, {} shards), {} worker threads on {}",
         cfg.store,
         db.name().kind.label(),
         db.name().num_shards,
@@ -240,12 +314,18 @@ async fn serve(
             .map_err(|e| io("starting the io_uring workers".into(), e))?;
         let _ = srv.uring.set(workers);
     }
-    let accept = tokio::spawn(listener::run(listener, srv.clone()));
-    announce(addr, started.port_file.as_deref())?;
+    let accept = listener.map(|l| tokio::spawn(listener::run(l, srv.clone())));
+    if accept.is_some() {
+        announce(addr, started.port_file.as_deref())?;
+    }
     let kt_accept = match started.kt_listener {
         Some(l) => Some(crate::kt_port::start(l, srv.clone()).map_err(listening)?),
         None => None,
     };
+    let unix_accept = unix_listener.map(|l| tokio::spawn(listener::run_unix(l, srv.clone())));
+    if let Some(p) = &unix_path {
+        announce_unix(p);
+    }
     if let Some(secs) = started.sync_interval {
         signals::spawn_periodic_sync(srv.clone(), secs);
     }
@@ -255,7 +335,9 @@ async fn serve(
     };
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
-    let _ = accept.await;
+    for a in accept.into_iter().chain(unix_accept) {
+        let _ = a.await;
+    }
     if let Some(kt) = kt_accept {
         let _ = kt.await;
     }
