@@ -125,6 +125,26 @@ pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) {
 /// One crawl at a time in the process, as memcached runs one crawler.
 static CRAWLING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// memcached's crawler counters, process-wide as the crawl is: crawls
+/// started, records they looked at, expired records they removed.
+static CRAWLS: [std::sync::atomic::AtomicU64; 3] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; 3];
+
+/// `stats`' crawler lines, memcached's names: `lru_crawler_running`,
+/// `lru_crawler_starts`, then `crawler_reclaimed`, `crawler_items_checked`.
+pub fn crawler_stats() -> [(&'static str, String); 4] {
+    let [starts, checked, reclaimed] = &CRAWLS;
+    [
+        (
+            "lru_crawler_running",
+            u8::from(CRAWLING.load(Relaxed)).to_string(),
+        ),
+        ("lru_crawler_starts", starts.load(Relaxed).to_string()),
+        ("crawler_reclaimed", reclaimed.load(Relaxed).to_string()),
+        ("crawler_items_checked", checked.load(Relaxed).to_string()),
+    ]
+}
+
 /// Starts freeing expired records on a blocking thread; false when a pass
 /// is already running.
 fn start_vacuum(srv: &Server) -> bool {
@@ -132,9 +152,16 @@ fn start_vacuum(srv: &Server) -> bool {
         return false;
     }
     let db = srv.db.clone();
+    let [starts, checked, reclaimed] = &CRAWLS;
+    starts.fetch_add(1, Relaxed);
     let pass = move || {
+        // The pass looks at every record there is when it starts.
+        checked.fetch_add(db.count(), Relaxed);
         match db.vacuum() {
-            Ok(n) => tracing::debug!("lru_crawler crawl: {n} expired records removed"),
+            Ok(n) => {
+                reclaimed.fetch_add(n, Relaxed);
+                tracing::debug!("lru_crawler crawl: {n} expired records removed");
+            }
             // A read-only server has nothing to free.
             Err(e) => tracing::debug!("lru_crawler crawl: {e}"),
         }
@@ -319,7 +346,7 @@ pub fn stats_detail(srv: &Server, args: &[Bytes], out: &mut Out) {
 
 /// `stats items`: every item is in class 1; nothing when empty (as
 /// memcached with no items). Counters memstored does not keep (LRU
-/// segments, crawler) are 0.
+/// segments) are 0.
 pub fn items(srv: &Server) -> Vec<(String, String)> {
     let n = srv.db.count();
     if n == 0 {
@@ -346,8 +373,13 @@ pub fn items(srv: &Server) -> Vec<(String, String)> {
         "expired_unfetched",
         "evicted_unfetched",
         "evicted_active",
-        "crawler_reclaimed",
-        "crawler_items_checked",
+    ] {
+        v.push((zero, "0".into()));
+    }
+    // Every record is in the one class, so the crawls' totals are its own.
+    let [_, _, reclaimed, checked] = crawler_stats();
+    v.extend([reclaimed, checked]);
+    for zero in [
         "lrutail_reflocked",
         "moves_to_cold",
         "moves_to_warm",

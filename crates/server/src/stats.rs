@@ -221,6 +221,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
     let (utime, stime) = rusage();
     let st = srv.db.stats();
     let name = srv.db.name();
+    let [running, starts, reclaimed, checked] = crate::admin::crawler_stats();
     let mut v: Vec<(&str, String)> = vec![
         ("pid", std::process::id().to_string()),
         ("uptime", uptime.to_string()),
@@ -285,10 +286,14 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("time_in_listen_disabled_us", "0".to_string()),
         ("threads", srv.cfg.threads.to_string()),
         ("io_engine", srv.cfg.io.label().to_string()),
+        running,
+        starts,
         ("curr_items", srv.db.count().to_string()),
         ("total_items", sum(|r| &r.total_items)),
         ("bytes", st.bytes.to_string()),
         ("evictions", st.evictions.to_string()),
+        reclaimed,
+        checked,
         ("engine", name.kind.label().to_string()),
         ("shards", name.num_shards.to_string()),
         ("file_size", st.file_size.to_string()),

@@ -4,7 +4,7 @@
 //! checked by tests/python/test_memcached_differential.py.
 
 mod common;
-use common::{call, Server, Text, STAT};
+use common::{call, stat, wait_until, Server, Text, STAT};
 
 #[test]
 fn the_cache_tracks_fetches_as_memcached() {
@@ -171,4 +171,18 @@ fn lru_crawler_enable_disable_and_crawl() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    // memcached's crawler counters: the one expired item, reclaimed by a
+    // crawl that looked at it (read once the last crawl has finished).
+    wait_until(&srv, "the crawl to finish", |s| {
+        stat(s, "lru_crawler_running") == 0
+    });
+    let stats = t.listing("stats\r\n");
+    assert!(
+        stats.contains(&"STAT crawler_reclaimed 1".to_string()),
+        "{stats:?}"
+    );
+    assert!(stat(&srv, "lru_crawler_starts") >= 1);
+    assert!(stat(&srv, "crawler_items_checked") >= 1);
+    let items = t.listing("stats items\r\n");
+    assert!(items.is_empty(), "no items, no lines: {items:?}");
 }
