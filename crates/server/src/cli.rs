@@ -45,6 +45,13 @@ pub struct Args {
     /// not defaulted: `--unix-socket` keeps the TCP port only then.
     #[arg(skip)]
     pub listen_given: bool,
+    /// memcached's `-o` options (comma-separated; may be repeated):
+    /// `lru_crawler`/`no_lru_crawler` and `slab_automove=N` act, its
+    /// internal tuning (`modern`, `hashpower`, `lru_maintainer`, ...) is
+    /// ignored and logged, anything memstored does not do (extstore, TLS,
+    /// `idle_timeout`) is refused with the reason (`extended.rs`).
+    #[arg(short = 'o', long = "extended", value_name = "LIST")]
+    pub extended: Vec<String>,
     /// memcached's `-U`: memstored has no UDP; 0 (off, memcached 1.6's
     /// default) is accepted so that memcached command lines start.
     #[arg(short = 'U', long = "udp-port", value_parser = parse_udp_port)]

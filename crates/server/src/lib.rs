@@ -19,6 +19,7 @@ pub mod connection;
 pub mod conns;
 pub mod databases;
 pub mod detail;
+pub mod extended;
 pub mod kt_conn;
 pub mod kt_port;
 pub mod listener;

@@ -42,6 +42,12 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     if let Some(why) = args.conflicts() {
         return Err(StartError::Flags(why));
     }
+    let extended = crate::extended::parse(&args.extended).map_err(StartError::Flags)?;
+    for o in &extended.ignored {
+        tracing::info!(
+            "-o {o}: tunes memcached's own machinery, which memstored does not have; ignored"
+        );
+    }
     if args.kt_listen.is_some() && args.sasl_file.is_some() {
         return Err(StartError::Flags(
             "--kt-listen cannot be combined with --sasl-file: Kyoto Tycoon's port has no authentication".into(),
@@ -146,6 +152,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         .build()
         .map_err(starting)?;
     let started = Started {
+        extended,
         listener,
         unix_listener,
         kt_listener,
@@ -169,6 +176,8 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
 
 /// What `run` prepared before the runtime started.
 struct Started {
+    /// memcached's `-o` options that act (`extended.rs`).
+    extended: crate::extended::Extended,
     /// Already bound (`-l`, port 0 = a free one chosen by the kernel);
     /// `None` with `--unix-socket` alone.
     listener: Option<std::net::TcpListener>,
@@ -302,6 +311,12 @@ async fn serve(
             .with_others(others)
             .with_workers(started.workers),
     );
+    if let Some(on) = started.extended.lru_crawler {
+        srv.lru_crawler.store(on, Relaxed);
+    }
+    if let Some(level) = started.extended.slab_automove {
+        srv.slab_automove.store(level, Relaxed);
+    }
     if let Some(log) = started.ulog {
         let _ = srv.replication.ulog.set(log);
     }

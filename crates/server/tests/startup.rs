@@ -225,7 +225,14 @@ fn memcached_command_lines_start() {
         "-c",
         "100",
     ])
-    .args(["-U", "0", "-M", "-P"])
+    .args([
+        "-U",
+        "0",
+        "-M",
+        "-o",
+        "modern,no_lru_crawler,slab_automove=1",
+        "-P",
+    ])
     .arg(&pid_file);
     let server = Spawned::launch(&mut cmd, "memstored", Announce::Stdout);
     let pid = std::fs::read_to_string(&pid_file).expect("-P writes the pid");
@@ -237,6 +244,8 @@ fn memcached_command_lines_start() {
     assert_eq!(stat("num_threads"), Some("2"));
     assert_eq!(stat("maxconns"), Some("100"));
     assert_eq!(stat("evictions"), Some("off"));
+    assert_eq!(stat("lru_crawler"), Some("no"));
+    assert_eq!(stat("slab_automove"), Some("1"));
     assert_eq!(stat("tcpport"), Some(server.port.to_string().as_str()));
     assert!(server.terminate().success());
     // -m with a store name contradicts it: refused, saying why.
@@ -249,6 +258,14 @@ fn memcached_command_lines_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("capsiz=64m"), "{err}");
     assert!(!dir.path().join("a.tkh").exists());
+    // An -o option asking for what memstored does not do stops the start.
+    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+        .args(["-o", "modern,ext_path=/tmp/ext:1G", "-p", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no extstore"), "{err}");
 }
 
 /// The uid this test runs as, from /proc (no libc call needed).
