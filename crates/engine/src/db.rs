@@ -506,6 +506,8 @@ impl Db {
             let x = s.state.read().store.stats();
             t.bytes += x.bytes;
             t.evictions += x.evictions;
+            t.evicted_unfetched += x.evicted_unfetched;
+            t.expired_unfetched += x.expired_unfetched;
             t.file_size += x.file_size;
         }
         t

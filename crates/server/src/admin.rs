@@ -364,18 +364,21 @@ pub fn items(srv: &Server) -> Vec<(String, String)> {
         ("mem_requested", st.bytes.to_string()),
         ("evicted", st.evictions.to_string()),
     ];
+    let unfetched = [
+        ("expired_unfetched", st.expired_unfetched.to_string()),
+        ("evicted_unfetched", st.evicted_unfetched.to_string()),
+    ];
     for zero in [
         "evicted_nonzero",
         "evicted_time",
         "outofmemory",
         "tailrepairs",
         "reclaimed",
-        "expired_unfetched",
-        "evicted_unfetched",
-        "evicted_active",
     ] {
         v.push((zero, "0".into()));
     }
+    v.extend(unfetched);
+    v.push(("evicted_active", "0".into()));
     // Every record is in the one class, so the crawls' totals are its own.
     let [_, _, reclaimed, checked] = crawler_stats();
     v.extend([reclaimed, checked]);

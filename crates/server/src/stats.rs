@@ -291,6 +291,12 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("curr_items", srv.db.count().to_string()),
         ("total_items", sum(|r| &r.total_items)),
         ("bytes", st.bytes.to_string()),
+        ("expired_unfetched", st.expired_unfetched.to_string()),
+        ("evicted_unfetched", st.evicted_unfetched.to_string()),
+        // memcached's: evicted though recently bumped in its segmented
+        // LRU; the cache here evicts only items not read since their
+        // last pass.
+        ("evicted_active", "0".to_string()),
         ("evictions", st.evictions.to_string()),
         reclaimed,
         checked,

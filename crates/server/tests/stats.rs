@@ -36,6 +36,8 @@ const NAMES: &[&str] = &[
     "curr_items",
     "total_items",
     "bytes",
+    "expired_unfetched",
+    "evicted_unfetched",
     "evictions",
     "limit_maxbytes",
     "accepting_conns",
@@ -144,4 +146,31 @@ fn connection_limit() {
     }
     let mut d = Text::new(srv.connect());
     assert!(d.cmd("version\r\n").starts_with("VERSION"));
+}
+
+/// memcached's `evicted_unfetched`: a small cache written past its cap
+/// and never read: every eviction is of an item nobody fetched, and
+/// `stats items` has the same figures (the engine's tests cover fetched
+/// items and expired ones).
+#[test]
+fn evicted_items_never_fetched_are_counted() {
+    let srv = Server::start(&["-s", "*#capsiz=1m"]);
+    let mut t = Text::new(srv.connect());
+    let value = "v".repeat(100);
+    for i in 0..20_000 {
+        assert_eq!(
+            t.cmd(&format!("set k{i} 0 0 100 noreply\r\n{value}\r\nmn\r\n")),
+            "MN"
+        );
+    }
+    let m = stats(&mut t, "stats\r\n");
+    let (evicted, unfetched): (u64, u64) = (
+        m["evictions"].parse().unwrap(),
+        m["evicted_unfetched"].parse().unwrap(),
+    );
+    assert!(evicted > 5_000, "{m:?}");
+    assert_eq!(unfetched, evicted, "nothing was read");
+    let items = stats(&mut t, "stats items\r\n");
+    assert_eq!(items["items:1:evicted_unfetched"], m["evicted_unfetched"]);
+    assert_eq!(items["items:1:expired_unfetched"], "0");
 }

@@ -243,6 +243,7 @@ impl Store for CacheStore {
             bytes: self.used,
             evictions: self.evictions,
             file_size: 0,
+            ..Default::default()
         }
     }
 }

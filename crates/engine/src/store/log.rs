@@ -599,6 +599,7 @@ impl<I: LogIndex> Store for LogStore<I> {
             bytes: self.live_bytes,
             evictions: 0,
             file_size: self.flushed + self.wbuf.len() as u64,
+            ..Default::default()
         }
     }
     fn freeze(&mut self) -> Result<Option<Frozen>> {

@@ -34,6 +34,11 @@ pub struct StoreStats {
     pub evictions: u64,
     /// Size of the data file(s) on disk.
     pub file_size: u64,
+    /// Records a capped cache evicted, and expired records it dropped,
+    /// that no client had fetched (memcached's `evicted_unfetched`,
+    /// `expired_unfetched`: a cache too small, or items nobody reads).
+    pub evicted_unfetched: u64,
+    pub expired_unfetched: u64,
 }
 
 /// A file frozen for copying: the bytes `[0, end)` of `file` will not change.

@@ -120,6 +120,7 @@ impl SegCache {
         while let Some(it) = buf.get(read..).and_then(|b| item::decode(b, base)) {
             let (len, value) = (it.len, super::external_only(it.value));
             if let Some(slot) = self.slot_at(it.key, id, read) {
+                self.count_unfetched(slot, true);
                 self.table.remove_at(slot);
                 self.retire(len, value);
             }

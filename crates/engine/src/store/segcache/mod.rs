@@ -108,6 +108,10 @@ pub struct SegCache {
     /// (`disable_evictions=true`, `no_evictions.rs`).
     evict: bool,
     evictions: u64,
+    /// Of the items evicted, and of the expired ones dropped, those never
+    /// fetched (`StoreStats`).
+    evicted_unfetched: u64,
+    expired_unfetched: u64,
     /// Passes over a segment so far (`recycle_oldest_with`), for tests.
     passes: u64,
     max_cas: u64,
@@ -184,6 +188,8 @@ impl SegCache {
             cap_recs,
             evict: true,
             evictions: 0,
+            evicted_unfetched: 0,
+            expired_unfetched: 0,
             passes: 0,
             max_cas: 0,
             hasher: *process_hasher(),
@@ -463,6 +469,7 @@ impl SegCache {
                     if let item::Value::External(_, n) = value {
                         freed_external += n as u64 + EXTERNAL_OVERHEAD;
                     }
+                    self.count_unfetched(slot, expired);
                     self.table.remove_at(slot);
                     self.retire(len, value);
                     evicted += 1;
@@ -491,6 +498,19 @@ impl SegCache {
         self.fifo.push_back(id);
         self.set_expiry(id, expiry);
         self.open_for(class, id);
+    }
+
+    /// Counts the item in `slot`, about to be dropped (`expired`) or
+    /// evicted, if no client fetched it.
+    fn count_unfetched(&mut self, slot: usize, expired: bool) {
+        if self.table.access(slot).peek().fetched {
+            return;
+        }
+        if expired {
+            self.expired_unfetched += 1;
+        } else {
+            self.evicted_unfetched += 1;
+        }
     }
 
     /// The slot of the item with `key` at offset `off` of segment `id`,
@@ -751,6 +771,8 @@ impl Store for SegCache {
             bytes: self.live_bytes + self.external,
             evictions: self.evictions,
             file_size: 0,
+            evicted_unfetched: self.evicted_unfetched,
+            expired_unfetched: self.expired_unfetched,
         }
     }
 }

@@ -463,3 +463,46 @@ fn mixed_sizes_under_a_byte_cap_keep_the_cap_and_the_last_value() {
     }
     assert!(c.evictions > 0 && c.len() > 0);
 }
+
+#[test]
+fn evicted_and_expired_items_never_fetched_are_counted() {
+    // Nothing read: every eviction is of an item never fetched.
+    let mut c = SegCache::new(1 << 20, 0);
+    for i in 0..20_000 {
+        c.put_slice(&key(i), &value(i), meta(1)).unwrap();
+    }
+    let st = c.stats();
+    assert!(st.evictions > 5_000, "{st:?}");
+    assert_eq!(st.evicted_unfetched, st.evictions);
+    // Each item fetched once after its write: evicted later, but fetched.
+    let mut c = SegCache::new(1 << 20, 0);
+    for i in 0..20_000 {
+        c.put_slice(&key(i), &value(i), meta(1)).unwrap();
+        assert!(c.fetch(&key(i), true).unwrap().is_some());
+    }
+    let st = c.stats();
+    assert!(st.evictions > 5_000, "{st:?}");
+    assert_eq!(st.evicted_unfetched, 0);
+    // Expired items dropped with their whole segments: every other one
+    // fetched (right after its write, before its segment goes).
+    let mut c = SegCache::new(1 << 20, 0);
+    let gone = Meta {
+        expires_at: now_secs() - 1,
+        ..meta(1)
+    };
+    for i in 0..10_000 {
+        c.put_slice(&key(i), &value(i), gone).unwrap();
+        if i % 2 == 0 {
+            assert!(c.fetch(&key(i), true).unwrap().is_some());
+        }
+    }
+    for i in 10_000..30_000 {
+        c.put_slice(&key(i), &value(i), meta(1)).unwrap();
+    }
+    let st = c.stats();
+    assert!(st.expired_unfetched > 3_000, "{st:?}");
+    assert!(
+        st.expired_unfetched <= 5_000,
+        "only the unfetched half: {st:?}"
+    );
+}
