@@ -503,7 +503,7 @@ impl SegCache {
     /// Counts the item in `slot`, about to be dropped (`expired`) or
     /// evicted, if no client fetched it.
     fn count_unfetched(&mut self, slot: usize, expired: bool) {
-        if self.table.access(slot).peek().fetched {
+        if self.table.access(slot).fetched() {
             return;
         }
         if expired {

@@ -94,6 +94,12 @@ impl SlotWord {
         access::unpack(widen(self.0.load(Relaxed), access::clock()))
     }
 
+    /// Whether a client has fetched the item (no clock read, unlike `peek`).
+    #[inline]
+    pub fn fetched(&self) -> bool {
+        self.0.load(Relaxed) & (u64::from(access::FETCHED) << FLAGS_SHIFT) != 0
+    }
+
     /// Sets the reference bit (a read that is not a client's fetch).
     #[inline]
     pub fn reference(&self) {
