@@ -111,7 +111,7 @@ def test_unix_socket_beside_a_tcp_port():
     try:
         port = int(ms.line.strip().rsplit(":", 1)[1])
         assert tcp_listening(ms.proc.pid) == [port]
-        Client(("127.0.0.1", port), timeout=10).set("k", "over tcp")
+        assert Client(("127.0.0.1", port), timeout=10).set("k", "over tcp", noreply=False)
         assert Client(path, timeout=10).get("k") == b"over tcp"
     finally:
         ms.stop()
