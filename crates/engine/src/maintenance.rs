@@ -16,6 +16,10 @@ use std::path::Path;
 const LOCKED_TAIL: u64 = 1 << 20;
 const MAX_TAIL_ROUNDS: usize = 8;
 
+/// Table groups (8 slots each) a vacuum looks at per lock: ~1 ms of a
+/// shard's read lock, then its write lock for what expired among them.
+const VACUUM_WINDOW: usize = 1024;
+
 /// `YYYYMMDDhhmmss` in UTC, the default backup suffix.
 pub fn utc_timestamp(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
@@ -173,21 +177,26 @@ impl Db {
         let now = now_secs();
         let mut removed = 0;
         for shard in &self.shards {
-            let expired: Vec<_> = {
-                let st = shard.state.read();
-                st.store
-                    .keys()
-                    .into_iter()
-                    .filter(|k| matches!(st.store.get_meta(k), Ok(Some(m)) if m.is_expired(now)))
-                    .collect()
-            };
-            let mut st = shard.state.write();
-            shard.mark_dirty();
-            for k in expired {
-                if matches!(st.store.get_meta(&k)?, Some(m) if m.is_expired(now))
-                    && st.store.remove(&k)?
-                {
-                    removed += 1;
+            // A window at a time, each lock held for one window only.
+            let mut from = Some(0);
+            while let Some(at) = from {
+                let (expired, next) = shard
+                    .state
+                    .read()
+                    .store
+                    .expired_keys(now, at, VACUUM_WINDOW);
+                from = next;
+                if expired.is_empty() {
+                    continue;
+                }
+                let mut st = shard.state.write();
+                shard.mark_dirty();
+                for k in expired {
+                    if matches!(st.store.get_meta(&k)?, Some(m) if m.is_expired(now))
+                        && st.store.remove(&k)?
+                    {
+                        removed += 1;
+                    }
                 }
             }
         }

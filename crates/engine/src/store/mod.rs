@@ -126,6 +126,23 @@ pub trait Store: Send + Sync {
     fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<Key>;
     /// Every key, in the store's natural order.
     fn keys(&self) -> Vec<Key>;
+    /// Keys of records expired at `now`, a window of the store at a time:
+    /// those among the positions from `from` on that `budget` covers, and
+    /// the position to go on from (`None`: done). A caller holds the
+    /// shard's lock for one window, not for the whole store (a crawl of a
+    /// cache of millions held writers for a second). By default the
+    /// whole store is one window.
+    fn expired_keys(&self, now: u64, from: usize, _budget: usize) -> (Vec<Key>, Option<usize>) {
+        if from > 0 {
+            return (Vec::new(), None);
+        }
+        let expired = self
+            .keys()
+            .into_iter()
+            .filter(|k| matches!(self.get_meta(k), Ok(Some(m)) if m.is_expired(now)))
+            .collect();
+        (expired, None)
+    }
     /// The highest CAS present, so a reopened shard continues above it.
     fn max_cas(&self) -> u64;
     fn stats(&self) -> StoreStats;

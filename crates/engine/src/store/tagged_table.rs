@@ -616,6 +616,30 @@ impl<S: Slots> Table<S> {
         live_in(&self.cur, 0).chain(live_in(&self.old, OLD))
     }
 
+    /// The live slots of groups `[from, from + n)` of a walk over the
+    /// current array's groups, then the old one's, and where the walk goes
+    /// on (`None` once it is done). Between two calls the table may grow:
+    /// a walk then misses or repeats some slots, which a sweep for expired
+    /// items can afford, and it still ends (growths are few).
+    pub fn live_window(&self, from: usize, n: usize) -> (Vec<(usize, S::Loc)>, Option<usize>) {
+        let cur = self.cur.0.len();
+        let total = cur + self.old.0.len();
+        let end = from.saturating_add(n).min(total);
+        let mut out = Vec::new();
+        for pos in from..end {
+            let (arr, g, bit) = if pos < cur {
+                (&self.cur, pos, 0)
+            } else {
+                (&self.old, pos - cur, OLD)
+            };
+            let group = &arr.0[g];
+            for i in (0..GROUP).filter(|&i| group.ctrl[i] > TOMB) {
+                out.push(((g * GROUP + i) | bit, group.slots.loc(i)));
+            }
+        }
+        (out, (end < total).then_some(end))
+    }
+
     /// Empties the table back to the room it was made with (a pre-sized
     /// one keeps it: refilling it must not rehash through growths).
     pub fn clear(&mut self) {

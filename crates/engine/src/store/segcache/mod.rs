@@ -762,6 +762,18 @@ impl Store for SegCache {
             .map(|(_, loc)| Key::from(key_at(&self.segs, loc)))
             .collect()
     }
+    /// A window of `budget` table groups (8 slots each).
+    fn expired_keys(&self, now: u64, from: usize, budget: usize) -> (Vec<Key>, Option<usize>) {
+        let (slots, next) = self.table.live_window(from, budget);
+        let expired = slots
+            .into_iter()
+            .filter_map(|(_, loc)| {
+                let it = self.item_at(loc)?;
+                it.meta.is_expired(now).then(|| Key::from(it.key))
+            })
+            .collect();
+        (expired, next)
+    }
     fn max_cas(&self) -> u64 {
         self.max_cas
     }
