@@ -19,11 +19,14 @@ enum Position {
     Nowhere,
     /// On this key of an ordered database (it may have been removed since).
     At(Key),
-    /// On `keys[idx]` of hash shard `shard`; `keys` was snapshotted on entry.
+    /// On `keys[idx]` of hash shard `shard`; `keys` is a window of the
+    /// shard's keys, snapshotted on entry, and `next` where the shard's
+    /// next window starts (`Store::keys_window`).
     Hash {
         shard: usize,
         keys: Vec<Key>,
         idx: usize,
+        next: Option<usize>,
     },
 }
 
@@ -74,6 +77,9 @@ impl Ord for Head {
         }
     }
 }
+
+/// Table groups (8 slots each) a hash cursor takes from a shard per lock.
+const WINDOW: usize = 1024;
 
 fn not_positioned() -> Error {
     Error::NotFound("the cursor is not on a record".into())
@@ -158,17 +164,27 @@ impl<'a> Cursor<'a> {
         self.pos = key.map_or(Position::Nowhere, Position::At);
     }
 
-    /// Enters hash shards from `shard` on, stopping at the first live key.
+    /// Enters hash shards from `shard` on (at `keys[idx]` of a window
+    /// already taken, whose shard goes on at `next`), stopping at the first
+    /// live key. Each window is taken and checked under one read lock of
+    /// its shard, never the whole shard's keys at once: a cursor over a
+    /// cache of millions (`lru_crawler metadump`) held writers for half a
+    /// second.
     fn enter_hash(
         &mut self,
         mut shard: usize,
-        mut keys: Option<Vec<Key>>,
+        keys: Option<Vec<Key>>,
         mut idx: usize,
+        next: Option<usize>,
     ) -> Result<()> {
         let now = now_secs();
+        let mut window = keys.map(|k| (k, next));
         while shard < self.db.shards.len() {
             let state = self.db.shards[shard].state.read();
-            let ks = keys.take().unwrap_or_else(|| state.store.keys());
+            let (ks, after) = match window.take() {
+                Some(w) => w,
+                None => state.store.keys_window(0, WINDOW),
+            };
             while idx < ks.len() {
                 if state.live_meta(&ks[idx], now)?.is_some() {
                     drop(state);
@@ -176,13 +192,17 @@ impl<'a> Cursor<'a> {
                         shard,
                         keys: ks,
                         idx,
+                        next: after,
                     };
                     return Ok(());
                 }
                 idx += 1;
             }
-            shard += 1;
             idx = 0;
+            match after {
+                Some(at) => window = Some(state.store.keys_window(at, WINDOW)),
+                None => shard += 1,
+            }
         }
         self.pos = Position::Nowhere;
         Ok(())
@@ -195,7 +215,7 @@ impl<'a> Cursor<'a> {
             self.place(k);
             Ok(())
         } else {
-            self.enter_hash(0, None, 0)
+            self.enter_hash(0, None, 0, None)
         }
     }
 
@@ -216,12 +236,18 @@ impl<'a> Cursor<'a> {
             return self.jump_upper(key, true);
         }
         let shard = self.db.shard_index(key);
-        let keys = self.db.shards[shard].state.read().store.keys();
+        let (keys, next) = {
+            let state = self.db.shards[shard].state.read();
+            match state.store.window_of(key) {
+                Some(at) => state.store.keys_window(at, WINDOW),
+                None => (state.store.keys(), None),
+            }
+        };
         let idx = keys
             .iter()
             .position(|k| &k[..] == key)
             .ok_or_else(|| Error::NotFound("no such record".into()))?;
-        self.enter_hash(shard, Some(keys), idx)
+        self.enter_hash(shard, Some(keys), idx, next)
     }
 
     /// Moves to the last record before `key` (or at it, when `inclusive`).
@@ -264,7 +290,12 @@ impl<'a> Cursor<'a> {
                 self.place(k);
                 Ok(())
             }
-            Position::Hash { shard, keys, idx } => self.enter_hash(shard, Some(keys), idx + 1),
+            Position::Hash {
+                shard,
+                keys,
+                idx,
+                next,
+            } => self.enter_hash(shard, Some(keys), idx + 1, next),
         }
     }
 

@@ -126,6 +126,21 @@ pub trait Store: Send + Sync {
     fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<Key>;
     /// Every key, in the store's natural order.
     fn keys(&self) -> Vec<Key>;
+    /// Keys of a window of the store: those among the positions from
+    /// `from` on that `budget` covers, and the position to go on from
+    /// (`None`: done). Hash cursors walk a shard this way, holding its lock
+    /// for one window at a time. By default the whole store is one window.
+    fn keys_window(&self, from: usize, _budget: usize) -> (Vec<Key>, Option<usize>) {
+        if from > 0 {
+            return (Vec::new(), None);
+        }
+        (self.keys(), None)
+    }
+    /// The position whose window (`keys_window`) holds `key`, for a store
+    /// walked in windows; `None` otherwise.
+    fn window_of(&self, _key: &[u8]) -> Option<usize> {
+        None
+    }
     /// Keys of records expired at `now`, a window of the store at a time:
     /// those among the positions from `from` on that `budget` covers, and
     /// the position to go on from (`None`: done). A caller holds the

@@ -640,6 +640,15 @@ impl<S: Slots> Table<S> {
         (out, (end < total).then_some(end))
     }
 
+    /// The position (`live_window`'s `from`) of the group holding `slot`.
+    pub fn window_position(&self, slot: usize) -> usize {
+        if slot & OLD != 0 {
+            self.cur.0.len() + (slot & !OLD) / GROUP
+        } else {
+            slot / GROUP
+        }
+    }
+
     /// Empties the table back to the room it was made with (a pre-sized
     /// one keeps it: refilling it must not rehash through growths).
     pub fn clear(&mut self) {

@@ -763,6 +763,18 @@ impl Store for SegCache {
             .collect()
     }
     /// A window of `budget` table groups (8 slots each).
+    fn keys_window(&self, from: usize, budget: usize) -> (Vec<Key>, Option<usize>) {
+        let (slots, next) = self.table.live_window(from, budget);
+        let keys = slots
+            .into_iter()
+            .map(|(_, loc)| Key::from(key_at(&self.segs, loc)))
+            .collect();
+        (keys, next)
+    }
+    fn window_of(&self, key: &[u8]) -> Option<usize> {
+        self.slot_of(key).map(|s| self.table.window_position(s))
+    }
+    /// A window of `budget` table groups (8 slots each).
     fn expired_keys(&self, now: u64, from: usize, budget: usize) -> (Vec<Key>, Option<usize>) {
         let (slots, next) = self.table.live_window(from, budget);
         let expired = slots
