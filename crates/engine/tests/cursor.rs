@@ -438,12 +438,14 @@ fn hash_cursor_survives_removal_of_its_record() {
 }
 
 /// A hash cursor takes a shard's keys a window at a time (the cache's
-/// table, 1,024 groups per lock): over 100,000 records it still visits
-/// each live one exactly once, skips those removed meanwhile, and a jump
-/// goes on from the jumped key's window.
+/// and the file hash's table, 1,024 groups per lock): over 100,000
+/// records it still visits each live one exactly once, skips those
+/// removed meanwhile, and a jump goes on from the jumped key's window.
 #[test]
 fn hash_cursors_walk_large_shards_window_by_window() {
-    for name in ["*#capsiz=256m", "*#num_shards=2"] {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("{}/w.tkh#num_shards=2", dir.path().display());
+    for name in ["*#capsiz=256m", "*#num_shards=2", &file] {
         let db = Db::open(name, true).unwrap();
         let n = 100_000;
         for i in 0..n {

@@ -204,12 +204,15 @@ fn should_be_rebuilt_and_rebuild_compacts_and_keeps_cas_rising() {
 
 #[test]
 fn vacuum_removes_expired_records() {
-    // The cache is walked a window of its table at a time: 100,000 records
-    // take a few dozen windows.
+    // The cache and the file hash are walked a window of their tables at
+    // a time: 100,000 records take a few dozen windows.
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("{}/v.tkh", dir.path().display());
     for (name, n) in [
         ("*", 100),
         ("+#num_shards=3", 100),
         ("*#capsiz=64m", 100_000),
+        (&file, 100_000),
     ] {
         let db = Db::open(name, true).unwrap();
         let past = StoreOptions {

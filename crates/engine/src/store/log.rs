@@ -591,6 +591,16 @@ impl<I: LogIndex> Store for LogStore<I> {
             .for_each(&self.log(), &mut |k, _| out.push(k.into()));
         out
     }
+    fn keys_window(&self, from: usize, budget: usize) -> (Vec<Key>, Option<usize>) {
+        let mut out = Vec::new();
+        let next = self
+            .index
+            .for_each_window(&self.log(), from, budget, &mut |k, _| out.push(k.into()));
+        (out, next)
+    }
+    fn window_of(&self, key: &[u8]) -> Option<usize> {
+        self.index.window_of(&self.log(), key)
+    }
     fn max_cas(&self) -> u64 {
         self.max_cas
     }

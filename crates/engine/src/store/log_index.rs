@@ -114,6 +114,25 @@ pub trait LogIndex: Send + Sync + Sized + 'static {
     /// Ordered indexes: the nearest key at or beyond `from` in the direction.
     fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<Key>;
     fn for_each(&self, log: &LogReader<'_>, f: &mut dyn FnMut(&[u8], Loc));
+    /// `for_each` over a window (`Store::keys_window`): the records of the
+    /// positions from `from` on that `budget` covers; returns where to go
+    /// on. By default everything is one window.
+    fn for_each_window(
+        &self,
+        log: &LogReader<'_>,
+        from: usize,
+        _budget: usize,
+        f: &mut dyn FnMut(&[u8], Loc),
+    ) -> Option<usize> {
+        if from == 0 {
+            self.for_each(log, f);
+        }
+        None
+    }
+    /// The window position of `key` (`Store::window_of`).
+    fn window_of(&self, _log: &LogReader<'_>, _key: &[u8]) -> Option<usize> {
+        None
+    }
     /// A hint for writers about to wait for the store's lock
     /// (`ProbeHint`), from indexes that can give one.
     fn probe_hint() -> Option<ProbeHint> {
@@ -304,12 +323,37 @@ impl LogIndex for CompactHash {
     /// 004's Go program printed its records in another order each run),
     /// and the log is read front to back.
     fn for_each(&self, log: &LogReader<'_>, f: &mut dyn FnMut(&[u8], Loc)) {
-        let mut offsets: Vec<u64> = self.table.live().map(|(_, v)| v & !SLOT_TAG).collect();
-        offsets.sort_unstable();
-        for offset in offsets {
-            if let Some((loc, key)) = log.entry(offset) {
-                f(&key, loc);
-            }
+        let offsets: Vec<u64> = self.table.live().map(|(_, v)| v & !SLOT_TAG).collect();
+        each_in_log_order(log, offsets, f);
+    }
+
+    /// `budget` table groups (8 slots each) at a time.
+    fn for_each_window(
+        &self,
+        log: &LogReader<'_>,
+        from: usize,
+        budget: usize,
+        f: &mut dyn FnMut(&[u8], Loc),
+    ) -> Option<usize> {
+        let (slots, next) = self.table.live_window(from, budget);
+        let offsets = slots.into_iter().map(|(_, v)| v & !SLOT_TAG).collect();
+        each_in_log_order(log, offsets, f);
+        next
+    }
+
+    fn window_of(&self, log: &LogReader<'_>, key: &[u8]) -> Option<usize> {
+        let (slot, _) = self.find(log, key, self.hash(key))?;
+        Some(self.table.window_position(slot))
+    }
+}
+
+/// Calls `f` on the records at `offsets`, read in the log's order (reads
+/// that move forward through the file).
+fn each_in_log_order(log: &LogReader<'_>, mut offsets: Vec<u64>, f: &mut dyn FnMut(&[u8], Loc)) {
+    offsets.sort_unstable();
+    for offset in offsets {
+        if let Some((loc, key)) = log.entry(offset) {
+            f(&key, loc);
         }
     }
 }

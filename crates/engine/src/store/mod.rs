@@ -145,18 +145,15 @@ pub trait Store: Send + Sync {
     /// those among the positions from `from` on that `budget` covers, and
     /// the position to go on from (`None`: done). A caller holds the
     /// shard's lock for one window, not for the whole store (a crawl of a
-    /// cache of millions held writers for a second). By default the
-    /// whole store is one window.
-    fn expired_keys(&self, now: u64, from: usize, _budget: usize) -> (Vec<Key>, Option<usize>) {
-        if from > 0 {
-            return (Vec::new(), None);
-        }
-        let expired = self
-            .keys()
+    /// cache of millions held writers for a second). By default
+    /// `keys_window`'s keys whose records have expired.
+    fn expired_keys(&self, now: u64, from: usize, budget: usize) -> (Vec<Key>, Option<usize>) {
+        let (keys, next) = self.keys_window(from, budget);
+        let expired = keys
             .into_iter()
             .filter(|k| matches!(self.get_meta(k), Ok(Some(m)) if m.is_expired(now)))
             .collect();
-        (expired, None)
+        (expired, next)
     }
     /// The highest CAS present, so a reopened shard continues above it.
     fn max_cas(&self) -> u64;
