@@ -2,9 +2,11 @@
 # Seed 004's table on this machine, for the columns this script runs today:
 # N records (default 10M) with keys and values "%08d", a hash file with
 # num_buckets = 2N, set then get, 1 and 4 threads, median of RUNS (3) runs,
-# max RSS beside each. Columns: memstored's C API, Go package, Java, Ruby and
-# Python bindings, and Tkrzw's own C++ (tkrzw_dbm_perf sequence) and C API
-# (the same perf.c built on libtkrzw-dev), when Debian's tkrzw-utils and
+# max RSS beside each; the columns' runs alternate. Columns: memstored's
+# Rust library (memstore perf sequence, the flags of Tkrzw's C++ below),
+# its C API, Go package, Java, Ruby and Python bindings, and Tkrzw's own
+# C++ (tkrzw_dbm_perf sequence) and C API (the same perf.c built on
+# libtkrzw-dev), when Debian's tkrzw-utils and
 # libtkrzw-dev are installed; tkrzw-python (perf.py with --tkrzw, concurrent
 # mode) when Debian's python3-tkrzw is installed; tkrzw-java when
 # TKRZW_JAVA_DIR names a built tkrzw-java (its tkrzw.jar and libjtkrzw.so)
@@ -30,11 +32,12 @@ wanted() { [ -z "${IMPLS:-}" ] || [[ " $IMPLS " == *" $1 "* ]]; }
 impls=()
 
 lib="${CARGO_TARGET_DIR:-target}/release"
-if wanted memstored-c || wanted memstored-go || wanted memstored-java || wanted memstored-ruby; then
-  cargo build --release -q -p memstored-c -p memstored-ruby
+if wanted memstored-rust || wanted memstored-c || wanted memstored-go || wanted memstored-java || wanted memstored-ruby; then
+  cargo build --release -q -p memstored-c -p memstored-ruby -p memstored-cli
   lib="$(cd "$lib" && pwd)" # absolute: used from other directories below
   export MEMSTORED_RUBY_EXT="$lib/libmemstored_ruby.so"
 fi
+wanted memstored-rust && impls+=(memstored-rust)
 if wanted memstored-c; then
   cc -O2 -I bindings/c/include scripts/bench-bindings/perf.c "$lib/libmemstored.a" \
     -lpthread -lm -ldl -o "$work/memstored-c"
@@ -91,6 +94,13 @@ wanted tkrzw-cpp && command -v tkrzw_dbm_perf >/dev/null && impls+=(tkrzw-cpp)
 # The perf programs' "set N / get N / rss_kib N" lines as "set get rss".
 perf_line() { awk '{v[$1] = $2} END {print v["set"], v["get"], v["rss_kib"]}'; }
 
+# tkrzw_dbm_perf's "Setting done ... qps=N" lines and time's "rss N" as "set get rss".
+tkrzw_lines() {
+  awk '/^Setting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) s = substr($i, 5)}
+       /^Getting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) g = substr($i, 5)}
+       /^rss / {r = $2} END {print s, g, r}'
+}
+
 # One run: prints "set_qps get_qps rss_kib".
 run_once() {
   local impl="$1" threads="$2" db="$work/casket.tkh"
@@ -99,18 +109,21 @@ run_once() {
     tkrzw-cpp)
       /usr/bin/time -f "rss %M" tkrzw_dbm_perf sequence --dbm hash --path "$db" \
         --iter $((n / threads)) --threads "$threads" --buckets "$buckets" --size 8 2>&1 |
-        awk '/^Setting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) s = substr($i, 5)}
-             /^Getting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) g = substr($i, 5)}
-             /^rss / {r = $2} END {print s, g, r}'
+        tkrzw_lines
+      ;;
+    memstored-rust)
+      # The Rust library itself, through memstore perf (the same flags and
+      # output as tkrzw_dbm_perf).
+      /usr/bin/time -f "rss %M" "$lib/memstore" perf sequence --dbm hash --path "$db" \
+        --iter $((n / threads)) --threads "$threads" --buckets "$buckets" --size 8 2>&1 |
+        tkrzw_lines
       ;;
     tkrzw-go)
       # tkrzw-go's own perf.go: --iter is per goroutine; its set phase ends
       # with a Synchronize, as perf.c's does.
       /usr/bin/time -f "rss %M" "$TKRZW_GO_DIR/perf/perf" --path "$db" \
         --params "num_buckets=$buckets" --iter $((n / threads)) --threads "$threads" 2>&1 |
-        awk '/^Setting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) s = substr($i, 5)}
-             /^Getting done/ {for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) g = substr($i, 5)}
-             /^rss / {r = $2} END {print s, g, r}'
+        tkrzw_lines
       ;;
     memstored-java)
       "${java[@]}" -Dmemstored.library="$lib/libmemstored.so" -cp "$ms_jar:$work/memstored-java" \
@@ -146,12 +159,22 @@ run_once() {
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
+# Runs alternate between the columns (A B A B ...: every column's run r
+# before any column's run r+1), so that a slow spell of this shared machine
+# falls on all of them rather than on one column's three runs.
+for threads in $threads_list; do
+  for r in $(seq "$runs"); do
+    for impl in "${impls[@]}"; do
+      run_once "$impl" "$threads" >>"$work/results-$impl-$threads"
+      echo "run $r/$runs: $impl, $threads threads: $(tail -n 1 "$work/results-$impl-$threads")" >&2
+    done
+  done
+done
+
 printf 'impl\tthreads\tset_qps\tget_qps\trss_mib\n'
 for threads in $threads_list; do
   for impl in "${impls[@]}"; do
-    results="$work/results"
-    : >"$results"
-    for _ in $(seq "$runs"); do run_once "$impl" "$threads" >>"$results"; done
+    results="$work/results-$impl-$threads"
     set_qps="$(awk '{print $1}' "$results" | median)"
     get_qps="$(awk '{print $2}' "$results" | median)"
     rss="$(awk -v s="$set_qps" '$1 == s {printf "%.0f", $3 / 1024; exit}' "$results")"
