@@ -4,11 +4,12 @@
 //! covered length fits the file and its CRC is right; otherwise the log is scanned.
 
 use crate::format::{read_u32, read_u64, Codec, FILE_HEADER_SIZE, HINT_MAGIC};
-use crate::io::FileSystem;
+use crate::io::{DataFile, FileSystem};
 use crate::record::Meta;
 use crate::status::Result;
 use crate::store::log::Loc;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const HINT_HEADER: usize = 64;
 /// Fixed bytes per entry before the key.
@@ -21,15 +22,17 @@ pub fn hint_path(data: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// A loaded hint.
+/// A loaded hint: its header's figures, and its file, whose entries are
+/// read a chunk at a time (`for_each`) instead of held in memory.
 pub struct Hint {
     /// The data file length the hint describes; records after it are replayed.
     pub data_len: u64,
     pub max_cas: u64,
     pub live_bytes: u64,
-    /// The hint's bytes without its CRC; entries are read from it in place
-    /// (one allocation, where a vector of keys took one per key).
-    body: Vec<u8>,
+    count: u64,
+    file: Arc<dyn DataFile>,
+    /// Bytes of entries: from the header to the CRC.
+    entries_len: u64,
 }
 
 /// A walk over an index's entries, handing each to the visitor given.
@@ -44,14 +47,28 @@ pub struct Covered {
     pub live_bytes: u64,
 }
 
-/// Writes a hint atomically (temporary file, sync, rename, directory sync);
-/// `count` entries are expected (it sizes the buffer).
+/// Bytes of entries gathered before they are written: a hint is streamed to
+/// its file, never held whole (10M entries of 8-byte keys make ~450 MB, which
+/// closing a store used to allocate on top of its index).
+const WRITE_CHUNK: usize = 1 << 20;
+
+/// Writes a hint atomically (temporary file, sync, rename, directory sync),
+/// `WRITE_CHUNK` bytes of entries at a time.
 pub fn save(
     fs: &dyn FileSystem,
     path: &Path,
     covered: &Covered,
-    count: usize,
     each: EachEntry<'_>,
+) -> Result<()> {
+    save_in_chunks(fs, path, covered, each, WRITE_CHUNK)
+}
+
+fn save_in_chunks(
+    fs: &dyn FileSystem,
+    path: &Path,
+    covered: &Covered,
+    each: EachEntry<'_>,
+    chunk: usize,
 ) -> Result<()> {
     let Covered {
         generation,
@@ -59,18 +76,64 @@ pub fn save(
         max_cas,
         live_bytes,
     } = *covered;
-    let mut b = Vec::with_capacity(HINT_HEADER + count * (ENTRY_FIXED + 16) + 4);
-    b.extend_from_slice(HINT_MAGIC);
-    let count_at = b.len() + 16;
-    for n in [generation, data_len, count as u64, max_cas, live_bytes] {
-        b.extend_from_slice(&n.to_le_bytes());
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    fs.remove(&tmp)?;
+    let f = fs.open(&tmp, true, true)?;
+    // The header holds the number of entries, known after the walk: it is
+    // written last, and the CRC (header first, then entries) is joined from
+    // the CRCs of the two parts.
+    f.write_at(&[0; HINT_HEADER], 0)?;
+    let mut out = Entries {
+        file: &*f,
+        at: HINT_HEADER as u64,
+        buf: Vec::with_capacity(chunk + ENTRY_FIXED + 64),
+        chunk,
+        crc: 0,
+        len: 0,
+        count: 0,
+        failed: None,
+    };
+    each(&mut |key, loc| out.push(key, loc));
+    out.flush();
+    if let Some(e) = out.failed {
+        return Err(e);
     }
-    b.resize(HINT_HEADER, 0);
-    // `count` is what the index says it holds; the entries written are
-    // what its walk hands out, and the header gets that number.
-    let mut written = 0u64;
-    each(&mut |key, loc| {
-        written += 1;
+    let mut head = Vec::with_capacity(HINT_HEADER);
+    head.extend_from_slice(HINT_MAGIC);
+    for n in [generation, data_len, out.count, max_cas, live_bytes] {
+        head.extend_from_slice(&n.to_le_bytes());
+    }
+    head.resize(HINT_HEADER, 0);
+    let crc = crc32c::crc32c_combine(crc32c::crc32c(&head), out.crc, out.len);
+    f.write_at(&head, 0)?;
+    f.write_at(&crc.to_le_bytes(), out.at)?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, path)?;
+    fs.sync_dir(path)
+}
+
+/// A hint's entries on their way to its file: buffered up to a chunk,
+/// CRC'd as they are written. The walk that feeds it cannot fail, so the
+/// first write error is kept and the rest of the entries are dropped.
+struct Entries<'f> {
+    file: &'f dyn DataFile,
+    /// File offset of the next write.
+    at: u64,
+    buf: Vec<u8>,
+    chunk: usize,
+    /// CRC and length of the entries written so far.
+    crc: u32,
+    len: usize,
+    count: u64,
+    failed: Option<crate::status::Error>,
+}
+
+impl Entries<'_> {
+    fn push(&mut self, key: &[u8], loc: Loc) {
+        let b = &mut self.buf;
         b.extend_from_slice(&(key.len() as u32).to_le_bytes());
         b.extend_from_slice(&loc.offset.to_le_bytes());
         b.extend_from_slice(&loc.stored_len.to_le_bytes());
@@ -79,20 +142,27 @@ pub fn save(
         b.extend_from_slice(&loc.meta.expires_at.to_le_bytes());
         b.extend_from_slice(&loc.meta.cas.to_le_bytes());
         b.extend_from_slice(key);
-    });
-    b[count_at..count_at + 8].copy_from_slice(&written.to_le_bytes());
-    let crc = crc32c::crc32c(&b);
-    b.extend_from_slice(&crc.to_le_bytes());
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    fs.remove(&tmp)?;
-    let f = fs.open(&tmp, true, true)?;
-    f.write_at(&b, 0)?;
-    f.sync()?;
-    drop(f);
-    fs.rename(&tmp, path)?;
-    fs.sync_dir(path)
+        self.count += 1;
+        if self.buf.len() >= self.chunk {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.buf.is_empty() || self.failed.is_some() {
+            self.buf.clear();
+            return;
+        }
+        match self.file.write_at(&self.buf, self.at) {
+            Ok(()) => {
+                self.crc = crc32c::crc32c_append(self.crc, &self.buf);
+                self.len += self.buf.len();
+                self.at += self.buf.len() as u64;
+            }
+            Err(e) => self.failed = Some(e),
+        }
+        self.buf.clear();
+    }
 }
 
 /// `save` of a list of entries (tests and fuzz targets build hints so).
@@ -107,51 +177,68 @@ pub fn save_entries(
             f(k, *l);
         }
     };
-    save(fs, path, covered, entries.len(), &mut each)
+    save(fs, path, covered, &mut each)
 }
 
-/// Loads a hint if present and valid for the data file of `generation` and `file_len`.
+/// Loads a hint if present and valid for the data file of `generation` and
+/// `file_len`. It is read twice, a chunk at a time: once for its CRC, once
+/// to check every entry, so that it is used whole or not at all.
 pub fn load(fs: &dyn FileSystem, path: &Path, generation: u64, file_len: u64) -> Option<Hint> {
+    load_in_chunks(fs, path, generation, file_len, READ_CHUNK)
+}
+
+/// Bytes of a hint read at a time.
+const READ_CHUNK: usize = 1 << 20;
+
+fn load_in_chunks(
+    fs: &dyn FileSystem,
+    path: &Path,
+    generation: u64,
+    file_len: u64,
+    chunk: usize,
+) -> Option<Hint> {
     if !fs.exists(path) {
         return None;
     }
-    let f = fs.open(path, false, false).ok()?;
-    let len = usize::try_from(f.len().ok()?).ok()?;
-    if len < HINT_HEADER + 4 {
+    let file = fs.open(path, false, false).ok()?;
+    let len = file.len().ok()?;
+    let crc_at = len.checked_sub(4).filter(|&at| at >= HINT_HEADER as u64)?;
+    let mut head = [0u8; HINT_HEADER];
+    file.read_at(&mut head, 0).ok()?;
+    let mut crc = [0u8; 4];
+    file.read_at(&mut crc, crc_at).ok()?;
+    let mut computed = crc32c::crc32c(&head);
+    let mut buf = vec![0u8; chunk];
+    let mut at = HINT_HEADER as u64;
+    while at < crc_at {
+        let n = (crc_at - at).min(chunk as u64) as usize;
+        file.read_at(&mut buf[..n], at).ok()?;
+        computed = crc32c::crc32c_append(computed, &buf[..n]);
+        at += n as u64;
+    }
+    if read_u32(&crc, 0) != computed || &head[..8] != HINT_MAGIC {
         return None;
     }
-    let mut b = vec![0u8; len];
-    f.read_at(&mut b, 0).ok()?;
-    let (body, crc) = b.split_at(len - 4);
-    if read_u32(crc, 0) != crc32c::crc32c(body) || &body[..8] != HINT_MAGIC {
+    if read_u64(&head, 8) != generation {
         return None;
     }
-    if read_u64(body, 8) != generation {
-        return None;
-    }
-    let data_len = read_u64(body, 16);
+    let data_len = read_u64(&head, 16);
     // Replay starts at `data_len`: below the file header it would read the
     // header as a torn record and truncate the whole file (fuzz: db_file_open).
     if data_len > file_len || data_len < FILE_HEADER_SIZE as u64 {
         return None;
     }
-    let count = read_u64(body, 24);
-    // Every entry is checked before any is handed out: a hint is used whole
-    // or not at all.
-    let mut at = HINT_HEADER;
-    for _ in 0..count {
-        at = parse_entry(body, at, data_len)?.2;
-    }
-    if at != body.len() {
-        return None;
-    }
-    b.truncate(len - 4);
-    Some(Hint {
+    let hint = Hint {
         data_len,
-        max_cas: read_u64(&b, 32),
-        live_bytes: read_u64(&b, 40),
-        body: b,
-    })
+        max_cas: read_u64(&head, 32),
+        live_bytes: read_u64(&head, 40),
+        count: read_u64(&head, 24),
+        file,
+        entries_len: crc_at - HINT_HEADER as u64,
+    };
+    // Every entry is checked before any is handed out.
+    hint.walk(chunk, &mut |_, _| {})?;
+    Some(hint)
 }
 
 /// The entry at `at` of a hint's body, and where the next one starts.
@@ -194,21 +281,57 @@ fn parse_entry(body: &[u8], at: usize, data_len: u64) -> Option<(&[u8], Loc, usi
 impl Hint {
     /// Number of entries.
     pub fn len(&self) -> usize {
-        read_u64(&self.body, 24) as usize
+        self.count as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.count == 0
     }
 
-    /// The entries, keys borrowed from the hint (checked by `load`).
-    pub fn entries(&self) -> impl Iterator<Item = (&[u8], Loc)> + '_ {
-        let mut at = HINT_HEADER;
-        (0..self.len()).map_while(move |_| {
-            let (key, loc, next) = parse_entry(&self.body, at, self.data_len)?;
+    /// Hands every entry to `f`, keys borrowed from a chunk of the file.
+    /// `load` checked them all; false if the file could not be read again
+    /// whole (an I/O error, or the file changed since), after `f` has seen
+    /// the entries before that point.
+    pub fn for_each(&self, f: &mut dyn FnMut(&[u8], Loc)) -> bool {
+        self.walk(READ_CHUNK, f).is_some()
+    }
+
+    /// `for_each`, reading `chunk` bytes at a time; `None` when an entry is
+    /// bad or the entries do not end exactly where the CRC starts.
+    fn walk(&self, chunk: usize, f: &mut dyn FnMut(&[u8], Loc)) -> Option<()> {
+        let end = HINT_HEADER as u64 + self.entries_len;
+        let mut next_read = HINT_HEADER as u64;
+        let mut buf: Vec<u8> = Vec::with_capacity(chunk);
+        let mut at = 0;
+        for _ in 0..self.count {
+            // Read until the buffer holds the whole entry at `at`: its
+            // fixed part, then its key (a key longer than a chunk grows the
+            // buffer, up to what is left of the file).
+            loop {
+                let have = buf.len() - at;
+                let need = match buf.get(at..at + ENTRY_FIXED) {
+                    Some(fixed) => ENTRY_FIXED + read_u32(fixed, 0) as usize,
+                    None => ENTRY_FIXED,
+                };
+                if have >= need {
+                    break;
+                }
+                if next_read >= end {
+                    return None;
+                }
+                buf.drain(..at);
+                at = 0;
+                let n = (end - next_read).min(chunk.max(need - have) as u64) as usize;
+                let old = buf.len();
+                buf.resize(old + n, 0);
+                self.file.read_at(&mut buf[old..], next_read).ok()?;
+                next_read += n as u64;
+            }
+            let (key, loc, next) = parse_entry(&buf, at, self.data_len)?;
+            f(key, loc);
             at = next;
-            Some((key, loc))
-        })
+        }
+        (at == buf.len() && next_read == end).then_some(())
     }
 }
 
@@ -267,5 +390,68 @@ mod tests {
             save_one(bad);
             assert!(load(&*fs, path, 7, 200).is_none());
         }
+    }
+
+    /// A hint written and read a few entries at a time (chunks far smaller
+    /// than the hint) loads whole, with every entry and the header's
+    /// figures; one flipped byte anywhere still makes it refused.
+    #[test]
+    fn a_hint_written_in_many_chunks_loads_whole() {
+        let fs = SimFs::new();
+        let path = Path::new("x.tkh.hint");
+        let keys: Vec<Vec<u8>> = (0..1000u32)
+            .map(|i| format!("key{i}").into_bytes())
+            .collect();
+        let loc_of = |i: usize| {
+            let meta = Meta {
+                flags: i as u32,
+                expires_at: 0,
+                cas: i as u64 + 1,
+            };
+            Loc {
+                offset: 64 + 100 * i as u64,
+                key_len: keys[i].len() as u32,
+                stored_len: 8,
+                codec: Codec::Raw,
+                meta,
+                header_len: crate::format::head_len(keys[i].len() as u32, 8, &meta) as u8,
+            }
+        };
+        let mut each = |f: &mut dyn FnMut(&[u8], Loc)| {
+            for (i, k) in keys.iter().enumerate() {
+                f(k, loc_of(i));
+            }
+        };
+        let cov = Covered {
+            generation: 7,
+            data_len: 200_000,
+            max_cas: 1000,
+            live_bytes: 42,
+        };
+        save_in_chunks(&*fs, path, &cov, &mut each, 100).unwrap();
+        let want: Vec<(Vec<u8>, u64, u64)> = (0..1000)
+            .map(|i| (keys[i].clone(), loc_of(i).offset, loc_of(i).meta.cas))
+            .collect();
+        // Read back in chunks smaller than an entry, of a few entries, and
+        // of the whole file.
+        for chunk in [7, 100, READ_CHUNK] {
+            let hint = load_in_chunks(&*fs, path, 7, 200_000, chunk).expect("the hint loads");
+            assert_eq!(
+                (hint.len(), hint.max_cas, hint.live_bytes),
+                (1000, 1000, 42)
+            );
+            let mut got = Vec::new();
+            hint.walk(chunk, &mut |k, l| {
+                got.push((k.to_vec(), l.offset, l.meta.cas))
+            })
+            .expect("a whole walk");
+            assert_eq!(got, want, "chunk {chunk}");
+        }
+
+        let f = fs.open(path, true, false).unwrap();
+        let mut byte = [0u8];
+        f.read_at(&mut byte, 5000).unwrap();
+        f.write_at(&[byte[0] ^ 1], 5000).unwrap();
+        assert!(load(&*fs, path, 7, 200_000).is_none());
     }
 }

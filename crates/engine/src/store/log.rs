@@ -277,8 +277,16 @@ impl<I: LogIndex> LogStore<I> {
         match hint::load(&*self.fs, &self.hint_path(), self.header.generation, len) {
             Some(h) => {
                 let log = log_reader!(self);
-                for (key, loc) in h.entries() {
-                    self.index.insert(&log, key, loc);
+                let index = &mut self.index;
+                if !h.for_each(&mut |key, loc| {
+                    index.insert(&log, key, loc);
+                }) {
+                    // `load` read and checked it whole, but this second
+                    // read failed part way: the index holds part of the
+                    // hint. Start over from the log.
+                    tracing::warn!("{}: hint unreadable; scanning the log", self.path.display());
+                    self.index.clear();
+                    return FILE_HEADER_SIZE as u64;
                 }
                 self.live_bytes = h.live_bytes;
                 self.max_cas = self.max_cas.max(h.max_cas);
@@ -570,7 +578,6 @@ impl<I: LogIndex> Store for LogStore<I> {
                     max_cas: self.max_cas,
                     live_bytes: self.live_bytes,
                 },
-                self.index.len(),
                 &mut each,
             ) {
                 tracing::warn!(
