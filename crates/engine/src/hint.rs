@@ -340,6 +340,18 @@ mod tests {
     use super::*;
     use crate::io::SimFs;
 
+    /// The location of a record of a 1-byte key, no metadata.
+    fn loc(offset: u64, stored_len: u32) -> Loc {
+        Loc {
+            offset,
+            key_len: 1,
+            stored_len,
+            codec: Codec::Raw,
+            meta: Meta::default(),
+            header_len: crate::format::head_len(1, stored_len, &Meta::default()) as u8,
+        }
+    }
+
     fn covered(data_len: u64) -> Covered {
         Covered {
             generation: 7,
@@ -370,14 +382,6 @@ mod tests {
     fn hint_entry_pointing_past_the_covered_data_is_ignored() {
         let fs = SimFs::new();
         let path = Path::new("x.tkh.hint");
-        let loc = |offset, stored_len| Loc {
-            offset,
-            key_len: 1,
-            stored_len,
-            codec: Codec::Raw,
-            meta: Meta::default(),
-            header_len: crate::format::head_len(1, stored_len, &Meta::default()) as u8,
-        };
         let save_one = |l: Loc| save_entries(&*fs, path, &covered(200), &[(&b"k"[..], l)]).unwrap();
         save_one(loc(64, 1));
         assert_eq!(load(&*fs, path, 7, 200).map(|h| h.len()), Some(1));
@@ -453,5 +457,23 @@ mod tests {
         f.read_at(&mut byte, 5000).unwrap();
         f.write_at(&[byte[0] ^ 1], 5000).unwrap();
         assert!(load(&*fs, path, 7, 200_000).is_none());
+    }
+
+    /// A hint whose CRC is right but whose entry claims a 4 GiB key is
+    /// refused (the walk reads what is left of the file, finds it short
+    /// of the key, and stops).
+    #[test]
+    fn a_valid_crc_over_an_entry_claiming_a_huge_key_is_refused() {
+        let fs = SimFs::new();
+        let path = Path::new("x.tkh.hint");
+        save_entries(&*fs, path, &covered(200), &[(&b"k"[..], loc(64, 1))]).unwrap();
+        assert!(load(&*fs, path, 7, 200).is_some());
+        let mut b = fs.contents(path).unwrap();
+        b[HINT_HEADER..HINT_HEADER + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let body = b.len() - 4;
+        let crc = crc32c::crc32c(&b[..body]);
+        b[body..].copy_from_slice(&crc.to_le_bytes());
+        fs.put_contents(path, b);
+        assert!(load(&*fs, path, 7, 200).is_none());
     }
 }
