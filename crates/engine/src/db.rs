@@ -4,7 +4,7 @@ use crate::activity::{Maintenance, ShardReport};
 use crate::format::FileKind;
 use crate::io::{FileSystem, RealFs};
 use crate::lock::StoreLock;
-use crate::name::{DbName, EngineKind};
+use crate::name::{DbName, EngineKind, MAX_SHARDS};
 use crate::record::{Meta, Record};
 use crate::shard::{Action, Shard, ShardState};
 use crate::status::{Error, Result};
@@ -77,11 +77,36 @@ fn stripe_of(key: &[u8], seed: u64) -> usize {
 fn lock_stripes(name: &DbName) -> Option<usize> {
     let uncapped = name.cap_mem_size == 0 && name.cap_rec_num == 0;
     match name.kind {
-        EngineKind::MemHash | EngineKind::MemTree if uncapped && name.num_shards == 1 => {
+        EngineKind::MemHash | EngineKind::MemTree if uncapped && !name.names_shards() => {
             Some(MEM_STRIPES)
         }
         _ => None,
     }
+}
+
+/// The least share of a cache's byte cap one lock stripe gets
+/// (`cache_stripes`): each stripe evicts on its own, so this keeps 16
+/// segments of 1 MiB per stripe, eviction as fine-grained as in one shard.
+pub const MIN_CACHE_STRIPE: u64 = 16 << 20;
+
+/// Lock stripes for a byte-capped in-memory hash (`*#capsiz=64m`, the
+/// server's default store) written by `writers` threads, when the name
+/// gives no `num_shards`: with one shard every writer takes the same lock
+/// and every reader writes the same lock word, the first ceiling on many
+/// cores. Each stripe gets an equal share of the cap, at least
+/// `MIN_CACHE_STRIPE` and at least what one item may take (`max_item`,
+/// but no more than half the cap: memcached refuses `-I` above half of
+/// `-m`), so every item that fits the cache as memcached sizes it fits
+/// its stripe. A record-count cap (`capcnt`) is left in one shard: an
+/// uneven spread would keep fewer records than the count the name says.
+pub fn cache_stripes(name: &DbName, writers: usize, max_item: u64) -> usize {
+    let cap = name.cap_mem_size;
+    if name.kind != EngineKind::MemHash || cap == 0 || name.cap_rec_num > 0 || name.names_shards() {
+        return 1;
+    }
+    let least = MIN_CACHE_STRIPE.max(max_item.min(cap / 2));
+    let fit = usize::try_from(cap / least).unwrap_or(usize::MAX);
+    fit.min(writers).clamp(1, MAX_SHARDS)
 }
 
 /// The file of shard `i` of `n`: Tkrzw's `casket.tkh-00003-of-00016` style,
@@ -155,7 +180,7 @@ fn open_store(
             // Each shard gets an equal share, rounded down so that the shards
             // together never exceed the cap; a nonzero cap never becomes 0,
             // which would mean "no cap".
-            let n = name.num_shards as u64;
+            let n = num_shards as u64;
             let share = |cap: u64| if cap == 0 { 0 } else { (cap / n).max(1) };
             let (bytes, records) = (share(name.cap_mem_size), share(name.cap_rec_num));
             if name.segment_cache && !name.evictions {
@@ -215,7 +240,31 @@ impl Db {
 
     /// Opens over a given file system (tests pass a simulated one).
     pub fn open_with_fs(name: &str, writable: bool, fs: Arc<dyn FileSystem>) -> Result<Db> {
+        Db::open_parsed(DbName::parse(name)?, writable, fs, 1)
+    }
+
+    /// Opens a database that `writers` threads will write, as a server's
+    /// workers do: a byte-capped cache named without `num_shards` is split
+    /// into lock stripes (`cache_stripes`), items up to `max_item` bytes
+    /// still fitting each. Any other name opens as `open` opens it.
+    pub fn open_for_writers(
+        name: &str,
+        writable: bool,
+        writers: usize,
+        max_item: u64,
+    ) -> Result<Db> {
         let name = DbName::parse(name)?;
+        let stripes = cache_stripes(&name, writers, max_item);
+        Db::open_parsed(name, writable, Arc::new(RealFs), stripes)
+    }
+
+    /// `cache_stripes`: lock stripes asked for a capped cache (1: none).
+    fn open_parsed(
+        name: DbName,
+        writable: bool,
+        fs: Arc<dyn FileSystem>,
+        cache_stripes: usize,
+    ) -> Result<Db> {
         // Locked before any file is read, so a writer never recovers (and
         // perhaps truncates) a file another process is writing.
         let lock = if name.kind.has_file() {
@@ -223,7 +272,7 @@ impl Db {
         } else {
             None
         };
-        let stripes = lock_stripes(&name);
+        let stripes = lock_stripes(&name).or((cache_stripes > 1).then_some(cache_stripes));
         let n = stripes.unwrap_or(name.num_shards);
         let mut shards = Vec::with_capacity(n);
         for i in 0..n {
@@ -260,6 +309,12 @@ impl Db {
     }
 
     /// The parsed name this database was opened with.
+    /// Shards as opened: `num_shards`, or the lock stripes of an in-memory
+    /// store named without it (`lock_stripes`, `cache_stripes`).
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
     pub fn name(&self) -> &DbName {
         &self.name
     }
@@ -598,6 +653,57 @@ impl Drop for Db {
 mod tests {
     use super::*;
     use crate::name::MAX_SHARDS;
+
+    /// The server's default store splits into one stripe per worker, each
+    /// at least 16 MiB and big enough for half the cap's worth of item;
+    /// every other name keeps the shards it says.
+    #[test]
+    fn a_capped_cache_is_striped_for_its_writers() {
+        const M: u64 = 1 << 20;
+        let stripes = |name: &str, writers, max_item| {
+            cache_stripes(&DbName::parse(name).unwrap(), writers, max_item)
+        };
+        assert_eq!(stripes("*#capsiz=64m", 2, 64 * M), 2);
+        assert_eq!(stripes("*#capsiz=64m", 64, 64 * M), 2);
+        assert_eq!(stripes("*#capsiz=64m", 64, M), 4);
+        assert_eq!(stripes("*#capsiz=1g", 64, M), 64);
+        assert_eq!(stripes("*#capsiz=1g", 64, 64 * M), 16);
+        assert_eq!(stripes("*#capsiz=1g", 1, M), 1);
+        assert_eq!(stripes("*#capsiz=31m", 8, M), 1);
+        assert_eq!(stripes("*#capsiz=1g,capcnt=1000", 8, M), 1);
+        assert_eq!(stripes("*#capsiz=1g,num_shards=3", 8, M), 1);
+        assert_eq!(stripes("*#capsiz=1g,num_shards=1", 8, M), 1);
+        assert_eq!(stripes("*", 8, M), 1);
+        assert_eq!(stripes("x.tkh#capsiz=1g", 8, M), 1);
+    }
+
+    /// A striped cache keeps the cap over all stripes, serves every key,
+    /// and stores an item of almost half the cap (which memcached's `-I`
+    /// allows at most) in the stripe its key falls in.
+    #[test]
+    fn a_striped_cache_holds_the_items_one_shard_would() {
+        const M: u64 = 1 << 20;
+        let db = Db::open_for_writers("*#capsiz=64m", true, 2, 64 * M).unwrap();
+        assert_eq!((db.shard_count(), db.name().num_shards), (2, 1));
+        for i in 0..1000u32 {
+            db.set(format!("k{i}").as_bytes(), &i.to_le_bytes(), true)
+                .unwrap();
+        }
+        let per_shard: Vec<u64> = db
+            .shards
+            .iter()
+            .map(|s| s.state.read().store.len())
+            .collect();
+        assert!(per_shard.iter().all(|&n| n > 300), "{per_shard:?}");
+        assert_eq!(db.count(), 1000);
+        let big = vec![7u8; (31 * M) as usize];
+        for key in [&b"big-a"[..], b"big-b", b"big-c"] {
+            db.set(key, &big, true).unwrap();
+            assert_eq!(db.get(key).unwrap().len(), big.len());
+        }
+        let unstriped = Db::open_for_writers("*#capsiz=64m,num_shards=1", true, 1, 64 * M).unwrap();
+        assert_eq!(unstriped.shard_count(), 1);
+    }
 
     /// Regression (fuzz target `db_name`): `*#num_buckets=1t` pre-sized the
     /// hash index with 2^40 slots and aborted the process.

@@ -97,6 +97,8 @@ pub struct DbName {
     pub ignored: Vec<String>,
     /// The engine named by `dbm=`, while parsing.
     dbm: Option<EngineKind>,
+    /// The name says `num_shards` (even `num_shards=1`).
+    shards_named: bool,
 }
 
 /// Most shards a name may ask for: shard files are numbered with five
@@ -167,6 +169,12 @@ const KNOWN_PARAMS: &[&str] = &[
 ];
 
 impl DbName {
+    /// True when the name gives `num_shards`, even `num_shards=1`: the
+    /// engine then keeps exactly that many shards, without lock stripes.
+    pub fn names_shards(&self) -> bool {
+        self.shards_named
+    }
+
     /// Parses a database name such as `casket.tkh#num_shards=100,num_buckets=1M`.
     pub fn parse(name: &str) -> Result<DbName> {
         let (path, params) = match name.find('#') {
@@ -189,6 +197,7 @@ impl DbName {
             evictions: true,
             ignored: Vec::new(),
             dbm: None,
+            shards_named: false,
         };
         for item in params.split([',', '#']).filter(|s| !s.trim().is_empty()) {
             let (k, v) = item.split_once('=').ok_or_else(|| {
@@ -240,7 +249,10 @@ impl DbName {
         match key {
             "dbm" => self.dbm = Some(kind_from_dbm(value)?),
             "type" => self.dbm = Some(kc::kind_from_type(value)?),
-            "num_shards" => self.num_shards = to_usize(key, parse_number(key, value)?)?,
+            "num_shards" => {
+                self.num_shards = to_usize(key, parse_number(key, value)?)?;
+                self.shards_named = true;
+            }
             "num_buckets" | "bnum" | "buckets" => {
                 self.num_buckets = to_usize(key, parse_number(key, value)?)?
             }

@@ -88,7 +88,13 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     // ones already open (dropped) and names the one that failed.
     let mut dbs = Vec::new();
     for store in args.stores_to_open() {
-        let db = Db::open(&store, !args.read_only).map_err(|e| StartError::Open {
+        let db = Db::open_for_writers(
+            &store,
+            !args.read_only,
+            args.worker_threads(),
+            args.max_item_size,
+        )
+        .map_err(|e| StartError::Open {
             store: store.clone(),
             source: e,
         })?;
@@ -290,7 +296,7 @@ async fn serve(
         "memstored {MEMSTORED_VERSION} listening on {on}, store {:?} ({} engine, {} shards), {} worker threads on {}",
         cfg.store,
         db.name().kind.label(),
-        db.name().num_shards,
+        db.shard_count(),
         cfg.threads,
         cfg.io.label()
     );

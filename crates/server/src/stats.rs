@@ -301,7 +301,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         reclaimed,
         checked,
         ("engine", name.kind.label().to_string()),
-        ("shards", name.num_shards.to_string()),
+        ("shards", srv.db.shard_count().to_string()),
         ("file_size", st.file_size.to_string()),
     ];
     v.push(("store", srv.cfg.store.clone()));

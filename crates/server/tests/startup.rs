@@ -110,6 +110,43 @@ fn stats(t: &mut Text) -> std::collections::HashMap<String, String> {
     }
 }
 
+/// The default store is split into one lock stripe per worker (each at
+/// least 16 MiB and as big as `-I`, up to half of `-m`), so workers do not
+/// all take one lock; `stats` says how many. A name with `num_shards`, a
+/// small cap or one worker keeps one shard.
+#[test]
+fn the_default_cache_has_a_stripe_per_worker() {
+    for (args, shards) in [
+        (&["-R", "2"][..], "2"),
+        (&["-R", "4", "-m", "1024", "-I", "1m"], "4"),
+        (&["-R", "4", "-m", "64"], "2"),
+        (&["-R", "1"], "1"),
+        (&["-R", "2", "-m", "16"], "1"),
+        (&["-R", "2", "-s", "*#capsiz=64m,num_shards=1"], "1"),
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+        cmd.args(["-l", "127.0.0.1:0"]).args(args);
+        let server = Spawned::launch(&mut cmd, "memstored", Announce::Stdout);
+        let mut t = Text::new(server.connect());
+        for i in 0..100 {
+            assert_eq!(t.cmd(&format!("set k{i} 0 0 1\r\nv\r\n")), "STORED");
+        }
+        let s = stats(&mut t);
+        assert_eq!(
+            s.get("shards").map(String::as_str),
+            Some(shards),
+            "{args:?}"
+        );
+        assert_eq!(
+            s.get("curr_items").map(String::as_str),
+            Some("100"),
+            "{args:?}"
+        );
+        drop(t);
+        assert!(server.terminate().success(), "{args:?}");
+    }
+}
+
 /// Seed 002's `tkrzw_server --async --threads 4 "NAME"` lines with only the
 /// program name changed (plus `-l 0`, so the test takes a free port): the
 /// positional name is the store, `--threads` sets the worker threads and
