@@ -308,13 +308,13 @@ impl Db {
         })
     }
 
-    /// The parsed name this database was opened with.
     /// Shards as opened: `num_shards`, or the lock stripes of an in-memory
     /// store named without it (`lock_stripes`, `cache_stripes`).
     pub fn shard_count(&self) -> usize {
         self.shards.len()
     }
 
+    /// The parsed name this database was opened with.
     pub fn name(&self) -> &DbName {
         &self.name
     }
