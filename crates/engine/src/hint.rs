@@ -91,7 +91,6 @@ fn save_in_chunks(
         buf: Vec::with_capacity(chunk + ENTRY_FIXED + 64),
         chunk,
         crc: 0,
-        len: 0,
         count: 0,
         failed: None,
     };
@@ -106,7 +105,8 @@ fn save_in_chunks(
         head.extend_from_slice(&n.to_le_bytes());
     }
     head.resize(HINT_HEADER, 0);
-    let crc = crc32c::crc32c_combine(crc32c::crc32c(&head), out.crc, out.len);
+    let entries_len = (out.at - HINT_HEADER as u64) as usize;
+    let crc = crc32c::crc32c_combine(crc32c::crc32c(&head), out.crc, entries_len);
     f.write_at(&head, 0)?;
     f.write_at(&crc.to_le_bytes(), out.at)?;
     f.sync()?;
@@ -120,13 +120,12 @@ fn save_in_chunks(
 /// first write error is kept and the rest of the entries are dropped.
 struct Entries<'f> {
     file: &'f dyn DataFile,
-    /// File offset of the next write.
+    /// File offset of the next write: the entries written so far end there.
     at: u64,
     buf: Vec<u8>,
     chunk: usize,
-    /// CRC and length of the entries written so far.
+    /// CRC of the entries written so far.
     crc: u32,
-    len: usize,
     count: u64,
     failed: Option<crate::status::Error>,
 }
@@ -156,7 +155,6 @@ impl Entries<'_> {
         match self.file.write_at(&self.buf, self.at) {
             Ok(()) => {
                 self.crc = crc32c::crc32c_append(self.crc, &self.buf);
-                self.len += self.buf.len();
                 self.at += self.buf.len() as u64;
             }
             Err(e) => self.failed = Some(e),
