@@ -45,6 +45,12 @@ pub trait Leaf: Default {
     fn key(&self, i: usize) -> &[u8];
     /// Entries from `at` on, removed from this leaf.
     fn split_off(&mut self, at: usize) -> Self;
+    /// `split_off` for an append that overflowed this leaf: more appends
+    /// follow into the new leaf, so a leaf that grows its storage in steps
+    /// may make room for as many entries as this one holds at once.
+    fn split_off_for_appends(&mut self, at: usize) -> Self {
+        self.split_off(at)
+    }
     /// Moves this leaf's first `n` entries to the end of `to`.
     fn move_front(&mut self, n: usize, to: &mut Self);
     /// Appends every entry of `next` (whose keys are all above this leaf's).
@@ -207,7 +213,11 @@ impl<L: Leaf> Leaves<L> {
         } else {
             leaf.len() / 2
         };
-        let right = leaf.split_off(cut);
+        let right = if appended {
+            leaf.split_off_for_appends(cut)
+        } else {
+            leaf.split_off(cut)
+        };
         if !right.is_empty() {
             let k = SmallKey::from(right.key(0));
             self.map.insert(k, right);

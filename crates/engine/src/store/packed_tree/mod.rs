@@ -190,10 +190,30 @@ impl PackedLeaf {
 
     /// The records `range`, as a new exactly sized leaf.
     fn rebuilt(&self, range: Range<usize>) -> PackedLeaf {
+        self.rebuilt_with_room(range, 0)
+    }
+
+    /// The records `range` as a new leaf, its buffer with `room` bytes
+    /// to spare.
+    fn rebuilt_with_room(&self, range: Range<usize>, room: usize) -> PackedLeaf {
         let mut out = PackedLeaf::default();
         out.offs.reserve_exact(PACKED_MAX + 1);
+        out.buf.reserve_exact(room);
         out.copy_from(self, range);
         out
+    }
+
+    /// Drops the records from `at` on (copied out by a split): keeps the
+    /// buffer, shrunk to fit, when little of it died (an append's split:
+    /// the last record, usually at the buffer's end, moved), else rewrites
+    /// the leaf.
+    fn cut_at(&mut self, at: usize) {
+        self.drop_range(at..self.offs.len());
+        if self.dead * 8 > self.buf.len() {
+            *self = self.rebuilt(0..self.offs.len());
+        } else {
+            self.buf.shrink_to_fit();
+        }
     }
 
     /// Appends copies of `src`'s records `range` (above every key here).
@@ -304,17 +324,22 @@ impl Leaf for PackedLeaf {
         self.offs.get(i).map_or(&[], |&off| self.key_at(off))
     }
 
-    /// The right part is copied out; this leaf keeps its buffer when little
-    /// of it died (an append's split: the last record, usually at the
-    /// buffer's end, moved) and is shrunk to fit, else it is rewritten.
+    /// The right part is copied out, exactly sized (`cut_at` for this one).
     fn split_off(&mut self, at: usize) -> Self {
         let right = self.rebuilt(at..self.offs.len());
-        self.drop_range(at..self.offs.len());
-        if self.dead * 8 > self.buf.len() {
-            *self = self.rebuilt(0..self.offs.len());
-        } else {
-            self.buf.shrink_to_fit();
-        }
+        self.cut_at(at);
+        right
+    }
+
+    /// The new leaf gets room for this leaf's bytes beside its own:
+    /// appends fill it without growing it a quarter at a time (about a
+    /// dozen copies and frees a leaf, each free going back to the allocator
+    /// of the thread that made the buffer). Only the last leaf holds spare
+    /// room: when it splits in turn, it gives the room back (`split_off`).
+    fn split_off_for_appends(&mut self, at: usize) -> Self {
+        let room = self.buf.len();
+        let right = self.rebuilt_with_room(at..self.offs.len(), room);
+        self.cut_at(at);
         right
     }
 

@@ -109,6 +109,34 @@ fn sequential_records_cost_about_twenty_six_bytes() {
     );
 }
 
+/// Keys in order: each new last leaf starts with room for a full leaf's
+/// bytes (appends fill it without growing it step by step), and gives
+/// the room back when it splits: no leaf but the last has spare bytes.
+#[test]
+fn only_the_last_leaf_keeps_room_for_appends() {
+    let mut t = PackedTree::default();
+    for i in 0..10_000u64 {
+        let k = format!("{i:08}");
+        t.put_slice(k.as_bytes(), b"value", meta(i + 1)).unwrap();
+        if i % 997 == 0 {
+            let leaves: Vec<&PackedLeaf> = t.tree.leaves().collect();
+            let (last, full) = leaves.split_last().unwrap();
+            for l in full {
+                assert_eq!(l.buf.capacity(), l.buf.len(), "after {i} appends");
+            }
+            if let Some(before) = full.last() {
+                let per_record = before.buf.len() / before.offs.len();
+                let room = last.buf.capacity() - last.buf.len();
+                assert!(
+                    room >= (PACKED_MAX - last.offs.len()) * per_record,
+                    "after {i} appends: {room} bytes of room for {} more records",
+                    PACKED_MAX - last.offs.len()
+                );
+            }
+        }
+    }
+}
+
 /// Overwriting the same keys again and again keeps each leaf's buffer
 /// bounded (dead records are compacted away), and values kept aside
 /// are released when replaced.
