@@ -33,6 +33,12 @@ WORKLOADS=(
   "mem hash 2t|--dbm tiny --iter $HALF --threads 2|--dbm tiny --iter $HALF --threads 2"
   "mem tree 1t|--dbm baby --iter $ITER|--dbm baby --iter $ITER"
   "mem tree 2t|--dbm baby --iter $HALF --threads 2|--dbm baby --iter $HALF --threads 2"
+  # Ordered engines with random keys: two writers rarely share a leaf
+  # (with Tkrzw's interleaved keys they share the newest one; engine-notes).
+  "tree random 1t|--dbm tree --path M.tkt --iter $ITER --random_key|--dbm tree --path T.tkt --iter $ITER --random_key"
+  "tree random 2t|--dbm tree --path M.tkt --iter $HALF --threads 2 --random_key|--dbm tree --path T.tkt --iter $HALF --threads 2 --random_key"
+  "mem tree random 1t|--dbm baby --iter $ITER --random_key|--dbm baby --iter $ITER --random_key"
+  "mem tree random 2t|--dbm baby --iter $HALF --threads 2 --random_key|--dbm baby --iter $HALF --threads 2 --random_key"
   "4 shards random 1t|--dbm hash --path M.tkh --params num_shards=4 --iter $ITER --random_key|--dbm shard --path T.tkh --params num_shards=4 --iter $ITER --random_key"
   "4 shards random 1t vs plain hash|--dbm hash --path M.tkh --params num_shards=4 --iter $ITER --random_key|--dbm hash --path T.tkh --iter $ITER --random_key"
 )
