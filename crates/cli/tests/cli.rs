@@ -514,10 +514,20 @@ fn memstore_without_dir_write(tmp: &Path, dir: &Path, args: &[&str]) -> Output {
     } else {
         Command::new(env!("CARGO_BIN_EXE_memstore"))
     };
-    cmd.current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run memstore")
+    cmd.current_dir(dir).args(args);
+    // The copy's write descriptor may live on for a moment in a child that
+    // another test's spawn forked while it was open (until that child's
+    // exec closes it); exec then fails with ETXTBSY. Only that is retried.
+    let mut busy = 0;
+    loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && busy < 200 => {
+                busy += 1;
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            r => return r.expect("run memstore"),
+        }
+    }
 }
 
 #[test]
