@@ -425,10 +425,7 @@ impl Db {
         expires_at: u64,
     ) -> Result<u64> {
         self.check_client_write()?;
-        let shard = self.shard_of(key);
-        let mut state = shard.write_for(key);
-        shard.mark_dirty();
-        state.put_slice(key, value, flags, expires_at)
+        self.shard_of(key).put_slice(key, value, flags, expires_at)
     }
 
     /// Number of records (expired records not yet reclaimed included).

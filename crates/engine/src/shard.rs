@@ -2,6 +2,8 @@
 //! Every read-modify-write of the library goes through `ShardState::apply`,
 //! so expiry and CAS are handled in one place for every engine.
 
+use crate::format::{self, Op};
+use crate::name::Compression;
 use crate::record::{Meta, Record};
 use crate::status::{Error, Result};
 use crate::store::tagged_table::ProbeHint;
@@ -9,7 +11,8 @@ use crate::store::Store;
 use crate::ulog::{Change, UlogOp, UpdateListener};
 use bytes::Bytes;
 use parking_lot::{RwLock, RwLockWriteGuard};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// What a record processor wants done with the record it was shown.
@@ -39,10 +42,39 @@ pub enum Action {
     Touch { expires_at: u64 },
 }
 
+/// The CAS counter of one shard. An atomic rather than a field under the
+/// shard's lock, so that a plain set can take its CAS, and encode its record
+/// with it, before it waits for the lock (`Shard::put_slice`).
+///
+/// Two sets of one key racing each other may then be applied in the
+/// opposite order of their CAS; each CAS is still handed out once, which is
+/// all a client compares (equality, as memcached's `cas` and `mg`).
+#[derive(Debug)]
+pub struct CasCounter(AtomicU64);
+
+impl CasCounter {
+    pub fn new(last: u64) -> Self {
+        CasCounter(AtomicU64::new(last))
+    }
+
+    /// Takes the next CAS. A file may carry any CAS (fuzz: db_file_open
+    /// found u64::MAX); refuse the write rather than overflow.
+    pub fn next(&self) -> Result<u64> {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| c.checked_add(1))
+            .map(|last| last + 1)
+            .map_err(|_| {
+                Error::BrokenData(
+                    "the CAS counter is exhausted (a stored record has CAS 2^64-1)".into(),
+                )
+            })
+    }
+}
+
 pub struct ShardState {
     pub store: Box<dyn Store>,
-    /// The last CAS handed out; every change takes the next one.
-    pub last_cas: u64,
+    /// Every change takes the next CAS from it; shared with `Shard`.
+    cas: Arc<CasCounter>,
     /// `ktopts=p`: every write is stored without an expiry.
     persistent: bool,
     /// Told of every change after it is applied (the update log), under
@@ -51,11 +83,10 @@ pub struct ShardState {
 }
 
 impl ShardState {
-    pub fn new(store: Box<dyn Store>, persistent: bool) -> Self {
-        let last_cas = store.max_cas();
+    pub fn new(store: Box<dyn Store>, persistent: bool, cas: Arc<CasCounter>) -> Self {
         ShardState {
             store,
-            last_cas,
+            cas,
             persistent,
             listener: None,
         }
@@ -86,11 +117,7 @@ impl ShardState {
     /// The expiry a write stores: none on a persistent database.
     #[inline]
     fn expiry(&self, expires_at: u64) -> u64 {
-        if self.persistent {
-            0
-        } else {
-            expires_at
-        }
+        expiry(self.persistent, expires_at)
     }
 
     /// The record of `key` unless absent or expired at `now`.
@@ -114,16 +141,8 @@ impl ShardState {
         Ok(self.store.get_meta(key)?.filter(|m| !m.is_expired(now)))
     }
 
-    /// Takes the next CAS. A file may carry any CAS (fuzz: db_file_open
-    /// found u64::MAX); refuse the write rather than overflow.
     fn next_cas(&mut self) -> Result<u64> {
-        let cas = self.last_cas.checked_add(1).ok_or_else(|| {
-            Error::BrokenData(
-                "the CAS counter is exhausted (a stored record has CAS 2^64-1)".into(),
-            )
-        })?;
-        self.last_cas = cas;
-        Ok(cas)
+        self.cas.next()
     }
 
     /// Stores a copy of `value` under the next CAS, which it returns.
@@ -212,6 +231,26 @@ impl ShardState {
     }
 }
 
+/// The expiry a write stores: none on a persistent database.
+#[inline]
+fn expiry(persistent: bool, expires_at: u64) -> u64 {
+    if persistent {
+        0
+    } else {
+        expires_at
+    }
+}
+
+/// Records of a longer key and value are encoded under the lock
+/// (`Shard::put_slice`): the copy a pre-encoded record costs, and the
+/// buffer it would keep per thread, are not worth it for them.
+const PRE_ENCODE_MAX: usize = 16 * 1024;
+
+thread_local! {
+    /// Where `Shard::put_slice` encodes a record before taking the lock.
+    static PRE_ENCODED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
 /// Rounds of `Shard::spin_for_write` before parking: each round is a try
 /// and up to 16 pauses, so about 2,000 pauses, some tens of microseconds at
 /// most, the time of a few dozen writes.
@@ -229,17 +268,63 @@ pub struct Shard {
     pub activity: crate::activity::Activity,
     /// The store's probe hint, if it gives one (`write_for`).
     probe: Option<Arc<ProbeHint>>,
+    /// The compression with which the store encodes records, if it takes
+    /// records encoded before its lock (`Store::pre_encoding`).
+    pre_encoding: Option<Compression>,
+    cas: Arc<CasCounter>,
+    persistent: bool,
 }
 
 impl Shard {
     pub fn new(store: Box<dyn Store>, persistent: bool) -> Self {
         let probe = store.probe_hint();
+        let pre_encoding = store.pre_encoding();
+        let cas = Arc::new(CasCounter::new(store.max_cas()));
         Shard {
             probe,
-            state: RwLock::new(ShardState::new(store, persistent)),
+            pre_encoding,
+            persistent,
+            state: RwLock::new(ShardState::new(store, persistent, cas.clone())),
+            cas,
             dirty: AtomicBool::new(false),
             activity: Default::default(),
         }
+    }
+
+    /// Stores a copy of `value` under the next CAS, which it returns. Where
+    /// the store allows it, the record is encoded (its CRC taken, its value
+    /// compressed) before the lock, and only copied into the log under it:
+    /// two writers of one file then wait for each other for that much less.
+    pub fn put_slice(&self, key: &[u8], value: &[u8], flags: u32, expires_at: u64) -> Result<u64> {
+        let Some(compression) = self
+            .pre_encoding
+            .filter(|_| key.len() + value.len() <= PRE_ENCODE_MAX)
+        else {
+            let mut state = self.write_for(key);
+            self.mark_dirty();
+            return state.put_slice(key, value, flags, expires_at);
+        };
+        // The index's line loads while the record is encoded.
+        self.prefetch_for(key);
+        let (state, meta) = PRE_ENCODED.with(|buf| -> Result<_> {
+            let mut record = buf.borrow_mut();
+            record.clear();
+            let meta = Meta {
+                flags,
+                expires_at: expiry(self.persistent, expires_at),
+                cas: self.cas.next()?,
+            };
+            let header =
+                format::encode_record(&mut record, Op::Put, key, value, meta, compression)?;
+            let mut state = self.write();
+            self.mark_dirty();
+            state.store.put_encoded(key, &record, &header)?;
+            Ok((state, meta))
+        })?;
+        // Outside the buffer's borrow, still under the lock (the listener
+        // may write elsewhere through this thread's buffer).
+        state.notify(UlogOp::Set, key, value, flags, meta.expires_at)?;
+        Ok(meta.cas)
     }
 
     /// The write lock, for a write of `key`: first starts loading what the
@@ -248,9 +333,21 @@ impl Shard {
     /// (`ProbeHint`).
     #[inline]
     pub fn write_for(&self, key: &[u8]) -> RwLockWriteGuard<'_, ShardState> {
+        self.prefetch_for(key);
+        self.write()
+    }
+
+    /// Starts loading what a write of `key` will read first (`ProbeHint`).
+    #[inline]
+    fn prefetch_for(&self, key: &[u8]) {
         if let Some(p) = &self.probe {
             p.prefetch(key);
         }
+    }
+
+    /// The write lock, spinning a little before parking.
+    #[inline]
+    fn write(&self) -> RwLockWriteGuard<'_, ShardState> {
         if let Some(guard) = self.spin_for_write() {
             return guard;
         }

@@ -382,6 +382,13 @@ impl<I: LogIndex> LogStore<I> {
 
     /// Appends one record and indexes it.
     fn append(&mut self, op: Op, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
+        let offset = self.next_offset()?;
+        let h = format::encode_record(&mut self.wbuf, op, key, value, meta, self.opts.compression)?;
+        self.appended(offset, &h, key)
+    }
+
+    /// Where the next record goes, if the log takes one.
+    fn next_offset(&self) -> Result<u64> {
         self.check_writable()?;
         let offset = self.flushed + self.wbuf.len() as u64;
         if offset >= MAX_LOG_LEN {
@@ -390,8 +397,13 @@ impl<I: LogIndex> LogStore<I> {
                 self.path.display()
             )));
         }
-        let h = format::encode_record(&mut self.wbuf, op, key, value, meta, self.opts.compression)?;
-        self.replay(offset, &h, key);
+        Ok(offset)
+    }
+
+    /// Indexes the record of `key` just put in the write buffer at `offset`,
+    /// and hands the buffer to the OS when the sync mode or its size says so.
+    fn appended(&mut self, offset: u64, h: &RecordHeader, key: &[u8]) -> Result<()> {
+        self.replay(offset, h, key);
         if self.opts.sync == SyncMode::Always {
             self.synchronize(true)?;
         } else if self.wbuf.len() >= WRITE_BUFFER {
@@ -530,6 +542,14 @@ impl<I: LogIndex> Store for LogStore<I> {
     }
     fn put_slice(&mut self, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
         self.append(Op::Put, key, value, meta)
+    }
+    fn pre_encoding(&self) -> Option<Compression> {
+        Some(self.opts.compression)
+    }
+    fn put_encoded(&mut self, key: &[u8], record: &[u8], header: &RecordHeader) -> Result<()> {
+        let offset = self.next_offset()?;
+        self.wbuf.extend_from_slice(record);
+        self.appended(offset, header, key)
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
         self.check_writable()?;

@@ -87,6 +87,25 @@ pub trait Store: Send + Sync {
     fn put_slice(&mut self, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
         self.put(key, Bytes::copy_from_slice(value), meta)
     }
+    /// The compression with which this store encodes its records, when it
+    /// takes a record encoded before its lock was taken (`put_encoded`);
+    /// `None` (the default) when it does not.
+    fn pre_encoding(&self) -> Option<crate::name::Compression> {
+        None
+    }
+    /// Stores `record`, which `format::encode_record` wrote for `key` with
+    /// the compression `pre_encoding` gives, and `header`, which it returned.
+    /// Only called on stores whose `pre_encoding` is `Some`.
+    fn put_encoded(
+        &mut self,
+        _key: &[u8],
+        _record: &[u8],
+        _header: &crate::format::RecordHeader,
+    ) -> Result<()> {
+        Err(crate::status::Error::NotImplemented(
+            "this store takes no pre-encoded records".into(),
+        ))
+    }
     /// A client's fetch of `key`: the record and its access state before
     /// this fetch (`None` from stores that keep none); with `bump`, the
     /// fetch is recorded, as memcached's item bump.
