@@ -17,7 +17,7 @@
 //! they came in, shared with lookups instead of copied, as in the cache.
 
 use super::index::{Key, SmallKey};
-use super::leaf_tree::{Leaf, Leaves};
+use super::leaf_tree::{search_prefetching, Leaf, Leaves};
 use super::segcache::item::{self, ItemRef, Value, EXTERNAL_MIN};
 use super::{Store, StoreStats};
 use crate::record::{Meta, Record};
@@ -302,10 +302,16 @@ impl Leaf for PackedLeaf {
     }
 
     #[inline]
+    /// Decodes one key a step; the steps' records are loaded ahead
+    /// (`search_prefetching`: the search was half of a random get's time).
     fn search(&self, probe: &SmallKey) -> std::result::Result<usize, usize> {
         let p = probe.as_slice();
-        self.offs
-            .binary_search_by(|&off| cmp_keys(self.key_at(off), p))
+        let offs = &self.offs[..];
+        search_prefetching(
+            offs.len(),
+            |i| self.buf.as_ptr().wrapping_add(offs[i] as usize),
+            |i| cmp_keys(self.key_at(offs[i]), p),
+        )
     }
 
     /// Keys written in order (sequence numbers, timestamps: the common
