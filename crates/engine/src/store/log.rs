@@ -199,13 +199,13 @@ pub fn replay_into<I: LogIndex>(
             // Saturating: `live_bytes` may start from a hint's figure, which
             // a damaged hint can make anything (fuzz: db_file_open overflowed it).
             *live_bytes = live_bytes.saturating_add(loc.total_len());
-            if let Some(old) = index.insert(log, key, loc) {
-                *live_bytes = live_bytes.saturating_sub(old.total_len());
+            if let Some(old_len) = index.insert_len(log, key, loc) {
+                *live_bytes = live_bytes.saturating_sub(old_len);
             }
         }
         Op::Remove => {
-            if let Some(old) = index.remove(log, key) {
-                *live_bytes = live_bytes.saturating_sub(old.total_len());
+            if let Some(old_len) = index.remove_len(log, key) {
+                *live_bytes = live_bytes.saturating_sub(old_len);
             }
         }
         Op::Clear => {

@@ -109,6 +109,16 @@ pub trait LogIndex: Send + Sync + Sized + 'static {
     /// Inserts or replaces; returns the old location.
     fn insert(&mut self, log: &LogReader<'_>, key: &[u8], loc: Loc) -> Option<Loc>;
     fn remove(&mut self, log: &LogReader<'_>, key: &[u8]) -> Option<Loc>;
+    /// As `insert`, returning only the replaced record's length
+    /// (`Loc::total_len`), all that replaying a record needs: an index that
+    /// keeps lengths answers without reading the old record from the log.
+    fn insert_len(&mut self, log: &LogReader<'_>, key: &[u8], loc: Loc) -> Option<u64> {
+        self.insert(log, key, loc).map(|old| old.total_len())
+    }
+    /// As `remove`, returning only the removed record's length (`insert_len`).
+    fn remove_len(&mut self, log: &LogReader<'_>, key: &[u8]) -> Option<u64> {
+        self.remove(log, key).map(|old| old.total_len())
+    }
     fn len(&self) -> usize;
     fn clear(&mut self);
     /// Ordered indexes: the nearest key at or beyond `from` in the direction.
