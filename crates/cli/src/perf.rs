@@ -122,7 +122,11 @@ fn file_base(
     Ok(path)
 }
 
-/// Resident set size of this process in bytes (VmRSS), as Tkrzw's `mem=`.
+/// Resident set size of this process (VmRSS) as Tkrzw's `mem=` gives it:
+/// the kB figure of `/proc/self/status` times 1000 (`GetSystemInfo()`'s
+/// `mem_rss`, checked against the library), so the two tools' figures
+/// compare as they are printed. Times 1024 made ours 2.4% larger than Tkrzw's for the same
+/// memory.
 pub(crate) fn rss() -> i64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -132,7 +136,7 @@ pub(crate) fn rss() -> i64 {
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|n| n.parse::<i64>().ok())
         })
-        .map_or(0, |kb| kb * 1024)
+        .map_or(0, |kb| kb * 1000)
 }
 
 /// Writes `n` as `%08d` into `buf`, returning the used tail. No allocation.
