@@ -66,6 +66,12 @@ fn cmp_keys(a: &[u8], b: &[u8]) -> Ordering {
     }
 }
 
+/// The offsets to make room for when a leaf needs `len`: a quarter more
+/// (at least 4), but past a full leaf only what is needed.
+fn offsets_for(len: usize) -> usize {
+    (len + (len / 4).max(4)).min((PACKED_MAX + 1).max(len))
+}
+
 /// One leaf: records in `buf`, their offsets in key order in `offs`.
 #[derive(Default)]
 pub struct PackedLeaf {
@@ -197,7 +203,13 @@ impl PackedLeaf {
     /// to spare.
     fn rebuilt_with_room(&self, range: Range<usize>, room: usize) -> PackedLeaf {
         let mut out = PackedLeaf::default();
-        out.offs.reserve_exact(PACKED_MAX + 1);
+        // A leaf appends fill gets all its offsets' room at once; others
+        // grow theirs as they grow their buffer (`insert`).
+        out.offs.reserve_exact(if room > 0 {
+            PACKED_MAX + 1
+        } else {
+            range.len()
+        });
         out.buf.reserve_exact(room);
         out.copy_from(self, range);
         out
@@ -213,6 +225,21 @@ impl PackedLeaf {
             *self = self.rebuilt(0..self.offs.len());
         } else {
             self.buf.shrink_to_fit();
+            // The left half of a middle split gives back what growing
+            // would not have taken; a full leaf left by an append keeps
+            // its room for the entry a lagging writer adds next.
+            self.offs.shrink_to(offsets_for(self.offs.len()));
+        }
+    }
+
+    /// Makes room for `more` offsets: grown a quarter at a time, up to a
+    /// full leaf and the one entry past it that a split takes away. With
+    /// random keys leaves are about two-thirds full, and room for 65
+    /// offsets in each was a megabyte in 1M records.
+    fn room_for_offsets(&mut self, more: usize) {
+        let need = self.offs.len() + more;
+        if self.offs.capacity() < need {
+            self.offs.reserve_exact(offsets_for(need) - self.offs.len());
         }
     }
 
@@ -229,6 +256,7 @@ impl PackedLeaf {
             })
             .sum();
         self.buf.reserve_exact(need);
+        self.room_for_offsets(range.len());
         for i in range {
             let Some(&off) = src.offs.get(i) else {
                 continue;
@@ -264,9 +292,7 @@ impl PackedLeaf {
     }
 
     fn insert(&mut self, at: usize, key: &[u8], value: NewValue<'_>, meta: &Meta) -> Result<()> {
-        if self.offs.capacity() == 0 {
-            self.offs.reserve_exact(PACKED_MAX + 1);
-        }
+        self.room_for_offsets(1);
         let off = self.push(key, value, meta)?;
         self.offs.insert(at, off);
         Ok(())

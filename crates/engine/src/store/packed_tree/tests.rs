@@ -137,6 +137,33 @@ fn only_the_last_leaf_keeps_room_for_appends() {
     }
 }
 
+/// Keys in random order fill leaves about two-thirds: their offsets grow
+/// a quarter at a time, up to a full leaf and the entry a split takes, and
+/// never past it (a first version panicked on every leaf of 62 entries).
+#[test]
+fn offsets_grow_with_their_leaf_and_stop_at_a_full_one() {
+    let mut t = PackedTree::default();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for i in 0..20_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let k = format!("{:08}", x % 1_000_000);
+        t.put_slice(k.as_bytes(), b"value", meta(i + 1)).unwrap();
+    }
+    let mut spare = 0;
+    for l in t.tree.leaves() {
+        let (len, cap) = (l.offs.len(), l.offs.capacity());
+        assert!(cap <= PACKED_MAX + 1, "{cap} offsets for a leaf of {len}");
+        spare += cap - len;
+    }
+    assert!(
+        spare * 6 < t.len() as usize,
+        "{spare} spare offsets for {} records",
+        t.len()
+    );
+}
+
 /// Overwriting the same keys again and again keeps each leaf's buffer
 /// bounded (dead records are compacted away), and values kept aside
 /// are released when replaced.
