@@ -46,9 +46,8 @@ pub enum Action {
 /// shard's lock, so that a plain set can take its CAS, and encode its record
 /// with it, before it waits for the lock (`Shard::put_slice`).
 ///
-/// Two sets of one key racing each other may then be applied in the
-/// opposite order of their CAS; each CAS is still handed out once, which is
-/// all a client compares (equality, as memcached's `cas` and `mg`).
+/// A set that took its CAS before the lock and finds a later CAS already
+/// applied takes a new one under the lock (`ShardState::applied_cas`).
 #[derive(Debug)]
 pub struct CasCounter(AtomicU64);
 
@@ -75,6 +74,11 @@ pub struct ShardState {
     pub store: Box<dyn Store>,
     /// Every change takes the next CAS from it; shared with `Shard`.
     cas: Arc<CasCounter>,
+    /// The highest CAS applied under this lock. A set that took its CAS
+    /// before the lock (`Shard::put_slice`) and finds it not above this
+    /// takes a new one, so that one key's CAS grows in the order its
+    /// writes are applied (memcached's `ms ... I` compares CAS by age).
+    applied_cas: u64,
     /// `ktopts=p`: every write is stored without an expiry.
     persistent: bool,
     /// Told of every change after it is applied (the update log), under
@@ -86,6 +90,7 @@ impl ShardState {
     pub fn new(store: Box<dyn Store>, persistent: bool, cas: Arc<CasCounter>) -> Self {
         ShardState {
             store,
+            applied_cas: cas.0.load(Ordering::Relaxed),
             cas,
             persistent,
             listener: None,
@@ -141,8 +146,11 @@ impl ShardState {
         Ok(self.store.get_meta(key)?.filter(|m| !m.is_expired(now)))
     }
 
+    /// Takes the next CAS, for a change applied under this lock.
     fn next_cas(&mut self) -> Result<u64> {
-        self.cas.next()
+        let cas = self.cas.next()?;
+        self.applied_cas = self.applied_cas.max(cas);
+        Ok(cas)
     }
 
     /// Stores a copy of `value` under the next CAS, which it returns.
@@ -309,14 +317,23 @@ impl Shard {
         let (state, meta) = PRE_ENCODED.with(|buf| -> Result<_> {
             let mut record = buf.borrow_mut();
             record.clear();
-            let meta = Meta {
+            let mut meta = Meta {
                 flags,
                 expires_at: expiry(self.persistent, expires_at),
                 cas: self.cas.next()?,
             };
-            let header =
+            let mut header =
                 format::encode_record(&mut record, Op::Put, key, value, meta, compression)?;
             let mut state = self.write();
+            if meta.cas <= state.applied_cas {
+                // A write that took a later CAS was applied first: encode
+                // again, under the lock, with a CAS above it.
+                meta.cas = state.next_cas()?;
+                record.clear();
+                header =
+                    format::encode_record(&mut record, Op::Put, key, value, meta, compression)?;
+            }
+            state.applied_cas = meta.cas;
             self.mark_dirty();
             state.store.put_encoded(key, &record, &header)?;
             Ok((state, meta))
