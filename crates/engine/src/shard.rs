@@ -304,44 +304,66 @@ impl Shard {
     /// compressed) before the lock, and only copied into the log under it:
     /// two writers of one file then wait for each other for that much less.
     pub fn put_slice(&self, key: &[u8], value: &[u8], flags: u32, expires_at: u64) -> Result<u64> {
-        let Some(compression) = self
+        let pre_encoding = self
             .pre_encoding
-            .filter(|_| key.len() + value.len() <= PRE_ENCODE_MAX)
-        else {
-            let mut state = self.write_for(key);
-            self.mark_dirty();
-            return state.put_slice(key, value, flags, expires_at);
-        };
-        // The index's line loads while the record is encoded.
-        self.prefetch_for(key);
-        let (state, meta) = PRE_ENCODED.with(|buf| -> Result<_> {
-            let mut record = buf.borrow_mut();
-            record.clear();
-            let mut meta = Meta {
-                flags,
-                expires_at: expiry(self.persistent, expires_at),
-                cas: self.cas.next()?,
+            .filter(|_| key.len() + value.len() <= PRE_ENCODE_MAX);
+        if let Some(compression) = pre_encoding {
+            // The index's line loads while the record is encoded.
+            self.prefetch_for(key);
+            let put = |buf: &RefCell<Vec<u8>>| {
+                let (state, meta) =
+                    self.put_encoded(buf, key, value, flags, expires_at, compression)?;
+                // Outside the buffer's borrow, still under the lock (the
+                // listener may write elsewhere through this thread's buffer).
+                state.notify(UlogOp::Set, key, value, flags, meta.expires_at)?;
+                Ok(meta.cas)
             };
-            let mut header =
-                format::encode_record(&mut record, Op::Put, key, value, meta, compression)?;
-            let mut state = self.write();
-            if meta.cas <= state.applied_cas {
-                // A write that took a later CAS was applied first: encode
-                // again, under the lock, with a CAS above it.
-                meta.cas = state.next_cas()?;
-                record.clear();
-                header =
-                    format::encode_record(&mut record, Op::Put, key, value, meta, compression)?;
+            // Unless this thread's locals are being torn down, or in use.
+            if let Ok(Some(done)) = PRE_ENCODED.try_with(|b| {
+                // (Its own statement: the probe's borrow ends with it.)
+                let free = b.try_borrow_mut().is_ok();
+                free.then(|| put(b))
+            }) {
+                return done;
             }
-            state.applied_cas = meta.cas;
-            self.mark_dirty();
-            state.store.put_encoded(key, &record, &header)?;
-            Ok((state, meta))
-        })?;
-        // Outside the buffer's borrow, still under the lock (the listener
-        // may write elsewhere through this thread's buffer).
-        state.notify(UlogOp::Set, key, value, flags, meta.expires_at)?;
-        Ok(meta.cas)
+        }
+        let mut state = self.write_for(key);
+        self.mark_dirty();
+        state.put_slice(key, value, flags, expires_at)
+    }
+
+    /// `put_slice`'s record encoded in `buf` before the lock, then stored
+    /// under it; returns the lock, held, and the record's metadata.
+    fn put_encoded(
+        &self,
+        buf: &RefCell<Vec<u8>>,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+        expires_at: u64,
+        compression: Compression,
+    ) -> Result<(RwLockWriteGuard<'_, ShardState>, Meta)> {
+        let mut record = buf.borrow_mut();
+        record.clear();
+        let mut meta = Meta {
+            flags,
+            expires_at: expiry(self.persistent, expires_at),
+            cas: self.cas.next()?,
+        };
+        let mut header =
+            format::encode_record(&mut record, Op::Put, key, value, meta, compression)?;
+        let mut state = self.write();
+        if meta.cas <= state.applied_cas {
+            // A write that took a later CAS was applied first: encode
+            // again, under the lock, with a CAS above it.
+            meta.cas = state.next_cas()?;
+            record.clear();
+            header = format::encode_record(&mut record, Op::Put, key, value, meta, compression)?;
+        }
+        state.applied_cas = meta.cas;
+        self.mark_dirty();
+        state.store.put_encoded(key, &record, &header)?;
+        Ok((state, meta))
     }
 
     /// The write lock, for a write of `key`: first starts loading what the
