@@ -95,16 +95,22 @@ pub trait Store: Send + Sync {
     }
     /// Stores `record`, which `format::encode_record` wrote for `key` with
     /// the compression `pre_encoding` gives, and `header`, which it returned.
-    /// Only called on stores whose `pre_encoding` is `Some`.
+    /// Log stores append it as it is; by default (stores that keep values,
+    /// not records) the value is taken back out of it and put.
     fn put_encoded(
         &mut self,
-        _key: &[u8],
-        _record: &[u8],
-        _header: &crate::format::RecordHeader,
+        key: &[u8],
+        record: &[u8],
+        header: &crate::format::RecordHeader,
     ) -> Result<()> {
-        Err(crate::status::Error::NotImplemented(
-            "this store takes no pre-encoded records".into(),
-        ))
+        let at = usize::from(header.header_len) + key.len();
+        let stored = record.get(at..).ok_or_else(|| {
+            crate::status::Error::BrokenData("a record shorter than its header says".into())
+        })?;
+        match header.codec {
+            crate::format::Codec::Raw => self.put_slice(key, stored, header.meta),
+            codec => self.put_slice(key, &crate::format::decompress(codec, stored)?, header.meta),
+        }
     }
     /// A client's fetch of `key`: the record and its access state before
     /// this fetch (`None` from stores that keep none); with `bump`, the

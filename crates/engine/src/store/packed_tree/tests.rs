@@ -205,3 +205,33 @@ fn overwrites_do_not_grow_the_leaves() {
         "a value aside is shared, not copied"
     );
 }
+
+/// A store that keeps values (not log records) handed an encoded record
+/// (`Store::put_encoded`'s default) stores the value inside it, raw or
+/// compressed, with the record's metadata.
+#[test]
+fn an_encoded_record_is_stored_as_its_value() {
+    use crate::format::{encode_record, Op};
+    use crate::name::Compression;
+    let mut t = PackedTree::default();
+    let long = "abcdefgh".repeat(100).into_bytes();
+    for (key, value, comp) in [
+        (&b"raw"[..], &b"short value"[..], Compression::None),
+        (b"zstd", &long, Compression::Zstd),
+    ] {
+        let mut record = Vec::new();
+        let header = encode_record(&mut record, Op::Put, key, value, meta(7), comp).unwrap();
+        let compressed = header.codec != crate::format::Codec::Raw;
+        assert_eq!(compressed, comp != Compression::None, "{comp:?}");
+        t.put_encoded(key, &record, &header).unwrap();
+        let r = t.get(key).unwrap().unwrap();
+        assert_eq!((&r.value[..], r.meta), (value, meta(7)));
+    }
+    let mut record = Vec::new();
+    let header =
+        encode_record(&mut record, Op::Put, b"k", b"v", meta(8), Compression::None).unwrap();
+    assert!(
+        t.put_encoded(b"k", &record[..3], &header).is_err(),
+        "a cut record"
+    );
+}
