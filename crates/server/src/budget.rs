@@ -142,6 +142,11 @@ impl<'a> Charge<'a> {
         self.budget
     }
 
+    /// Bytes charged now.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
     /// Charges `n` more bytes before an allocation, waiting as
     /// [`Budget::take`] does. False: refused.
     pub async fn grow(&mut self, n: usize) -> bool {

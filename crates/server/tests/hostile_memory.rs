@@ -6,56 +6,11 @@
 //! stated bound.
 
 mod common;
+use common::hostile::*;
 use common::*;
 use memstored_protocol::rpc::Value;
 use std::io::Write;
-use std::time::{Duration, Instant};
-
-/// The connection memory budget these tests give the server.
-const BUDGET_MIB: u64 = 32;
-/// What the server may grow by beyond the budget (allocator slack, runtime,
-/// per-connection state of a few hundred connections).
-const SLACK_MIB: u64 = 48;
-
-/// A well-behaved client: the sentinel reads back and 50 set+get round
-/// trips each take under 100 ms.
-fn assert_unharmed(server: &Server, what: &str) {
-    let mut t = Text::new(server.connect());
-    assert_eq!(t.cmd("get sentinel\r\n"), "VALUE sentinel 7 5", "{what}");
-    assert_eq!(t.line(), "alive");
-    assert_eq!(t.line(), "END");
-    let mut worst = Duration::ZERO;
-    for i in 0..50 {
-        let start = Instant::now();
-        assert_eq!(t.cmd(&format!("set probe 0 0 3\r\n{i:03}\r\n")), "STORED");
-        assert_eq!(t.cmd("get probe\r\n"), "VALUE probe 0 3", "{what}");
-        assert_eq!(t.line(), format!("{i:03}"));
-        assert_eq!(t.line(), "END");
-        worst = worst.max(start.elapsed());
-    }
-    assert!(
-        worst < Duration::from_millis(100),
-        "{what}: a well-behaved client waited {worst:?}"
-    );
-}
-
-fn start_with_sentinel(extra: &[&str]) -> Server {
-    let budget = format!("{BUDGET_MIB}m");
-    let mut args = vec!["--conn-memory", budget.as_str(), "-I", "2m"];
-    args.extend_from_slice(extra);
-    let server = Server::start(&args);
-    let mut t = Text::new(server.connect());
-    assert_eq!(t.cmd("set sentinel 7 0 5\r\nalive\r\n"), "STORED");
-    server
-}
-
-fn assert_grew_at_most(server: &Server, before_kib: u64, bound_mib: u64, what: &str) {
-    let grew = server.rss_kib().saturating_sub(before_kib);
-    assert!(
-        grew < bound_mib * 1024,
-        "{what}: the server grew by {grew} KiB (bound {bound_mib} MiB)"
-    );
-}
+use std::time::Duration;
 
 fn binary_set_head(key: &[u8], value_len: usize) -> Vec<u8> {
     let extras = set_extras(0, 0);

@@ -7,7 +7,7 @@ use crate::budget::Charge;
 use crate::server::Server;
 use crate::slow::ConnSlots;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Incoming};
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE, SERVER};
 use hyper::server::conn::http1;
@@ -112,6 +112,59 @@ async fn handle(
     reply
 }
 
+/// Reads a request's body whole, charging the memory budget before it
+/// holds the bytes: the declared length up front, and then, for a body
+/// without one (`Transfer-Encoding: chunked`), each step as the chunks
+/// arrive, so that a client trickling chunks it never finishes holds no
+/// more than the budget grants. The error is the reply to send.
+async fn read_body(
+    srv: &Server,
+    mut body: Incoming,
+    limit: usize,
+    declared: usize,
+    charge: &mut Charge<'_>,
+) -> Result<Bytes, Reply> {
+    let too_large = || {
+        text(
+            413,
+            &format!("the body exceeds the limit of {limit} bytes\n"),
+        )
+    };
+    let refused = || {
+        crate::stats::bump(&srv.budget.refused);
+        text(
+            503,
+            "out of memory: the connection memory budget is spent\n",
+        )
+    };
+    if declared > UNBUDGETED_BODY && !charge.grow(declared).await {
+        return Err(refused());
+    }
+    let mut buf = bytes::BytesMut::with_capacity(declared.min(limit));
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            tracing::debug!("Kyoto Tycoon port request body: {e}");
+            text(400, "the request body could not be read\n")
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        let len = buf.len() + data.len();
+        if len > limit {
+            return Err(too_large());
+        }
+        if len > UNBUDGETED_BODY && len > charge.held() {
+            // Twice what is held, so a long body is charged a few times.
+            let want = len.max(charge.held().saturating_mul(2)).min(limit);
+            if !charge.grow(want - charge.held()).await {
+                return Err(refused());
+            }
+        }
+        buf.extend_from_slice(&data);
+    }
+    Ok(buf.freeze())
+}
+
 /// Reads the body, marks the request boundary, routes.
 async fn read_and_route(
     srv: &Arc<Server>,
@@ -130,22 +183,9 @@ async fn read_and_route(
         );
     }
     let mut charge = Charge::new(&srv.budget);
-    if declared > UNBUDGETED_BODY && !charge.grow(declared).await {
-        crate::stats::bump(&srv.budget.refused);
-        return text(
-            503,
-            "out of memory: the connection memory budget is spent\n",
-        );
-    }
-    let body = match Limited::new(body, limit).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
-            tracing::debug!("Kyoto Tycoon port request body: {e}");
-            return text(
-                413,
-                &format!("the body exceeds the limit of {limit} bytes\n"),
-            );
-        }
+    let body = match read_body(srv, body, limit, declared, &mut charge).await {
+        Ok(body) => body,
+        Err(reply) => return reply,
     };
     charge.set(if body.len() > UNBUDGETED_BODY {
         body.len()

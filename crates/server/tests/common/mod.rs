@@ -2,6 +2,7 @@
 //! reports (`spawn.rs`) and speak the wire protocols over std `TcpStream`.
 #![allow(dead_code)]
 
+pub mod hostile;
 pub mod kt_bin;
 pub mod kt_http;
 mod probe;
