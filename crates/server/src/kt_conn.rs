@@ -237,18 +237,34 @@ fn remove_bulk(srv: &Server, keys: &[KeyRecord]) -> Result<u32, Outcome> {
     result.map(|()| hits)
 }
 
-/// The live records of the keys, each from its database, in request order.
+/// The live records of the keys, each from its database, in request order
+/// (a key named twice is answered twice, as `ktserver` does). A reply whose
+/// keys and values would exceed `rpc::max_reply` is refused (`TooLarge`):
+/// the values go out by reference, but a client naming one large value
+/// over and over would have the reply, and its charge to the memory
+/// budget, grow with every mention.
 fn get_bulk<'k>(
     srv: &Server,
     keys: &'k [KeyRecord],
 ) -> Result<Vec<(&'k KeyRecord, Record)>, Outcome> {
+    let limit = crate::rpc::max_reply(srv);
+    let mut total = 0usize;
     let mut found = Vec::new();
     for k in keys {
         let Some(db) = database(srv, k.dbidx) else {
             continue;
         };
         match Get::new(k.key.clone()).apply(db) {
-            Outcome::Found(r) => found.push((k, r)),
+            Outcome::Found(r) => {
+                total = total.saturating_add(k.key.len().saturating_add(r.value.len()));
+                if total > limit {
+                    return Err(Outcome::TooLarge {
+                        size: total as u64,
+                        cap: limit as u64,
+                    });
+                }
+                found.push((k, r));
+            }
             Outcome::NotFound => {}
             o => return Err(o),
         }

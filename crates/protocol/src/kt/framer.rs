@@ -7,7 +7,7 @@
 
 use super::{
     FrameError, KeyRecord, Refusal, Request, SetRecord, FLAG_NO_REPLY, MAGIC_GET_BULK,
-    MAGIC_PLAY_SCRIPT, MAGIC_REMOVE_BULK, MAGIC_REPLICATION, MAGIC_SET_BULK,
+    MAGIC_PLAY_SCRIPT, MAGIC_REMOVE_BULK, MAGIC_REPLICATION, MAGIC_SET_BULK, MAX_BULK_RECORDS,
 };
 use crate::{Frame, Framer};
 use bytes::{Buf, Bytes, BytesMut};
@@ -156,6 +156,13 @@ impl Framer for KtFramer {
         // play_script: magic, flags, nsiz, rnum; the others: magic, flags, rnum.
         let rnum = be32(buf, head_len - 4);
         let no_reply = flags & u64::from(FLAG_NO_REPLY) != 0 && magic != MAGIC_GET_BULK;
+        if rnum > MAX_BULK_RECORDS {
+            let error = FrameError::TooManyRecords {
+                count: rnum,
+                max: MAX_BULK_RECORDS,
+            };
+            return self.refuse(error, no_reply);
+        }
         let mut walk = match self.walk.take() {
             Some(w) => w,
             None if magic == MAGIC_PLAY_SCRIPT => {

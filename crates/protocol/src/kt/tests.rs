@@ -168,9 +168,30 @@ fn sizes_over_the_limits_close_with_the_no_reply_flag_kept() {
 }
 
 #[test]
+fn a_record_count_over_the_limit_is_refused_from_the_head() {
+    for (magic, no_reply) in [(0xBAu8, false), (0xB8, true), (0xB9, true)] {
+        let mut v = vec![magic, 0, 0, 0, 1];
+        v.extend_from_slice(&((MAX_BULK_RECORDS + 1) as u32).to_be_bytes());
+        let Frame::Close(Some(r)) = next(&mut BytesMut::from(&v[..])) else {
+            panic!("not refused")
+        };
+        assert_eq!(r.no_reply, no_reply, "get_bulk always answers");
+        assert_eq!(
+            r.error,
+            FrameError::TooManyRecords {
+                count: MAX_BULK_RECORDS + 1,
+                max: MAX_BULK_RECORDS
+            }
+        );
+    }
+}
+
+#[test]
 fn a_huge_record_count_needs_bytes_not_memory() {
-    // 4 billion keys declared: each must arrive before the frame grows past the limit.
-    let mut v = vec![0xB9, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF];
+    // The most keys a request may declare: each must arrive before the
+    // frame grows past the limit.
+    let mut v = vec![0xB9, 0, 0, 0, 0];
+    v.extend_from_slice(&(MAX_BULK_RECORDS as u32).to_be_bytes());
     let mut f = KtFramer::new(LIMITS);
     let mut refused = false;
     for _ in 0..4000 {
