@@ -116,7 +116,8 @@ impl Budget {
         self.used.fetch_add(n, Ordering::AcqRel);
     }
 
-    fn give(&self, n: usize) {
+    /// Gives back `n` bytes charged by `take` or `try_take`.
+    pub fn give(&self, n: usize) {
         if n > 0 {
             self.used.fetch_sub(n, Ordering::AcqRel);
             if self.waiters.load(Ordering::Acquire) > 0 {

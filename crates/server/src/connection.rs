@@ -8,7 +8,7 @@ use crate::kt_conn::KtSession;
 use crate::out::Out;
 use crate::rpc_conn::RpcSession;
 use crate::server::Server;
-use crate::session::{self, ConnState, Cx, Session, Step};
+use crate::session::{self, ConnState, Cx, LateAnswer, Session, Step};
 use crate::socket::Socket;
 use crate::stats;
 use crate::text::TextSession;
@@ -239,7 +239,7 @@ async fn run<S: Socket>(
     let mut charge = Charge::new(&srv.budget);
     let mut cs = ConnState::default();
     let mut session: Option<AnySession> = None;
-    let (late_tx, mut late_rx) = mpsc::unbounded_channel::<BytesMut>();
+    let (late_tx, mut late_rx) = mpsc::unbounded_channel::<LateAnswer>();
     // Shutdown is watched by one `changed()` future that lives as long as
     // the connection. A fresh one per wait was built, registered in the
     // channel's waiter list and removed again on every request, each step
@@ -279,7 +279,7 @@ async fn run<S: Socket>(
                         if let Some(s) = session.as_mut() {
                             s.answered_late();
                         }
-                        out.put(&done);
+                        out.put(&done.bytes);
                         late = late_rx.try_recv().ok();
                     }
                     if !write(stream, srv, &mut out, &mut charge, read_charge(rbuf.capacity(), unbudgeted)).await? {

@@ -8,7 +8,7 @@
 use crate::out::Out;
 use crate::rpc::{call_reply, code, is_slow, Reply, RpcError};
 use crate::server::Server;
-use crate::session::{Cx, Flow, LateTx, Session};
+use crate::session::{Cx, Flow, LateAnswer, LateTx, Session};
 use bytes::BytesMut;
 use memstored_protocol::rpc::{self, FrameError, Limits, Message, RpcFramer, Value};
 use std::sync::Arc;
@@ -121,6 +121,7 @@ impl RpcSession {
     ) {
         self.in_flight += usize::from(msgid.is_some());
         let srv = srv.clone();
+        let srv_for_charge = srv.clone();
         let tx = late.clone();
         // `-W` of them run at once, each on a thread of its own; the rest wait in
         // `Ticket::run`, at most `slow::SERVER_WIDE` in all.
@@ -135,7 +136,24 @@ impl RpcSession {
                     }
                     Err(e) => e.encode(id, &mut buf),
                 }
-                let _ = tx.send(buf);
+                let answer = match LateAnswer::charged(srv_for_charge.clone(), buf) {
+                    Some(answer) => answer,
+                    None => {
+                        let mut buf = BytesMut::new();
+                        let e = RpcError::new(
+                            code::LOGICAL,
+                            "out of memory: the connection memory budget is spent",
+                        );
+                        e.encode(id, &mut buf);
+                        // A few dozen bytes: granted at once unless the
+                        // budget is spent to the byte; then given nothing.
+                        match LateAnswer::charged(srv_for_charge, buf) {
+                            Some(answer) => answer,
+                            None => return,
+                        }
+                    }
+                };
+                let _ = tx.send(answer);
             }
         });
     }

@@ -19,7 +19,43 @@ pub const FLUSH_AT: usize = 4 << 20;
 
 /// Answers finished off the connection's task (RPC slow calls), in encoded
 /// form, to be appended to its output in the order they complete.
-pub type LateTx = mpsc::UnboundedSender<BytesMut>;
+pub type LateTx = mpsc::UnboundedSender<LateAnswer>;
+
+/// An encoded answer on its way to its connection, charged to the memory
+/// budget from the moment it is built until the connection has taken it
+/// into its output (which is charged as output): a client that sends slow
+/// calls and never reads would otherwise have their answers wait in the
+/// channel, uncharged, 16 per connection and 256 in all.
+pub struct LateAnswer {
+    pub bytes: BytesMut,
+    srv: Arc<Server>,
+    charged: usize,
+}
+
+impl LateAnswer {
+    /// Charges `bytes` to `srv`'s budget if they fit now; `None` (the bytes
+    /// dropped) when not. Not waiting for room as a read buffer does: the
+    /// bytes are held while they wait, and answers to a client that does
+    /// not read come as fast as the calls run.
+    pub fn charged(srv: Arc<Server>, bytes: BytesMut) -> Option<LateAnswer> {
+        let n = bytes.len();
+        if !srv.budget.try_take(n) {
+            crate::stats::bump(&srv.budget.refused);
+            return None;
+        }
+        Some(LateAnswer {
+            bytes,
+            srv,
+            charged: n,
+        })
+    }
+}
+
+impl Drop for LateAnswer {
+    fn drop(&mut self) {
+        self.srv.budget.give(self.charged);
+    }
+}
 
 /// What the connection should do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

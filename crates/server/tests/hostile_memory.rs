@@ -200,5 +200,58 @@ fn an_rpc_reply_over_the_bound_is_refused() {
         panic!("a 60 MiB get_bulk failed")
     };
     assert_eq!(m.len(), 61, "num and 60 records");
+    // A listing of every record is held to the same bound; with `items`, it pages.
+    r.write_all(&rpc_request(102, "list", &[])).unwrap();
+    let Err(e) = rpc_response(&mut r) else {
+        panic!("a 70 MiB listing was not refused")
+    };
+    assert_eq!(e.as_i64(), Some(41), "{e:?}");
+    let items = Value::Map(vec![(Value::from("items"), Value::from(10))]);
+    r.write_all(&rpc_request(103, "list", &[items])).unwrap();
+    let Ok(Value::Array(listed)) = rpc_response(&mut r) else {
+        panic!("a listing of 10 failed")
+    };
+    assert_eq!(listed.len(), 10);
     assert_unharmed(&server, "a reply over the bound");
+}
+
+/// Slow calls (here `list` of every record, 2 MiB of reply each) from
+/// clients that never read: their answers were held uncharged until the
+/// connection took them, and a connection blocked on its unread output
+/// takes none. 20 connections of 16 calls would hold 640 MiB. Now each
+/// answer is charged before it is handed over, or replaced by an error.
+#[test]
+fn slow_answers_to_clients_that_never_read_stay_within_the_budget() {
+    let server = start_with_sentinel(&[]);
+    let mut t = Text::new(server.connect());
+    let value = "v".repeat(1024);
+    for i in 0..2000 {
+        t.send(format!("set list{i:04} 0 0 1024 noreply\r\n{value}\r\n").as_bytes());
+    }
+    assert_eq!(t.cmd("get list1999\r\n"), "VALUE list1999 0 1024");
+    let before = server.rss_kib();
+    let mut conns = Vec::new();
+    for c in 0..20u32 {
+        let mut s = server.connect();
+        s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+        let calls: Vec<u8> = (0..16)
+            .flat_map(|i| rpc_request(c * 16 + i, "list", &[]))
+            .collect();
+        let _ = s.write_all(&calls);
+        conns.push(s);
+    }
+    wait_until(&server, "the budget to refuse someone", |s| {
+        stat(s, "conn_buffer_refused") > 0
+    });
+    wait_until(&server, "the slow calls to finish", |s| {
+        stat(s, "slow_calls_queued") + stat(s, "slow_calls_running") == 0
+    });
+    assert_unharmed(&server, "slow answers not read");
+    assert_grew_at_most(
+        &server,
+        before,
+        BUDGET_MIB + SLACK_MIB,
+        "slow answers not read",
+    );
+    drop(conns);
 }

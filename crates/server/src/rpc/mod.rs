@@ -296,7 +296,7 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
 
         "changemaster" => crate::replication::change_master(srv, params),
         "compare_exchange_multi" => tkrzw::compare_exchange_multi(db, params),
-        "list" => tkrzw::list(db, params),
+        "list" => tkrzw::list(db, params, max_reply(srv)),
 
         m if kt::UNIMPLEMENTED.contains(&m) => Err(RpcError::new(
             code::NOT_IMPLEMENTED,
@@ -309,6 +309,10 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
     }
 }
 
+/// The most records a `list` may ask for and still run on a worker thread
+/// (at most a few milliseconds of work).
+pub const QUICK_LIST_ITEMS: usize = 1000;
+
 /// True for calls that may take long (fsync, backup, compaction, a scan of
 /// every key): run them off the worker threads, within `crate::slow`'s
 /// bounds, and answer by msgid when done.
@@ -316,6 +320,11 @@ pub fn is_slow(method: &str, params: &[Value]) -> bool {
     match method {
         "rebuild" | "vacuum" => true,
         "match_prefix" | "match_regex" | "match_similar" | "search" => true,
+        // Every record unless `items` says fewer.
+        "list" => !matches!(
+            Args::new(params, 0).opt_count("items", 0),
+            Ok(n) if n > 0 && n <= QUICK_LIST_ITEMS
+        ),
         "synchronize" => {
             let a = Args::new(params, 0);
             a.opt_bool("hard").unwrap_or(false) || a.opt("make_backup").is_some()

@@ -1,6 +1,6 @@
 //! Tkrzw-RPC procedures: compare_exchange_multi and list.
 
-use super::{bin, Args, RpcError, RpcResult, Value};
+use super::{bin, code, Args, RpcError, RpcResult, Value};
 use memstored_engine::{Db, Error};
 use memstored_protocol::rpc::{value_bytes, value_str};
 
@@ -48,8 +48,10 @@ pub fn compare_exchange_multi(db: &Db, params: &[Value]) -> RpcResult {
 /// order on ordered databases. `move`: first (default), jump, jumplower,
 /// jumplowerinc, jumpupper, jumpupperinc (the jump* moves need `jump_key`;
 /// the lower/upper ones an ordered database, else 42). From there records
-/// are listed forward; `items` caps how many (absent or 0 = all).
-pub fn list(db: &Db, params: &[Value]) -> RpcResult {
+/// are listed forward; `items` caps how many (absent or 0 = all). A listing
+/// whose keys and values would pass `limit` bytes is refused (41): a client
+/// pages through a large database with `items` and `jump_key`.
+pub fn list(db: &Db, params: &[Value], limit: usize) -> RpcResult {
     let a = Args::new(params, 0);
     let mv = match a.opt("move") {
         None | Some(Value::Nil) => "first",
@@ -85,9 +87,22 @@ pub fn list(db: &Db, params: &[Value]) -> RpcResult {
         Err(e) => return Err(RpcError::from(e)),
     }
     let mut out = Vec::new();
+    let mut bytes = 0usize;
     while out.len() < items {
         match c.step() {
-            Ok(Some((k, v))) => out.push(Value::Array(vec![bin(&k), bin(&v)])),
+            Ok(Some((k, v))) => {
+                bytes = bytes.saturating_add(k.len().saturating_add(v.len()));
+                if bytes > limit {
+                    return Err(RpcError::new(
+                        code::LOGICAL,
+                        format!(
+                            "the listing would hold over {limit} bytes: \
+                             list fewer items and page on with jump_key"
+                        ),
+                    ));
+                }
+                out.push(Value::Array(vec![bin(&k), bin(&v)]))
+            }
             Ok(None) => break,
             Err(e) => return Err(RpcError::from(e)),
         }
