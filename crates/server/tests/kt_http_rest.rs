@@ -81,6 +81,18 @@ fn modes_and_expiration_dates() {
     );
     let rpc = h.request("GET", "/rpc/get?key=t", &[], b"");
     assert_eq!(rpc.field("xt"), Some(later));
+    // An expiry past year 9999 (it panicked the reply's date formatting):
+    // the header names the last second an HTTP date can.
+    let far = [("X-Kt-Xt", "300000000000")];
+    assert_eq!(h.request("PUT", "/far", &far, b"v").status, 201);
+    let got = h.request("GET", "/far", &[], b"");
+    assert_eq!(got.body, b"v");
+    assert_eq!(got.header("x-kt-xt"), Some("Fri, 31 Dec 9999 23:59:59 GMT"));
+    let head = h.request("HEAD", "/far", &[], b"");
+    assert_eq!(
+        head.header("x-kt-xt"),
+        Some("Fri, 31 Dec 9999 23:59:59 GMT")
+    );
     // A date in the past: stored already expired.
     let past = [("X-Kt-Xt", "Sun, 06 Nov 1994 08:49:37 GMT")];
     assert_eq!(h.request("PUT", "/old", &past, b"v").status, 201);

@@ -124,9 +124,14 @@ fn delete(srv: &Server, key: Bytes) -> Reply {
     }
 }
 
-/// An epoch time (decimal text, as `expiry_to_xt` gives it) as an RFC 1123 date.
+/// The last second an RFC 1123 date can name (9999-12-31 23:59:59 GMT):
+/// `httpdate` panics past it, and an expiry may be set to year 36812.
+const LAST_HTTP_DATE: u64 = 253_402_300_799;
+
+/// An epoch time (decimal text, as `expiry_to_xt` gives it) as an RFC 1123
+/// date; an expiry past year 9999 as the last second of it.
 fn http_date(xt: String) -> String {
-    let secs = xt.parse::<u64>().unwrap_or(0);
+    let secs = xt.parse::<u64>().unwrap_or(0).min(LAST_HTTP_DATE);
     httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs))
 }
 
