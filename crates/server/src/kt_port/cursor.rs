@@ -7,8 +7,12 @@
 //! keys (one key search, off the worker threads within `crate::slow`'s
 //! bounds), sorted, and the cursor walks it; records removed since are
 //! passed over, records added since are not seen. So every database,
-//! hash ones included, is walked in key order. Snapshots of one connection
-//! hold at most `rpc::max_reply` bytes of keys together (else 450).
+//! hash ones included, is walked in key order. A snapshot is packed (the
+//! keys in one buffer, an offset each), charged to the connection memory
+//! budget while its cursor lives (else 450 "out of memory"), and the
+//! snapshots of one connection hold at most `rpc::max_reply` bytes
+//! together (else 450): each held 124 MB of keys as separate buffers for
+//! 400,000 keys of 40 bytes, uncharged, for as long as its client stayed.
 
 use crate::command::{Delete, Get, Outcome, Store, StoreKind};
 use crate::rpc::{code, expiry_to_xt, xt_to_expiry, RpcError, Value};
@@ -33,9 +37,68 @@ pub(super) struct Cursors(Mutex<HashMap<i64, Cursor>>);
 struct Cursor {
     db: Arc<Server>,
     /// The keys at the last jump, sorted.
-    keys: Vec<Bytes>,
+    keys: Keys,
     /// The current key's index; `None`: not on a record.
     pos: Option<usize>,
+    /// The server whose budget `keys` are charged to.
+    charged_to: Arc<Server>,
+}
+
+impl Drop for Cursor {
+    fn drop(&mut self) {
+        self.charged_to.budget.give(self.keys.size());
+    }
+}
+
+/// Sorted keys packed in one buffer.
+#[derive(Default)]
+struct Keys {
+    bytes: Vec<u8>,
+    /// Where each key ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Keys {
+    fn packed(sorted: &[Vec<u8>]) -> Keys {
+        let mut k = Keys {
+            bytes: Vec::with_capacity(sorted.iter().map(Vec::len).sum()),
+            ends: Vec::with_capacity(sorted.len()),
+        };
+        for key in sorted {
+            k.bytes.extend_from_slice(key);
+            k.ends.push(k.bytes.len());
+        }
+        k
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)?;
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p]);
+        self.bytes.get(start..end)
+    }
+
+    /// The number of keys for which `below` holds (they come first).
+    fn partition_point(&self, below: impl Fn(&[u8]) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.get(mid).is_some_and(&below) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// Bytes held.
+    fn size(&self) -> usize {
+        self.bytes.capacity() + self.ends.capacity() * std::mem::size_of::<usize>()
+    }
 }
 
 fn logic(message: &str) -> RpcError {
@@ -81,22 +144,39 @@ impl Cursors {
             let held: usize = all
                 .iter()
                 .filter(|(i, _)| **i != id)
-                .flat_map(|(_, c)| &c.keys)
-                .map(Bytes::len)
+                .map(|(_, c)| c.keys.size())
                 .sum();
-            let size: usize = keys.iter().map(Bytes::len).sum();
+            let size = keys.size();
             if held.saturating_add(size) > crate::rpc::max_reply(srv) {
                 return Err(RpcError::new(code::LOGICAL, "too many keys for a cursor"));
             }
+            // The cursor it replaces gives its charge back first.
+            all.remove(&id);
+            if !srv.budget.try_take(size) {
+                crate::stats::bump(&srv.budget.refused);
+                return Err(RpcError::new(
+                    code::LOGICAL,
+                    "out of memory: the connection memory budget is spent",
+                ));
+            }
             let key = input(map, "key");
             let pos = if name == "cur_jump" {
-                let at = key.map_or(0, |k| keys.partition_point(|x| &x[..] < k));
+                let at = key.map_or(0, |k| keys.partition_point(|x| x < k));
                 (at < keys.len()).then_some(at)
             } else {
-                let end = key.map_or(keys.len(), |k| keys.partition_point(|x| &x[..] <= k));
+                let end = key.map_or(keys.len(), |k| keys.partition_point(|x| x <= k));
                 end.checked_sub(1)
             };
-            all.insert(id, Cursor { db, keys, pos });
+            let charged_to = srv.clone();
+            all.insert(
+                id,
+                Cursor {
+                    db,
+                    keys,
+                    pos,
+                    charged_to,
+                },
+            );
             return pos.map(|_| Vec::new()).ok_or_else(|| logic("no record"));
         }
         let mut all = self.lock();
@@ -123,8 +203,8 @@ fn database(srv: &Arc<Server>, map: &TsvMap) -> Option<Arc<Server>> {
     crate::databases::select(srv, &params).ok().cloned()
 }
 
-/// Every key of `db`, sorted; a slow call.
-async fn snapshot(db: &Arc<Server>, slots: &ConnSlots) -> Result<Vec<Bytes>, RpcError> {
+/// Every key of `db`, sorted and packed; a slow call.
+async fn snapshot(db: &Arc<Server>, slots: &ConnSlots) -> Result<Keys, RpcError> {
     let ticket = slots.admit(db)?;
     let srv = db.clone();
     let mut keys = ticket
@@ -135,7 +215,7 @@ async fn snapshot(db: &Arc<Server>, slots: &ConnSlots) -> Result<Vec<Bytes>, Rpc
         })
         .await?;
     keys.sort_unstable();
-    Ok(keys.into_iter().map(Bytes::from).collect())
+    Ok(Keys::packed(&keys))
 }
 
 impl Cursor {
@@ -228,7 +308,7 @@ impl Cursor {
     /// jump (the cursor moves forward to the next live one).
     fn current(&mut self) -> Result<(Bytes, Record), RpcError> {
         while let Some(pos) = self.pos {
-            let Some(key) = self.keys.get(pos).cloned() else {
+            let Some(key) = self.keys.get(pos).map(Bytes::copy_from_slice) else {
                 break;
             };
             match Get::new(key.clone()).apply(&self.db) {
