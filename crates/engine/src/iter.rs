@@ -100,7 +100,36 @@ impl Db {
     }
 }
 
+/// A cursor's place without its database: for a walk that goes on across
+/// calls, each of which has the database at hand but cannot keep a borrow
+/// of it (a dump written out as its client reads it). `Db::resume_cursor`
+/// makes it a cursor again; on another database its moves are meaningless
+/// but safe.
+pub struct CursorPlace {
+    pos: Position,
+    merge: Option<Merge>,
+}
+
+impl Db {
+    /// The cursor `detach` left at `place`.
+    pub fn resume_cursor(&self, place: CursorPlace) -> Cursor<'_> {
+        Cursor {
+            db: self,
+            pos: place.pos,
+            merge: place.merge,
+        }
+    }
+}
+
 impl<'a> Cursor<'a> {
+    /// Lets go of the database, keeping the place (`Db::resume_cursor`).
+    pub fn detach(self) -> CursorPlace {
+        CursorPlace {
+            pos: self.pos,
+            merge: self.merge,
+        }
+    }
+
     /// The nearest live key from `from` in the direction, across all shards:
     /// seeks every shard once and keeps their next keys in a heap, so the
     /// following steps in the same direction cost one seek each (`advance`).
@@ -136,7 +165,11 @@ impl<'a> Cursor<'a> {
             forward,
         }) = merge.heap.pop()
         {
-            let state = self.db.shards[shard].state.read();
+            // A place resumed on another database may name a shard it lacks.
+            let Some(s) = self.db.shards.get(shard) else {
+                continue;
+            };
+            let state = s.state.read();
             if let Some(next) = state.store.seek(Bound::Excluded(&key), forward) {
                 merge.heap.push(Head {
                     key: next,

@@ -35,7 +35,7 @@ pub mod ulog;
 pub use access::Access;
 pub use arith::Origin;
 pub use db::Db;
-pub use iter::Cursor;
+pub use iter::{Cursor, CursorPlace};
 pub use name::{Compression, DbName, EngineKind, SyncMode};
 pub use ops::{Lookup, StoreMode, StoreOptions};
 pub use record::{now_secs, Meta, Record};

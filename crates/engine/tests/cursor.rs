@@ -479,3 +479,37 @@ fn hash_cursors_walk_large_shards_window_by_window() {
         assert!(after >= 1 && after < n, "{name}: {after} after the jump");
     }
 }
+
+/// A walk detached after every step (`Cursor::detach`, `Db::resume_cursor`)
+/// visits every record once, as one cursor kept whole does: the server's
+/// metadump goes on this way across the batches of its connection.
+#[test]
+fn a_detached_cursor_resumes_where_it_was() {
+    let dir = TempDir::new().unwrap();
+    for name in ordered(&dir).into_iter().chain(hashed(&dir)) {
+        let db = Db::open(&name, true).unwrap();
+        let model = fill(&db);
+        let mut c = db.cursor();
+        c.first().unwrap();
+        let mut place = c.detach();
+        let mut seen = Vec::new();
+        loop {
+            let mut c = db.resume_cursor(place);
+            let Some(k) = key_of(&c) else { break };
+            seen.push(k);
+            if c.next().is_err() {
+                break;
+            }
+            place = c.detach();
+        }
+        let mut sorted = seen.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), seen.len(), "{name}: a key seen twice");
+        assert_eq!(sorted, model.keys().cloned().collect::<Vec<_>>(), "{name}");
+        if !name.contains('*') && !name.contains(".tkh") && !name.contains(".tkmt") {
+            assert_eq!(seen, sorted, "{name}: in key order");
+        }
+        db.close().unwrap();
+    }
+}

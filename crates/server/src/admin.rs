@@ -6,6 +6,7 @@
 use crate::out::Out;
 use crate::server::Server;
 use bytes::Bytes;
+use memstored_engine::CursorPlace;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// The slab class every item is reported under (memstored has no slabs;
@@ -63,7 +64,10 @@ pub fn cache_memlimit(srv: &Server, megabytes: Option<u32>, noreply: bool, out: 
 ///   `key=<uri-encoded> exp=<unix time|-1> la=<unix time> cas=<n>
 ///   fetch=<yes|no> cls=1 size=<value bytes>` ended by `\n` (not `\r\n`, as
 ///   memcached writes them), then `END\r\n`. Every item is in class 1, so a
-///   class list without 1 lists nothing.
+///   class list without 1 lists nothing. Written a window at a time as the
+///   client reads it (the returned place, `metadump_more`), as memcached's
+///   crawler thread writes it, so that neither a large cache nor a client
+///   that never reads makes the reply, or one worker's turn, unbounded.
 /// - `crawl all|<class>[,<class>...]`: `OK`, and like memcached's a
 ///   background pass frees the expired items (`Db::vacuum`) when the
 ///   classes include every item's; `BUSY` while one runs.
@@ -71,12 +75,13 @@ pub fn cache_memlimit(srv: &Server, megabytes: Option<u32>, noreply: bool, out: 
 ///   then refuse (`stats settings`' `lru_crawler` follows).
 /// - `sleep <usecs>`, `tocrawl <n>`: memcached's checks, then `OK`; they
 ///   pace a crawler memstored does not run.
-pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) {
+pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) -> Option<CursorPlace> {
     let enabled = srv.lru_crawler.load(Relaxed);
     match args {
         [sub, which] if &sub[..] == b"crawl" || &sub[..] == b"metadump" => {
             if !enabled {
-                return out.put(b"CLIENT_ERROR lru crawler disabled\r\n");
+                out.put(b"CLIENT_ERROR lru crawler disabled\r\n");
+                return None;
             }
             let dump = &sub[..] == b"metadump";
             let listed = match crawl_classes(which) {
@@ -84,21 +89,38 @@ pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) {
                 // The hash walk is metadump's only: memcached's crawl
                 // answers it with its generic error.
                 Crawl::Hash if dump => true,
-                Crawl::Hash => return out.put(b"ERROR an unknown error happened\r\n"),
+                Crawl::Hash => {
+                    out.put(b"ERROR an unknown error happened\r\n");
+                    return None;
+                }
                 Crawl::Classes(has_the_class) => has_the_class,
-                Crawl::None => return out.put(b"NOTSTARTED no items to crawl\r\n"),
-                Crawl::Bad => return out.put(b"BADCLASS invalid class id\r\n"),
+                Crawl::None => {
+                    out.put(b"NOTSTARTED no items to crawl\r\n");
+                    return None;
+                }
+                Crawl::Bad => {
+                    out.put(b"BADCLASS invalid class id\r\n");
+                    return None;
+                }
             };
             if !dump {
                 if listed && !start_vacuum(srv) {
-                    return out.put(b"BUSY currently processing crawler request\r\n");
+                    out.put(b"BUSY currently processing crawler request\r\n");
+                } else {
+                    out.put(b"OK\r\n");
                 }
-                return out.put(b"OK\r\n");
+                return None;
             }
-            if listed {
-                crate::workers::block_here(|| metadump(srv, out));
+            if !listed {
+                out.put(b"END\r\n");
+                return None;
             }
-            out.put(b"END\r\n");
+            let mut cursor = srv.db.cursor();
+            if cursor.first().is_err() {
+                out.put(b"END\r\n");
+                return None;
+            }
+            return metadump_more(srv, cursor.detach(), out);
         }
         [sub, n] if &sub[..] == b"tocrawl" || &sub[..] == b"sleep" => match safe_strtoul(n) {
             None => out.put(b"CLIENT_ERROR bad command line format\r\n"),
@@ -120,6 +142,7 @@ pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) {
         }
         _ => out.put(b"ERROR\r\n"),
     }
+    None
 }
 
 /// One crawl at a time in the process, as memcached runs one crawler.
@@ -276,42 +299,56 @@ fn safe_strtoul(tok: &[u8]) -> Option<u32> {
     Some(value as u32)
 }
 
-fn metadump(srv: &Server, out: &mut Out) {
+/// Bytes of metadump lines one window writes (about 700 records, under a
+/// millisecond of work); the connection writes them out, and the worker
+/// turns to its other connections, before the dump goes on.
+const METADUMP_WINDOW: usize = 64 << 10;
+
+/// Writes metadump lines from the record `place` is on, until a window is
+/// full; where to go on, or `None` once `END` is written.
+pub fn metadump_more(srv: &Server, place: CursorPlace, out: &mut Out) -> Option<CursorPlace> {
     let now = memstored_engine::now_secs();
-    let mut cursor = srv.db.cursor();
-    if cursor.first().is_err() {
-        return;
-    }
+    let mut cursor = srv.db.resume_cursor(place);
+    let end = out.len().saturating_add(METADUMP_WINDOW);
     while let Ok(key) = cursor.key() {
         if let Ok(Some(r)) = srv.db.get_record(&key) {
             if !r.meta.is_expired(now) {
-                let exp = match r.meta.expires_at {
-                    0 => -1,
-                    t => i64::try_from(t).unwrap_or(i64::MAX),
-                };
-                out.put(b"key=");
-                uri_encode(&key, out);
-                // Stores other than the cache keep no access state: la=0,
-                // fetch=no (docs/memcached-compat.md).
-                let access = srv.db.access(&key).ok().flatten();
-                let line = format!(
-                    " exp={exp} la={} cas={} fetch={} cls={THE_CLASS} size={}\n",
-                    access.map_or(0, |a| a.last_access_unix()),
-                    r.meta.cas,
-                    if access.is_some_and(|a| a.fetched) {
-                        "yes"
-                    } else {
-                        "no"
-                    },
-                    r.value.len()
-                );
-                out.put(line.as_bytes());
+                metadump_line(srv, &key, &r, out);
             }
         }
         if cursor.next().is_err() {
             break;
         }
+        if out.len() >= end {
+            return Some(cursor.detach());
+        }
     }
+    out.put(b"END\r\n");
+    None
+}
+
+fn metadump_line(srv: &Server, key: &[u8], r: &memstored_engine::Record, out: &mut Out) {
+    let exp = match r.meta.expires_at {
+        0 => -1,
+        t => i64::try_from(t).unwrap_or(i64::MAX),
+    };
+    out.put(b"key=");
+    uri_encode(key, out);
+    // Stores other than the cache keep no access state: la=0,
+    // fetch=no (docs/memcached-compat.md).
+    let access = srv.db.access(key).ok().flatten();
+    let line = format!(
+        " exp={exp} la={} cas={} fetch={} cls={THE_CLASS} size={}\n",
+        access.map_or(0, |a| a.last_access_unix()),
+        r.meta.cas,
+        if access.is_some_and(|a| a.fetched) {
+            "yes"
+        } else {
+            "no"
+        },
+        r.value.len()
+    );
+    out.put(line.as_bytes());
 }
 
 /// memcached's `uriencode`: RFC 3986 unreserved bytes as they are, the rest

@@ -97,6 +97,14 @@ pub trait Session {
     /// Answers a request the framer refused (`closing`: the connection ends after).
     fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal<Self>, closing: bool) -> Flow;
 
+    /// Goes on with a reply left unfinished by `serve` (a dump written a
+    /// window at a time): appends its next part; false when there is none.
+    /// `process` calls it before each request, so the requests after it
+    /// wait, and has the output written after each part.
+    fn resume(&mut self, _cx: &mut Cx<'_>) -> bool {
+        false
+    }
+
     /// Requests started and not yet answered (answers come through `Cx::late`).
     fn in_flight(&self) -> usize {
         0
@@ -146,6 +154,14 @@ pub fn process<S: Session>(
         }
         if cx.out.len() >= FLUSH_AT {
             return Step::Flush;
+        }
+        if s.resume(cx) {
+            // Each part goes out before the next is made: a client that
+            // does not read holds one part, not FLUSH_AT of them.
+            if !cx.out.is_empty() {
+                return Step::Flush;
+            }
+            continue;
         }
         let flow = match s.framer().next(rbuf) {
             Frame::Request(r) => s.serve(cx, r),

@@ -24,12 +24,15 @@ use std::sync::Arc;
 /// Text-protocol state of one connection.
 pub struct TextSession {
     framer: TextFramer,
+    /// Where an `lru_crawler metadump` goes on (`Session::resume`).
+    dump: Option<memstored_engine::CursorPlace>,
 }
 
 impl TextSession {
     pub fn new(srv: &Server) -> TextSession {
         TextSession {
             framer: TextFramer::new(srv.cfg.max_item_size),
+            dump: None,
         }
     }
 }
@@ -46,6 +49,9 @@ impl Session for TextSession {
         match (cmd, value) {
             (Command::Store(s), Some(value)) => store(srv, s, value, out),
             (Command::MetaSet(m), Some(value)) => meta::set(srv, *m, value, out),
+            (Command::LruCrawler { args }, _) => {
+                self.dump = crate::admin::lru_crawler(srv, &args, out);
+            }
             (cmd, _) => {
                 if !execute(srv, cmd, out) {
                     return Flow::Close;
@@ -53,6 +59,14 @@ impl Session for TextSession {
             }
         }
         Flow::Continue
+    }
+
+    fn resume(&mut self, cx: &mut Cx<'_>) -> bool {
+        let Some(place) = self.dump.take() else {
+            return false;
+        };
+        self.dump = crate::admin::metadump_more(cx.srv, place, cx.out);
+        true
     }
 
     fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal, closing: bool) -> Flow {
@@ -160,7 +174,14 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
         Command::CacheMemlimit { megabytes, noreply } => {
             crate::admin::cache_memlimit(srv, megabytes, noreply, out)
         }
-        Command::LruCrawler { args } => crate::admin::lru_crawler(srv, &args, out),
+        // `TextSession::serve` runs it, a window per turn; here (no session
+        // to go on in) the dump is written whole.
+        Command::LruCrawler { args } => {
+            let mut place = crate::admin::lru_crawler(srv, &args, out);
+            while let Some(p) = place {
+                place = crate::admin::metadump_more(srv, p, out);
+            }
+        }
         Command::Slabs { args } => crate::admin::slabs_command(srv, &args, out),
         Command::Quit => return false,
         Command::Stats { args } => stats_reply(srv, &args, out),

@@ -9,7 +9,7 @@ mod common;
 use common::hostile::*;
 use common::*;
 use memstored_protocol::rpc::Value;
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::time::Duration;
 
 fn binary_set_head(key: &[u8], value_len: usize) -> Vec<u8> {
@@ -252,6 +252,57 @@ fn slow_answers_to_clients_that_never_read_stay_within_the_budget() {
         before,
         BUDGET_MIB + SLACK_MIB,
         "slow answers not read",
+    );
+    drop(conns);
+}
+
+/// `lru_crawler metadump all` was written whole into the output before any
+/// of it went out, on the worker thread: 20 clients that never read held
+/// 765 MB (400,000 keys), and another client waited 5.7 s. It is now
+/// written a window at a time as the client reads, as memcached's crawler
+/// writes it.
+#[test]
+fn metadumps_to_clients_that_never_read_stay_within_the_budget() {
+    let server = start_with_sentinel(&[]);
+    let mut t = Text::new(server.connect());
+    for i in 0..100_000 {
+        t.send(format!("set dump-{i:034} 0 0 10 noreply\r\n0123456789\r\n").as_bytes());
+    }
+    assert_eq!(
+        t.cmd(&format!("get dump-{:034}\r\n", 99_999)),
+        format!("VALUE dump-{:034} 0 10", 99_999)
+    );
+    let before = server.peak_kib();
+    let conns: Vec<_> = (0..20)
+        .map(|_| {
+            let mut s = server.connect();
+            s.write_all(b"lru_crawler metadump all\r\n").unwrap();
+            s
+        })
+        .collect();
+    // A client that reads gets the whole dump, the others' going on meanwhile.
+    let mut s = server.connect();
+    s.write_all(b"lru_crawler metadump all\r\n").unwrap();
+    let mut lines = 0;
+    for line in std::io::BufReader::new(s).split(b'\n') {
+        let line = line.unwrap();
+        if line == b"END\r" {
+            break;
+        }
+        assert!(
+            line.starts_with(b"key="),
+            "{:?}",
+            String::from_utf8_lossy(&line)
+        );
+        lines += 1;
+    }
+    // The sentinel and the 100,000.
+    assert_eq!(lines, 100_001);
+    assert_unharmed(&server, "metadumps not read");
+    let grew = server.peak_kib().saturating_sub(before);
+    assert!(
+        grew < (BUDGET_MIB + SLACK_MIB) * 1024,
+        "peak memory grew by {grew} KiB for 20 unread dumps of 9 MB"
     );
     drop(conns);
 }
