@@ -431,9 +431,9 @@ async fn write<S: Socket>(
     if let Err(e) = srv.db.flush_dirty() {
         tracing::error!("handing writes to the OS failed: {e}");
     }
-    let charged = out.len() > UNBUDGETED_OUT;
+    let charged = out.held() > UNBUDGETED_OUT;
     if charged {
-        charge.set(read_buffer + out.len());
+        charge.set(read_buffer + out.held());
     }
     let n = if srv.budget.is_spent() {
         match tokio::time::timeout(srv.budget.wait(), out.write_to(stream)).await {

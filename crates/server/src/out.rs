@@ -2,6 +2,7 @@
 //! shared `Bytes` pieces spliced in between, sent with vectored writes.
 
 use bytes::{BufMut, Bytes, BytesMut};
+use std::collections::HashSet;
 use std::io::{self, IoSlice};
 
 /// Linux refuses more than 1024 iovecs per writev.
@@ -14,7 +15,16 @@ pub struct Out {
     /// `(offset in buf, value)`: the value goes out after `buf[..offset]`.
     values: Vec<(usize, Bytes)>,
     value_bytes: usize,
+    /// Bytes of the values counted once each however often they are sent
+    /// (`held`).
+    held_value_bytes: usize,
+    /// The values referenced so far, by address and length, once there
+    /// are more than a few (below that, `values` is searched).
+    seen: Option<HashSet<(usize, usize)>>,
 }
+
+/// Values a batch references before `Out::value` keeps a set of them.
+const FEW_VALUES: usize = 8;
 
 impl Out {
     pub fn new() -> Out {
@@ -22,6 +32,8 @@ impl Out {
             buf: BytesMut::with_capacity(4096),
             values: Vec::new(),
             value_bytes: 0,
+            held_value_bytes: 0,
+            seen: None,
         }
     }
 
@@ -36,8 +48,23 @@ impl Out {
     pub fn value(&mut self, v: Bytes) {
         if !v.is_empty() {
             self.value_bytes += v.len();
+            if self.first_reference(&v) {
+                self.held_value_bytes += v.len();
+            }
             self.values.push((self.buf.len(), v));
         }
+    }
+
+    /// Whether the batch does not reference `v`'s bytes yet.
+    fn first_reference(&mut self, v: &Bytes) -> bool {
+        let id = |b: &Bytes| (b.as_ptr() as usize, b.len());
+        if self.seen.is_none() && self.values.len() < FEW_VALUES {
+            return !self.values.iter().any(|(_, b)| id(b) == id(v));
+        }
+        let values = &self.values;
+        self.seen
+            .get_or_insert_with(|| values.iter().map(|(_, b)| id(b)).collect())
+            .insert(id(v))
     }
 
     /// Appends raw bytes to the framing buffer.
@@ -53,6 +80,14 @@ impl Out {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Bytes the pending replies hold in memory: a value sent many times
+    /// (`get k k k ...`) is one buffer referenced many times, and counts
+    /// once. What the memory budget is charged; `len` is what goes out.
+    pub fn held(&self) -> usize {
+        let references = self.values.len() * std::mem::size_of::<(usize, Bytes)>();
+        self.buf.len() + self.held_value_bytes + references
     }
 
     /// Writes everything and empties the batch. Each writev carries up to
@@ -89,6 +124,8 @@ impl Out {
         self.buf.clear();
         self.values.clear();
         self.value_bytes = 0;
+        self.held_value_bytes = 0;
+        self.seen = None;
         // A huge reply (a 4 GiB stats dump cannot happen, but many keys
         // can) should not keep its buffer forever.
         if self.buf.capacity() > 1 << 20 {

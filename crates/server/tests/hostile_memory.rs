@@ -306,3 +306,51 @@ fn metadumps_to_clients_that_never_read_stay_within_the_budget() {
     );
     drop(conns);
 }
+
+/// A 1 MiB value named 30,000 times in one `get` line is one buffer
+/// referenced 30,000 times; the budget was charged 30 GB for it per
+/// connection, so four such clients left it spent, and everyone else's
+/// large sets waited a second and failed "out of memory". Output is now
+/// charged what it holds.
+#[test]
+fn a_value_named_over_and_over_is_charged_once() {
+    let server = start_with_sentinel(&[]);
+    let mut t = Text::new(server.connect());
+    let value = "v".repeat(1 << 20);
+    assert_eq!(
+        t.cmd(&format!("set k 0 0 {}\r\n{value}\r\n", 1 << 20)),
+        "STORED"
+    );
+    let line = format!("get{}\r\n", " k".repeat(30_000));
+    let attackers: Vec<_> = (0..4)
+        .map(|_| {
+            let mut s = server.connect();
+            s.write_all(line.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    wait_until(&server, "the attackers' replies to be pending", |s| {
+        stat(s, "conn_buffer_bytes") >= 4 << 20
+    });
+    assert!(
+        stat(&server, "conn_buffer_bytes") <= BUDGET_MIB << 20,
+        "charged {} bytes",
+        stat(&server, "conn_buffer_bytes")
+    );
+    // Large sets from another client still get their memory at once.
+    let big = "b".repeat(200 << 10);
+    for i in 0..20 {
+        let start = std::time::Instant::now();
+        assert_eq!(
+            t.cmd(&format!("set big{i} 0 0 {}\r\n{big}\r\n", 200 << 10)),
+            "STORED"
+        );
+        assert!(
+            start.elapsed() < Duration::from_millis(500),
+            "set {i} waited"
+        );
+    }
+    assert_eq!(stat(&server, "conn_buffer_refused"), 0);
+    assert_unharmed(&server, "a value named over and over");
+    drop(attackers);
+}

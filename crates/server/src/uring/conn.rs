@@ -206,9 +206,9 @@ impl<'s> Conn<'s> {
         if let Err(e) = srv.db.flush_dirty() {
             tracing::error!("handing writes to the OS failed: {e}");
         }
-        if self.out.len() > UNBUDGETED_OUT {
+        if self.out.held() > UNBUDGETED_OUT {
             self.charge
-                .set(self.limits.charge(self.rbuf.capacity()) + self.out.len());
+                .set(self.limits.charge(self.rbuf.capacity()) + self.out.held());
         }
         self.sent = 0;
         self.send_since = srv.budget.is_spent().then(Instant::now);
