@@ -73,6 +73,12 @@ SCENARIOS = {
         b"set bad 0 0 3\r\nabcd\r\n",
         b"set bad 0 0 x\r\nabc\r\n",
         b"set bad 0 0\r\n",
+        # Lengths past INT_MAX - 2 (or below 0): a bad line, nothing swallowed.
+        b"set huge 0 0 4294967295\r\n",
+        b"set huge 0 0 2147483646\r\n",
+        b"set huge 0 0 -1\r\n",
+        b"cas huge 0 0 4294967295 1\r\n",
+        b"ms huge 2147483647 T0\r\n",
         b"set\r\n",
         b"get\r\n",
         b"bogus\r\n",

@@ -75,8 +75,24 @@ fn storage_commands() {
     );
     // A sixth token that is not "noreply" is ignored, as memcached does.
     assert!(!ok("set k 0 0 1 junk\r\n").noreply());
-    // Values up to 4 GiB - 1 can be declared.
-    assert_eq!(ok("set k 0 0 4294967295\r\n").data_len(), Some(4294967295));
+    // Values up to INT_MAX - 2 can be declared, as in memcached; beyond,
+    // or below 0, the line is bad and no block follows.
+    assert_eq!(ok("set k 0 0 2147483645\r\n").data_len(), Some(2147483645));
+    for len in ["2147483646", "4294967295", "-1"] {
+        for line in [
+            format!("set k 0 0 {len}\r\n"),
+            format!("cas k 0 0 {len} 1\r\n"),
+            format!("ms k {len} T0\r\n"),
+        ] {
+            let e = fail(&line);
+            assert_eq!(
+                e.reply(),
+                b"CLIENT_ERROR bad command line format\r\n",
+                "{line}"
+            );
+            assert_eq!(e.swallow, 0, "{line}: nothing to swallow");
+        }
+    }
 }
 
 #[test]

@@ -89,6 +89,16 @@ pub(crate) fn parse_u32(tok: &[u8]) -> Option<u32> {
     parse_u64(tok).and_then(|v| u32::try_from(v).ok())
 }
 
+/// A data block's declared length, as memcached reads it (`safe_strtol`
+/// into an `int32_t`, then `vlen < 0 || vlen > INT_MAX - 2` refused):
+/// beyond that the command line is bad and nothing is swallowed, where a
+/// length it takes but cannot store swallows the block.
+pub(crate) fn parse_data_len(tok: &[u8]) -> Option<usize> {
+    parse_i32(tok)
+        .filter(|v| (0..=i64::from(i32::MAX - 2)).contains(v))
+        .and_then(|v| usize::try_from(v).ok())
+}
+
 /// Signed 32-bit decimal with an optional sign, widened to i64
 /// (memcached parses exptimes with `safe_strtol` into an `int32_t`).
 pub(crate) fn parse_i32(tok: &[u8]) -> Option<i64> {

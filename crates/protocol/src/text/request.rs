@@ -3,7 +3,9 @@
 use bytes::{Bytes, BytesMut};
 
 use super::error::{TextError, TextErrorKind};
-use super::line::{find_line, parse_i32, parse_u32, parse_u64, tokenize, valid_key, Line};
+use super::line::{
+    find_line, parse_data_len, parse_i32, parse_u32, parse_u64, tokenize, valid_key, Line,
+};
 use super::meta::{
     arith_mode, parse_flags, set_mode, MetaArith, MetaDelete, MetaFlags, MetaGet, MetaSet,
     MAX_META_FLAGS,
@@ -364,9 +366,7 @@ fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
             let key = t.get(1).filter(|k| valid_key(k)).ok_or_else(bad)?.clone();
             let flags = parse_u32(arg(2)).ok_or_else(bad)?;
             let exptime = parse_i32(arg(3)).ok_or_else(bad)?;
-            let data_len = parse_u32(arg(4))
-                .and_then(|v| usize::try_from(v).ok())
-                .ok_or_else(bad)?;
+            let data_len = parse_data_len(arg(4)).ok_or_else(bad)?;
             let cas = if kind == StoreKind::Cas {
                 Some(parse_u64(arg(5)).ok_or_else(bad)?)
             } else {
@@ -555,8 +555,7 @@ fn parse_meta(t: &[Bytes]) -> Result<Command, TextError> {
         b"ms" => {
             let data_len = t
                 .get(2)
-                .and_then(|d| parse_u32(d))
-                .and_then(|v| usize::try_from(v).ok())
+                .and_then(|d| parse_data_len(d))
                 .ok_or_else(bad_line)?;
             // From here on memcached knows the length and swallows the block
             // after an error, so the client's data is not read as commands.
