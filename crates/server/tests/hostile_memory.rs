@@ -212,6 +212,32 @@ fn an_rpc_reply_over_the_bound_is_refused() {
         panic!("a listing of 10 failed")
     };
     assert_eq!(listed.len(), 10);
+    // So is a key search's: 70 keys of 1 MiB.
+    for i in 0..70u32 {
+        let mut key = format!("long-key-{i:02}-").into_bytes();
+        key.resize(1 << 20, b'k');
+        let set = [Value::Binary(key), Value::from("v")];
+        r.write_all(&rpc_request(200 + i, "set", &set)).unwrap();
+        assert_eq!(rpc_response(&mut r), Ok(Value::Nil));
+    }
+    let prefix = Value::from("long-key-");
+    r.write_all(&rpc_request(
+        300,
+        "match_prefix",
+        std::slice::from_ref(&prefix),
+    ))
+    .unwrap();
+    let Err(e) = rpc_response(&mut r) else {
+        panic!("70 MiB of keys found were not refused")
+    };
+    assert_eq!(e.as_i64(), Some(41), "{e:?}");
+    let max = Value::Map(vec![(Value::from("max"), Value::from(10))]);
+    r.write_all(&rpc_request(301, "match_prefix", &[prefix, max]))
+        .unwrap();
+    let Ok(Value::Map(found)) = rpc_response(&mut r) else {
+        panic!("a search of 10 failed")
+    };
+    assert_eq!(found.len(), 11, "num and 10 keys");
     assert_unharmed(&server, "a reply over the bound");
 }
 

@@ -9,6 +9,28 @@ use crate::slow::{self, check_pattern};
 use memstored_engine::SearchMode;
 use memstored_protocol::rpc::value_str;
 
+/// The keys found, unless they would make a reply over `rpc::max_reply`
+/// (41: the client narrows the pattern or passes a `max`/`capacity`), as
+/// `get_bulk` and `list` are held to it.
+fn within_reply(srv: &Server, keys: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, RpcError> {
+    let limit = super::max_reply(srv);
+    let total = keys
+        .iter()
+        .map(Vec::len)
+        .fold(0usize, usize::saturating_add);
+    if total > limit {
+        return Err(RpcError::new(
+            super::code::LOGICAL,
+            format!(
+                "the {} keys found hold {total} bytes, over the reply limit of {limit}: \
+                 narrow the pattern or ask for fewer",
+                keys.len()
+            ),
+        ));
+    }
+    Ok(keys)
+}
+
 fn keys_value(keys: Vec<Vec<u8>>) -> Value {
     Value::Array(keys.iter().map(|k| bin(k)).collect())
 }
@@ -18,7 +40,7 @@ fn run(srv: &Server, mode: SearchMode, pattern: &[u8], max: usize) -> RpcResult 
     let keys = slow::search(srv, |limits| {
         srv.db.search_within(mode, pattern, max, limits)
     })?;
-    Ok(keys_value(keys))
+    Ok(keys_value(within_reply(srv, keys)?))
 }
 
 /// KT's `max`: absent or negative = no limit (`None`), else that many.
@@ -48,7 +70,7 @@ fn kt_match(srv: &Server, mode: SearchMode, a: &Args, what: &str) -> RpcResult {
                 .search_within(mode, pattern, max.unwrap_or(0), limits)
         })?,
     };
-    Ok(kt_keys(keys, |_, k| bin(k)))
+    Ok(kt_keys(within_reply(srv, keys)?, |_, k| bin(k)))
 }
 
 /// `match_prefix(prefix, [inmap{max, DB}])` → `{num, _key: key}`: keys
@@ -78,7 +100,9 @@ pub fn match_similar(srv: &Server, params: &[Value]) -> RpcResult {
         srv.db.search_similar(origin, range, utf, limits)
     })?;
     keys.truncate(max);
-    Ok(kt_keys(keys, |i, _| Value::from(i.to_string())))
+    Ok(kt_keys(within_reply(srv, keys)?, |i, _| {
+        Value::from(i.to_string())
+    }))
 }
 
 /// `search(mode, pattern, [capacity])` (or `opts{capacity}`) with Tkrzw's
