@@ -23,7 +23,6 @@ const MAX_PREFIXES: usize = 65_536;
 
 #[derive(Debug, Default, Clone)]
 struct Prefix {
-    name: Vec<u8>,
     gets: u64,
     hits: u64,
     sets: u64,
@@ -37,11 +36,15 @@ pub struct Detail {
     table: Mutex<Table>,
 }
 
+/// The counters by prefix, found by a hash map; the buckets keep
+/// memcached's listing order only. A lookup used to search its bucket's
+/// list under the table's lock: with prefixes chosen to share a bucket
+/// (murmur3 is unseeded), every counted command scanned up to 65,536 names.
 #[derive(Debug, Default)]
 struct Table {
-    /// `BUCKETS` lists once something was recorded, newest first.
-    buckets: Vec<Vec<Prefix>>,
-    count: usize,
+    counts: std::collections::HashMap<Vec<u8>, Prefix>,
+    /// `BUCKETS` lists of names once something was recorded, oldest first.
+    buckets: Vec<Vec<Vec<u8>>>,
 }
 
 impl Detail {
@@ -86,28 +89,23 @@ impl Detail {
             return;
         };
         let name = key.get(..end).unwrap_or_default();
-        let bucket = murmur3_32(name) as usize % BUCKETS;
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = t.counts.get_mut(name) {
+            return count(p);
+        }
+        if t.counts.len() >= MAX_PREFIXES {
+            return;
+        }
         if t.buckets.is_empty() {
             t.buckets = vec![Vec::new(); BUCKETS];
         }
-        let full = t.count >= MAX_PREFIXES;
-        let Some(list) = t.buckets.get_mut(bucket) else {
-            return;
-        };
-        match list.iter_mut().find(|p| p.name == name) {
-            Some(p) => count(p),
-            None if !full => {
-                let mut p = Prefix {
-                    name: name.to_vec(),
-                    ..Prefix::default()
-                };
-                count(&mut p);
-                list.insert(0, p);
-                t.count += 1;
-            }
-            None => {}
+        let bucket = murmur3_32(name) as usize % BUCKETS;
+        if let Some(list) = t.buckets.get_mut(bucket) {
+            list.push(name.to_vec());
         }
+        let mut p = Prefix::default();
+        count(&mut p);
+        t.counts.insert(name.to_vec(), p);
     }
 
     /// `stats detail dump`: `PREFIX <p> get <n> hit <n> set <n> del <n>`
@@ -115,9 +113,13 @@ impl Detail {
     pub fn dump(&self) -> Vec<u8> {
         let t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
-        for p in t.buckets.iter().flatten() {
+        // Newest first within a bucket, as memcached inserts at the head.
+        for name in t.buckets.iter().flat_map(|list| list.iter().rev()) {
+            let Some(p) = t.counts.get(name) else {
+                continue;
+            };
             out.extend_from_slice(b"PREFIX ");
-            out.extend_from_slice(&p.name);
+            out.extend_from_slice(name);
             out.extend_from_slice(
                 format!(
                     " get {} hit {} set {} del {}\r\n",
@@ -203,5 +205,33 @@ mod tests {
         );
         d.clear();
         assert_eq!(d.dump(), b"END\r\n");
+    }
+
+    /// Prefixes past `MAX_PREFIXES` are not counted; those kept are found
+    /// by the map and listed bucket by bucket, newest first in a bucket.
+    #[test]
+    fn many_prefixes_are_capped_and_listed_in_memcached_order() {
+        let d = Detail::default();
+        d.set_enabled(true);
+        for i in 0..MAX_PREFIXES + 10 {
+            d.set(format!("p{i}:k").as_bytes());
+        }
+        d.set(b"p0:k");
+        let dump = String::from_utf8(d.dump()).unwrap();
+        assert_eq!(dump.lines().count(), MAX_PREFIXES + 1);
+        assert!(dump.contains("PREFIX p0 get 0 hit 0 set 2 del 0\r\n"));
+        assert!(!dump.contains(&format!("PREFIX p{} ", MAX_PREFIXES)));
+        let listed: Vec<&str> = dump
+            .lines()
+            .filter_map(|l| l.strip_prefix("PREFIX ")?.split(' ').next())
+            .collect();
+        let key = |name: &str| {
+            let n: usize = name[1..].parse().unwrap();
+            (
+                murmur3_32(name.as_bytes()) as usize % BUCKETS,
+                std::cmp::Reverse(n),
+            )
+        };
+        assert!(listed.windows(2).all(|w| key(w[0]) < key(w[1])));
     }
 }
