@@ -151,3 +151,38 @@ fn cursor_snapshots_held_by_idle_clients_stay_within_the_budget() {
         stat(s, "conn_buffer_bytes") == 0
     });
 }
+
+/// Replies on the KT port were not charged: 80 clients each sending GETs of
+/// a 1.5 MiB record of a file store (each reply a copy of its own) and
+/// reading nothing held 120 MiB. A reply body is now charged until it is
+/// sent, or answered 503 when the budget has no room.
+#[test]
+fn replies_to_clients_that_never_read_stay_within_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kt.tkh");
+    let (server, port) = start_kt_with_sentinel(&["-s", path.to_str().unwrap()]);
+    let value = vec![b'v'; 3 << 19];
+    let mut h = Http::connect(port);
+    assert_eq!(h.request("PUT", "/big", &[], &value).status, 201);
+    let before = server.rss_kib();
+    let gets = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n".repeat(10);
+    let conns: Vec<TcpStream> = (0..80)
+        .map(|_| {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(gets.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    wait_until(&server, "the budget to refuse someone", |s| {
+        stat(s, "conn_buffer_refused") > 0
+    });
+    assert!(stat(&server, "conn_buffer_bytes") <= (BUDGET_MIB + 8) << 20);
+    assert_unharmed(&server, "KT replies not read");
+    assert_grew_at_most(
+        &server,
+        before,
+        BUDGET_MIB + SLACK_MIB,
+        "KT replies not read",
+    );
+    drop(conns);
+}

@@ -71,7 +71,10 @@ impl Connection {
         let (srv, shared) = (self.srv.clone(), self.shared.clone());
         let service = hyper::service::service_fn(move |req| {
             let (srv, shared, boundary) = (srv.clone(), shared.clone(), boundary.clone());
-            async move { Ok::<_, Infallible>(handle(&srv, &shared, &boundary, req).await) }
+            async move {
+                let reply = handle(&srv, &shared, &boundary, req).await;
+                Ok::<_, Infallible>(charged(&srv, reply).await)
+            }
         });
         let conn = self.builder.serve_connection(TokioIo::new(io), service);
         match conn.without_shutdown().await {
@@ -87,6 +90,87 @@ impl Connection {
             }
         }
     }
+}
+
+/// Frames a reply body is handed to hyper in: hyper asks for the next one
+/// only when its write buffer has room, so the rest stays here, charged.
+const REPLY_FRAME: usize = 64 << 10;
+
+/// A reply body charged to the connection memory budget until hyper has
+/// taken the last of it: a client that sends requests and never reads
+/// holds one reply on each connection (a file store's value is a copy of
+/// its own). Handed over a frame at a time, so that what waits for the
+/// client waits here, counted, not in hyper's write buffer.
+pub(super) struct ChargedBody {
+    rest: Bytes,
+    srv: Arc<Server>,
+    charged: usize,
+}
+
+impl Body for ChargedBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        if this.rest.is_empty() {
+            return std::task::Poll::Ready(None);
+        }
+        let n = this.rest.len().min(REPLY_FRAME);
+        let frame = hyper::body::Frame::data(this.rest.split_to(n));
+        std::task::Poll::Ready(Some(Ok(frame)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.rest.is_empty()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.rest.len() as u64)
+    }
+}
+
+impl Drop for ChargedBody {
+    fn drop(&mut self) {
+        self.srv.budget.give(self.charged);
+    }
+}
+
+/// `reply` with its body charged to the budget (waiting for room as a
+/// request body does), or 503 when none came. Bodies up to
+/// `UNBUDGETED_BODY` are not charged.
+async fn charged(srv: &Arc<Server>, reply: Reply) -> Response<ChargedBody> {
+    let len = usize::try_from(reply.body().size_hint().lower()).unwrap_or(usize::MAX);
+    let mut charged = 0;
+    let reply = if len <= UNBUDGETED_BODY {
+        reply
+    } else if srv.budget.take(len).await {
+        charged = len;
+        reply
+    } else {
+        crate::stats::bump(&srv.budget.refused);
+        text(
+            503,
+            "out of memory: the connection memory budget is spent\n",
+        )
+    };
+    let (parts, body) = reply.into_parts();
+    // A `Full` is ready at once; its one buffer comes back without a copy.
+    let rest = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    Response::from_parts(
+        parts,
+        ChargedBody {
+            rest,
+            srv: srv.clone(),
+            charged,
+        },
+    )
 }
 
 /// Serves one request; every reply names the server.
