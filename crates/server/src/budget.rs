@@ -112,7 +112,8 @@ impl Budget {
         }
     }
 
-    fn force_take(&self, n: usize) {
+    /// Charges `n` bytes whatever the limit (memory already held).
+    pub fn force_take(&self, n: usize) {
         self.used.fetch_add(n, Ordering::AcqRel);
     }
 

@@ -145,12 +145,7 @@ impl RpcSession {
                             "out of memory: the connection memory budget is spent",
                         );
                         e.encode(id, &mut buf);
-                        // A few dozen bytes: granted at once unless the
-                        // budget is spent to the byte; then given nothing.
-                        match LateAnswer::charged(srv_for_charge, buf) {
-                            Some(answer) => answer,
-                            None => return,
-                        }
+                        LateAnswer::forced(srv_for_charge, buf)
                     }
                 };
                 let _ = tx.send(answer);

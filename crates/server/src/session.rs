@@ -51,6 +51,21 @@ impl LateAnswer {
     }
 }
 
+impl LateAnswer {
+    /// A short answer (an error) that is always delivered: charged whatever
+    /// the budget holds, as output is (`Charge::set`), since an answer never
+    /// sent would leave its client waiting and its connection open for good.
+    pub fn forced(srv: Arc<Server>, bytes: BytesMut) -> LateAnswer {
+        let n = bytes.len();
+        srv.budget.force_take(n);
+        LateAnswer {
+            bytes,
+            srv,
+            charged: n,
+        }
+    }
+}
+
 impl Drop for LateAnswer {
     fn drop(&mut self) {
         self.srv.budget.give(self.charged);

@@ -279,7 +279,12 @@ fn slow_answers_to_clients_that_never_read_stay_within_the_budget() {
         BUDGET_MIB + SLACK_MIB,
         "slow answers not read",
     );
+    // Every answer was delivered (or its connection closed), so every
+    // charge comes back once the clients are gone.
     drop(conns);
+    wait_until(&server, "every charge to be given back", |s| {
+        stat(s, "conn_buffer_bytes") == 0
+    });
 }
 
 /// `lru_crawler metadump all` was written whole into the output before any
