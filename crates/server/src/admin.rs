@@ -303,6 +303,8 @@ fn safe_strtoul(tok: &[u8]) -> Option<u32> {
 /// millisecond of work); the connection writes them out, and the worker
 /// turns to its other connections, before the dump goes on.
 const METADUMP_WINDOW: usize = 64 << 10;
+/// Records one window visits at most, listed or not (expired ones are not).
+const METADUMP_VISITS: usize = 4096;
 
 /// Writes metadump lines from the record `place` is on, until a window is
 /// full; where to go on, or `None` once `END` is written.
@@ -310,6 +312,7 @@ pub fn metadump_more(srv: &Server, place: CursorPlace, out: &mut Out) -> Option<
     let now = memstored_engine::now_secs();
     let mut cursor = srv.db.resume_cursor(place);
     let end = out.len().saturating_add(METADUMP_WINDOW);
+    let mut visits = 0;
     while let Ok(key) = cursor.key() {
         if let Ok(Some(r)) = srv.db.get_record(&key) {
             if !r.meta.is_expired(now) {
@@ -319,7 +322,8 @@ pub fn metadump_more(srv: &Server, place: CursorPlace, out: &mut Out) -> Option<
         if cursor.next().is_err() {
             break;
         }
-        if out.len() >= end {
+        visits += 1;
+        if out.len() >= end || visits >= METADUMP_VISITS {
             return Some(cursor.detach());
         }
     }

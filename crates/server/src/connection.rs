@@ -398,7 +398,10 @@ async fn run<S: Socket>(
                     }
                     break;
                 }
-                Step::Flush => continue,
+                // A turn for the worker's other connections: a client that
+                // reads as fast as a long reply (a dump) is made would
+                // otherwise keep its worker, its writes never blocking.
+                Step::Flush => tokio::task::yield_now().await,
                 Step::Close => {
                     *handover = match s {
                         AnySession::Rpc(s) => s.take_stream(),
@@ -418,7 +421,7 @@ async fn run<S: Socket>(
 /// The replies are charged to the memory budget while they wait; when it is
 /// spent, a client that does not read them within the budget's wait is
 /// dropped (false: close the connection).
-async fn write<S: Socket>(
+pub(crate) async fn write<S: Socket>(
     stream: &S,
     srv: &Server,
     out: &mut Out,

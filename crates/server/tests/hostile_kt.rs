@@ -184,5 +184,10 @@ fn replies_to_clients_that_never_read_stay_within_the_budget() {
         BUDGET_MIB + SLACK_MIB,
         "KT replies not read",
     );
+    // Every answer was delivered (or its connection closed), so every
+    // charge comes back once the clients are gone.
     drop(conns);
+    wait_until(&server, "every charge to be given back", |s| {
+        stat(s, "conn_buffer_bytes") == 0
+    });
 }

@@ -299,15 +299,16 @@ impl BinaryRun {
             // Which of its writes the replies wait for (--sync-replicas).
             let wrote = memstored_engine::ulog::take_last_appended();
             crate::replication::before_replies(srv, wrote).await;
-            if !self.out.is_empty() {
-                if let Err(e) = srv.db.flush_dirty() {
-                    tracing::error!("handing writes to the OS failed: {e}");
-                }
-                let n = self.out.write_to(&io.stream).await?;
-                crate::stats::add(&srv.counters.here().bytes_written, n as u64);
+            // Charged while they wait, and a client that does not read them
+            // while the budget is spent is dropped, as on the main port.
+            let read_buffer = charge.held();
+            if !crate::connection::write(&io.stream, srv, &mut self.out, charge, read_buffer)
+                .await?
+            {
+                return Ok(false);
             }
             match step {
-                Step::Flush => continue,
+                Step::Flush => tokio::task::yield_now().await,
                 Step::Close => return Ok(false),
                 Step::NeedInput(_) if io.pending.first().is_some_and(|&b| !is_binary(b)) => {
                     return Ok(true)

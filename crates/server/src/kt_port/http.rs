@@ -72,8 +72,9 @@ impl Connection {
         let service = hyper::service::service_fn(move |req| {
             let (srv, shared, boundary) = (srv.clone(), shared.clone(), boundary.clone());
             async move {
+                let read_only = reads_only(req.method(), req.uri().path());
                 let reply = handle(&srv, &shared, &boundary, req).await;
-                Ok::<_, Infallible>(charged(&srv, reply).await)
+                Ok::<_, Infallible>(charged(&srv, read_only, reply).await)
             }
         });
         let conn = self.builder.serve_connection(TokioIo::new(io), service);
@@ -93,35 +94,70 @@ impl Connection {
 }
 
 /// Frames a reply body is handed to hyper in: hyper asks for the next one
-/// only when its write buffer has room, so the rest stays here, charged.
+/// only when its write buffer has room, so the rest stays here.
 const REPLY_FRAME: usize = 64 << 10;
 
-/// A reply body charged to the connection memory budget until hyper has
-/// taken the last of it: a client that sends requests and never reads
-/// holds one reply on each connection (a file store's value is a copy of
-/// its own). Handed over a frame at a time, so that what waits for the
-/// client waits here, counted, not in hyper's write buffer.
-pub(super) struct ChargedBody {
-    rest: Bytes,
+/// The budget charge of one reply, given back when the last of its bytes
+/// is dropped: the body and every frame hyper still holds share it (a
+/// frame is a slice of the reply's one buffer, and keeps all of it).
+struct ReplyCharge {
     srv: Arc<Server>,
     charged: usize,
 }
 
+impl Drop for ReplyCharge {
+    fn drop(&mut self) {
+        self.srv.budget.give(self.charged);
+    }
+}
+
+/// A frame of a charged reply, with its share of the charge.
+pub(super) struct ChargedFrame {
+    bytes: Bytes,
+    _charge: Option<Arc<ReplyCharge>>,
+}
+
+impl bytes::Buf for ChargedFrame {
+    fn remaining(&self) -> usize {
+        self.bytes.remaining()
+    }
+
+    fn chunk(&self) -> &[u8] {
+        self.bytes.chunk()
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.bytes.advance(n)
+    }
+}
+
+/// A reply body charged to the connection memory budget until hyper has
+/// written (or dropped) the last of it: a client that sends requests and
+/// never reads holds one reply on each connection, and a file store's
+/// value is a copy of its own. Handed over a frame at a time.
+pub(super) struct ChargedBody {
+    rest: Bytes,
+    charge: Option<Arc<ReplyCharge>>,
+}
+
 impl Body for ChargedBody {
-    type Data = Bytes;
+    type Data = ChargedFrame;
     type Error = Infallible;
 
     fn poll_frame(
         self: std::pin::Pin<&mut Self>,
         _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<ChargedFrame>, Infallible>>> {
         let this = self.get_mut();
         if this.rest.is_empty() {
             return std::task::Poll::Ready(None);
         }
         let n = this.rest.len().min(REPLY_FRAME);
-        let frame = hyper::body::Frame::data(this.rest.split_to(n));
-        std::task::Poll::Ready(Some(Ok(frame)))
+        let frame = ChargedFrame {
+            bytes: this.rest.split_to(n),
+            _charge: this.charge.clone(),
+        };
+        std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(frame))))
     }
 
     fn is_end_stream(&self) -> bool {
@@ -133,16 +169,37 @@ impl Body for ChargedBody {
     }
 }
 
-impl Drop for ChargedBody {
-    fn drop(&mut self) {
-        self.srv.budget.give(self.charged);
+/// True for a request that changes nothing (a REST GET or HEAD, an RPC
+/// procedure that only reads), whose reply may be refused for want of
+/// memory after it ran; any other reply is charged whatever the budget
+/// holds, as its change is already made (a `seize` must not lose its
+/// value to a 503).
+fn reads_only(method: &hyper::Method, path: &str) -> bool {
+    match path.strip_prefix("/rpc/") {
+        Some(name) => matches!(
+            name,
+            "get"
+                | "get_bulk"
+                | "check"
+                | "list"
+                | "status"
+                | "report"
+                | "void"
+                | "echo"
+                | "match_prefix"
+                | "match_regex"
+                | "match_similar"
+                | "search"
+        ),
+        None => method == hyper::Method::GET || method == hyper::Method::HEAD,
     }
 }
 
-/// `reply` with its body charged to the budget (waiting for room as a
-/// request body does), or 503 when none came. Bodies up to
-/// `UNBUDGETED_BODY` are not charged.
-async fn charged(srv: &Arc<Server>, reply: Reply) -> Response<ChargedBody> {
+/// `reply` with its body charged to the budget, waiting for room as a
+/// request body does; when none came, a read-only request is answered 503
+/// instead, any other charged all the same. Bodies up to `UNBUDGETED_BODY`
+/// are not charged.
+async fn charged(srv: &Arc<Server>, read_only: bool, reply: Reply) -> Response<ChargedBody> {
     let len = usize::try_from(reply.body().size_hint().lower()).unwrap_or(usize::MAX);
     let mut charged = 0;
     let reply = if len <= UNBUDGETED_BODY {
@@ -150,12 +207,16 @@ async fn charged(srv: &Arc<Server>, reply: Reply) -> Response<ChargedBody> {
     } else if srv.budget.take(len).await {
         charged = len;
         reply
-    } else {
+    } else if read_only {
         crate::stats::bump(&srv.budget.refused);
         text(
             503,
             "out of memory: the connection memory budget is spent\n",
         )
+    } else {
+        srv.budget.force_take(len);
+        charged = len;
+        reply
     };
     let (parts, body) = reply.into_parts();
     // A `Full` is ready at once; its one buffer comes back without a copy.
@@ -163,14 +224,13 @@ async fn charged(srv: &Arc<Server>, reply: Reply) -> Response<ChargedBody> {
         Ok(collected) => collected.to_bytes(),
         Err(never) => match never {},
     };
-    Response::from_parts(
-        parts,
-        ChargedBody {
-            rest,
+    let charge = (charged > 0).then(|| {
+        Arc::new(ReplyCharge {
             srv: srv.clone(),
             charged,
-        },
-    )
+        })
+    });
+    Response::from_parts(parts, ChargedBody { rest, charge })
 }
 
 /// Serves one request; every reply names the server.
