@@ -272,16 +272,18 @@ async fn run<S: Socket>(
             tokio::select! {
                 biased;
                 r = stream.readable(), if !eof => r?,
-                Some(done) = late_rx.recv(), if in_flight > 0 => {
-                    // Answers finished elsewhere join the output in the order they completed.
-                    let mut late = Some(done);
-                    while let Some(done) = late {
-                        if let Some(s) = session.as_mut() {
-                            s.answered_late();
-                        }
-                        out.put(&done.bytes);
-                        late = late_rx.try_recv().ok();
+                Some(mut done) = late_rx.recv(), if in_flight > 0 => {
+                    // Answers finished elsewhere join the output in the order
+                    // they completed, one at a time and without a copy: the
+                    // others wait in the channel, charged, until this one is
+                    // written, so a client that does not read holds one in
+                    // its output, not all it has asked for.
+                    if let Some(s) = session.as_mut() {
+                        s.answered_late();
                     }
+                    out.value(std::mem::take(&mut done.bytes).freeze());
+                    // Its charge passes to the output's (`write`).
+                    drop(done);
                     if !write(stream, srv, &mut out, &mut charge, read_charge(rbuf.capacity(), unbudgeted)).await? {
                         return Ok(());
                     }
