@@ -445,8 +445,9 @@ impl Db {
     pub(crate) fn clear_unchecked(&self) -> Result<()> {
         let Some(listener) = self.listener.get() else {
             for s in &self.shards {
+                let mut state = s.state.write();
                 s.mark_dirty();
-                s.state.write().store.clear()?;
+                state.store.clear()?;
             }
             return Ok(());
         };
@@ -522,19 +523,34 @@ impl Db {
     /// Cheap when nothing was written: one atomic load per shard. The server
     /// calls it after every batch of replies; engines whose write-back is a
     /// whole snapshot (`.tkmt`) do nothing here (see `Store::flush`).
+    ///
+    /// A shard's flag is cleared under its write lock, and only once its
+    /// flush succeeded: every write marks its shard under that lock, so a
+    /// caller that finds the flag clear knows that its own writes were
+    /// handed over (by whichever call cleared it), and a shard whose flush
+    /// failed stays dirty, to be tried again by the next call. Every shard
+    /// is tried; the first failure is returned.
     pub fn flush_dirty(&self) -> Result<()> {
-        if let Some(l) = self.listener.get() {
-            l.flush()?;
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut first_err = None;
+        if let Some(Err(e)) = self.listener.get().map(|l| l.flush()) {
+            first_err = Some(e);
         }
         for s in &self.shards {
-            let dirty = &s.dirty;
-            if dirty.load(std::sync::atomic::Ordering::Relaxed)
-                && dirty.swap(false, std::sync::atomic::Ordering::Relaxed)
-            {
-                s.state.write().store.flush()?;
+            if !s.dirty.load(Relaxed) {
+                continue;
+            }
+            let mut state = s.state.write();
+            if s.dirty.load(Relaxed) {
+                match state.store.flush() {
+                    Ok(()) => s.dirty.store(false, Relaxed),
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
             }
         }
-        Ok(())
+        first_err.map_or(Ok(()), Err)
     }
 
     /// Synchronizes and closes every shard. Later calls that write fail.

@@ -32,6 +32,17 @@ pub trait DataFile: Send + Sync {
     fn map(&self, _len: u64) -> Result<Option<Arc<FileMap>>> {
         Ok(None)
     }
+    /// Allocates disk space for `len` bytes at `offset` without changing
+    /// the file's length, so that a later `write_at` there cannot fail for
+    /// want of space (`Error::NoSpace` when the disk or quota is full).
+    /// Where the file system cannot reserve (or the file is simulated) it
+    /// does nothing and succeeds: writes then find out at `write_at`.
+    fn reserve(&self, _offset: u64, _len: u64) -> Result<()> {
+        Ok(())
+    }
+    /// Gives back space reserved past `offset` (the end of the data) by
+    /// `reserve`. A hint: failing leaves the space allocated, nothing more.
+    fn release_after(&self, _offset: u64, _len: u64) {}
 }
 
 /// A read-only shared memory map of a file.
@@ -93,6 +104,36 @@ pub struct RealFs;
 
 struct RealFile(std::fs::File);
 
+/// `fallocate` on `f`; the OS error as is.
+fn fallocate(f: &std::fs::File, mode: libc::c_int, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(off), Ok(n)) = (
+        libc::off64_t::try_from(offset),
+        libc::off64_t::try_from(len),
+    ) else {
+        return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
+    };
+    loop {
+        // SAFETY: a descriptor we own and plain integers.
+        if unsafe { libc::fallocate64(f.as_raw_fd(), mode, off, n) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Maps a failed write's OS error to the engine's error: a full disk or
+/// quota is `NoSpace`, so that callers can tell it from a failing disk.
+pub(crate) fn write_error(what: &str, e: std::io::Error) -> Error {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => Error::NoSpace(format!("{what}: {e}")),
+        _ => Error::System(format!("{what}: {e}")),
+    }
+}
+
 impl DataFile for RealFile {
     fn len(&self) -> Result<u64> {
         Ok(self.0.metadata()?.len())
@@ -101,10 +142,24 @@ impl DataFile for RealFile {
         Ok(self.0.read_exact_at(buf, offset)?)
     }
     fn write_at(&self, data: &[u8], offset: u64) -> Result<()> {
-        Ok(self.0.write_all_at(data, offset)?)
+        self.0
+            .write_all_at(data, offset)
+            .map_err(|e| write_error("cannot write", e))
     }
     fn set_len(&self, len: u64) -> Result<()> {
         Ok(self.0.set_len(len)?)
+    }
+    fn reserve(&self, offset: u64, len: u64) -> Result<()> {
+        match fallocate(&self.0, libc::FALLOC_FL_KEEP_SIZE, offset, len) {
+            Ok(()) => Ok(()),
+            // The file system cannot reserve: writes find out for themselves.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENOSYS)) => Ok(()),
+            Err(e) => Err(write_error("cannot reserve space", e)),
+        }
+    }
+    fn release_after(&self, offset: u64, len: u64) {
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        let _ = fallocate(&self.0, mode, offset, len);
     }
     fn sync(&self) -> Result<()> {
         Ok(self.0.sync_data()?)

@@ -271,6 +271,7 @@ pub struct Shard {
     pub state: RwLock<ShardState>,
     /// Set by every write, cleared by `Db::flush_dirty`: lets the server hand
     /// buffered writes to the OS after each batch without touching idle shards.
+    /// Set and cleared only under `state`'s write lock (see `flush_dirty`).
     pub dirty: AtomicBool,
     /// Its last sync, backup and rebuild (`Db::shard_reports`).
     pub activity: crate::activity::Activity,

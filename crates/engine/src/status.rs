@@ -48,6 +48,11 @@ pub enum Error {
     /// The operating system refused an I/O call.
     #[error("system error: {0}")]
     System(String),
+    /// The disk (or the quota) has no room for a write. The write was
+    /// refused before it changed anything: it is neither stored nor
+    /// readable, and the same write succeeds once space returns.
+    #[error("out of space: {0}")]
+    NoSpace(String),
     /// The engine does not support this call (e.g. `last()` on a hash iterator).
     #[error("not implemented: {0}")]
     NotImplemented(String),
@@ -71,7 +76,7 @@ impl Error {
             | Error::Infeasible(_) => "INFEASIBLE_ERROR",
             Error::InvalidArgument(_) => "INVALID_ARGUMENT_ERROR",
             Error::BrokenData(_) => "BROKEN_DATA_ERROR",
-            Error::System(_) => "SYSTEM_ERROR",
+            Error::System(_) | Error::NoSpace(_) => "SYSTEM_ERROR",
             Error::NotImplemented(_) => "NOT_IMPLEMENTED_ERROR",
             Error::Precondition(_) => "PRECONDITION_ERROR",
         }

@@ -403,8 +403,13 @@ fn reply(head: ResponseHead, o: Outcome, how: Reply<'_>, out: &mut Out) {
         (Outcome::Overflow | Outcome::Failed(_), _) => {
             tracing::debug!("binary opcode {:#04x}: {o:?}", head.opcode);
             let head = head.with_status(Status::OutOfMemory);
-            let msg = b"Out of memory or storage failure";
-            let _ = encode_response(&head, &[], &[], msg, out.buf());
+            // The body says why (a full disk: "out of space: ..."), as
+            // memcached's error bodies do.
+            let msg = match o {
+                Outcome::Failed(e) => e.to_string(),
+                _ => "Out of memory or storage failure".to_string(),
+            };
+            let _ = encode_response(&head, &[], &[], msg.as_bytes(), out.buf());
             return;
         }
     };

@@ -433,8 +433,8 @@ pub(crate) async fn write<S: Socket>(
     if out.is_empty() {
         return Ok(true);
     }
-    if let Err(e) = srv.db.flush_dirty() {
-        tracing::error!("handing writes to the OS failed: {e}");
+    if !hand_writes_to_os(srv) {
+        return Ok(false);
     }
     let charged = out.held() > UNBUDGETED_OUT;
     if charged {
@@ -457,6 +457,25 @@ pub(crate) async fn write<S: Socket>(
     }
     stats::add(&srv.counters.here().bytes_written, n as u64);
     Ok(true)
+}
+
+/// Hands the batch's writes to the OS before its replies go (`Db::flush_dirty`).
+/// False when that failed: the replies must not go, since some of them may
+/// acknowledge writes the OS did not take; the connection is closed without
+/// them, so the client never reads a write as stored that is not. (A full
+/// disk does not come here: each write reserved its space before it was
+/// applied, and one without room was answered with an error, see
+/// docs/design.md "A full disk"; this is a disk that fails.)
+pub(crate) fn hand_writes_to_os(srv: &Server) -> bool {
+    match srv.db.flush_dirty() {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::error!(
+                "handing writes to the OS failed: {e}; closing the connection without its replies"
+            );
+            false
+        }
+    }
 }
 
 /// Answers the request at the front of `rbuf` "out of memory", as memcached

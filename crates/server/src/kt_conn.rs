@@ -177,12 +177,15 @@ pub fn database(srv: &Server, dbidx: u16) -> Option<&Server> {
 
 /// Hands the writes of the databases after the first to the OS after a
 /// write request (the connection does the first's after each batch).
-fn flush_others(srv: &Server) {
+/// A failure fails the request: its writes may not be acknowledged.
+fn flush_others(srv: &Server) -> Result<(), Outcome> {
     for s in &srv.others {
         if let Err(e) = s.db.flush_dirty() {
-            tracing::warn!("flushing {:?}: {e}", s.cfg.store);
+            tracing::error!("flushing {:?}: {e}", s.cfg.store);
+            return Err(Outcome::Failed(e));
         }
     }
+    Ok(())
 }
 
 /// Stores each record in its database until one fails; how many were stored.
@@ -210,7 +213,7 @@ fn set_bulk(srv: &Server, records: &[SetRecord]) -> Result<u32, Outcome> {
             o => Err(o),
         }
     });
-    flush_others(srv);
+    flush_others(srv)?;
     result.map(|()| hits)
 }
 
@@ -233,7 +236,7 @@ fn remove_bulk(srv: &Server, keys: &[KeyRecord]) -> Result<u32, Outcome> {
         }
         Ok(())
     });
-    flush_others(srv);
+    flush_others(srv)?;
     result.map(|()| hits)
 }
 

@@ -23,6 +23,9 @@ use std::sync::Arc;
 /// Writes are gathered in memory and handed to the OS once this many bytes
 /// are pending (and at every synchronize/close), saving a system call per record.
 const WRITE_BUFFER: usize = 256 * 1024;
+/// Disk space is reserved ahead of the log's end in steps of this size
+/// (`LogStore::reserve_for`): one `fallocate` for every step of writes.
+const RESERVE_STEP: u64 = WRITE_BUFFER as u64;
 
 /// Smallest read map of a log; maps reserve address space past the file's end
 /// (doubling as it grows), so a growing log is remapped only now and then.
@@ -116,6 +119,10 @@ pub struct LogStore<I: LogIndex> {
     /// Encoded records not yet handed to the OS; they start at file offset `flushed`.
     wbuf: Vec<u8>,
     flushed: u64,
+    /// Disk space is allocated for the file up to here (at least `flushed`),
+    /// so that handing the write buffer to the OS cannot fail for want of
+    /// space: a record is only indexed once its bytes fit below it.
+    reserved: u64,
     /// Read-only map of the file covering at least `[0, flushed)`, so gets of
     /// flushed records need no system call; `None` where files cannot be
     /// mapped (then records are read with `read_at`).
@@ -227,6 +234,7 @@ impl<I: LogIndex> LogStore<I> {
             index: I::with_capacity(opts.buckets),
             wbuf: Vec::new(),
             flushed: len,
+            reserved: 0,
             map: None,
             live_bytes: 0,
             max_cas: 0,
@@ -245,6 +253,7 @@ impl<I: LogIndex> LogStore<I> {
         }
         store.remap();
         store.publish_probe();
+        store.reserved = store.flushed;
         Ok(store)
     }
 
@@ -384,7 +393,48 @@ impl<I: LogIndex> LogStore<I> {
     fn append(&mut self, op: Op, key: &[u8], value: &[u8], meta: Meta) -> Result<()> {
         let offset = self.next_offset()?;
         let h = format::encode_record(&mut self.wbuf, op, key, value, meta, self.opts.compression)?;
+        self.reserve_for(offset)?;
         self.appended(offset, &h, key)
+    }
+
+    /// Makes sure the disk has room for the write buffer, whose last record
+    /// starts at `offset`: reserves space ahead (`DataFile::reserve`), a
+    /// step at a time. When the disk is full the record is taken back out of
+    /// the buffer before anything indexed it, and the write is refused with
+    /// `NoSpace`: so no record is ever acknowledged whose bytes the OS could
+    /// still refuse at `flush` (docs/design.md "A full disk").
+    fn reserve_for(&mut self, offset: u64) -> Result<()> {
+        let end = self.flushed + self.wbuf.len() as u64;
+        if end <= self.reserved {
+            return Ok(());
+        }
+        let ahead = end.div_ceil(RESERVE_STEP) * RESERVE_STEP;
+        let result = self
+            .file
+            .reserve(self.reserved, ahead - self.reserved)
+            .map(|()| ahead)
+            // Too little room for a whole step: what this record needs.
+            .or_else(|_| {
+                self.file
+                    .reserve(self.reserved, end - self.reserved)
+                    .map(|()| end)
+            });
+        match result {
+            Ok(to) => {
+                self.reserved = to;
+                Ok(())
+            }
+            Err(e) => {
+                self.wbuf.truncate((offset - self.flushed) as usize);
+                Err(match e {
+                    Error::NoSpace(why) => Error::NoSpace(format!(
+                        "no room on disk for a record of {} bytes ({why})",
+                        end - offset
+                    )),
+                    other => other,
+                })
+            }
+        }
     }
 
     /// Where the next record goes, if the log takes one.
@@ -549,6 +599,7 @@ impl<I: LogIndex> Store for LogStore<I> {
     fn put_encoded(&mut self, key: &[u8], record: &[u8], header: &RecordHeader) -> Result<()> {
         let offset = self.next_offset()?;
         self.wbuf.extend_from_slice(record);
+        self.reserve_for(offset)?;
         self.appended(offset, header, key)
     }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
@@ -582,6 +633,10 @@ impl<I: LogIndex> Store for LogStore<I> {
         if self.opts.writable {
             self.synchronize(true)?;
             let end = self.flushed;
+            if self.reserved > end {
+                self.file.release_after(end, self.reserved - end);
+                self.reserved = end;
+            }
             let (index, log) = (&self.index, self.log());
             let mut each = |f: &mut dyn FnMut(&[u8], Loc)| index.for_each(&log, f);
             // The data is durable now; the hint only spares the next open a
@@ -681,6 +736,7 @@ impl<I: LogIndex> Store for LogStore<I> {
         self.index = done.index;
         self.publish_probe();
         self.flushed = done.len;
+        self.reserved = done.len;
         self.map = None;
         self.remap();
         self.live_bytes = done.live_bytes;

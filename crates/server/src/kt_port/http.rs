@@ -244,9 +244,12 @@ async fn handle(
     // As every other session after a batch: the writes (and their update
     // log entries) reach the OS before the reply, so SIGKILL loses no
     // acknowledged write.
+    // A failure replaces the reply: it may acknowledge writes the OS did
+    // not take (a full disk does not come here: docs/design.md).
     for db in crate::databases::all(srv) {
         if let Err(e) = db.flush_dirty() {
             tracing::error!("handing writes to the OS failed: {e}");
+            reply = text(500, &format!("handing writes to the OS failed: {e}"));
         }
     }
     let server = format!("memstored/{}", crate::MEMSTORED_VERSION);

@@ -246,9 +246,11 @@ fn on_selected(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<Repl
     }
     let result = reply_on(target, method, params);
     // The connection hands the first database's writes to the OS after each
-    // batch; another database's are handed over here, after each call.
+    // batch; another database's are handed over here, after each call, and
+    // a failure there fails the call: its writes may not be acknowledged.
     if let Err(e) = target.db.flush_dirty() {
-        tracing::warn!("flushing {:?}: {e}", target.cfg.store);
+        tracing::error!("flushing {:?}: {e}", target.cfg.store);
+        return Err(RpcError::from_outcome(Outcome::Failed(e)));
     }
     result
 }

@@ -203,8 +203,8 @@ impl<'s> Conn<'s> {
 
     /// Writes acknowledged in the batch reach the OS before the reply does.
     fn start_send(&mut self, srv: &Server) -> Next {
-        if let Err(e) = srv.db.flush_dirty() {
-            tracing::error!("handing writes to the OS failed: {e}");
+        if !crate::connection::hand_writes_to_os(srv) {
+            return Next::Close;
         }
         if self.out.held() > UNBUDGETED_OUT {
             self.charge
