@@ -9,7 +9,10 @@
 //! skipped.
 
 mod common;
-use common::{call, set_extras, Server, Text};
+use common::kt_http::{start_kt, Http};
+use common::{call, rpc_request, rpc_response, set_extras, Server, Text};
+use rmpv::Value;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -121,7 +124,7 @@ fn acknowledged_writes_survive_a_full_disk(shards: u32) {
     let filler: PathBuf = fs.path().join("filler");
     std::fs::write(&filler, vec![7u8; 3 << 20]).unwrap();
     let store = format!("{}/c.tkh#num_shards={shards}", fs.path().display());
-    let server = Server::start(&["-s", &store, "-I", "1m"]);
+    let (server, kt_port) = start_kt(&["-s", &store, "-I", "1m"]);
     let mut t = Text::new(server.connect());
     let (mut stored, mut refused) = fill(&mut t, 0);
     assert!(
@@ -154,6 +157,21 @@ fn acknowledged_writes_survive_a_full_disk(shards: u32) {
         "binary body says why: {:?}",
         String::from_utf8_lossy(&r.value)
     );
+
+    // MessagePack-RPC and the Kyoto Tycoon port refuse with their errors.
+    let mut r = server.connect();
+    let big = Value::Binary(value_of(1).into_bytes());
+    r.write_all(&rpc_request(1, "set", &[Value::from("rpc"), big]))
+        .unwrap();
+    let err = rpc_response(&mut r).expect_err("RPC set on a full disk");
+    assert!(
+        format!("{err}").contains("out of space"),
+        "RPC error says why: {err}"
+    );
+    let reply = Http::connect(kt_port).request("PUT", "/kt", &[], value_of(2).as_bytes());
+    assert_eq!(reply.status, 500, "KT PUT on a full disk");
+    let why = reply.header("x-kt-error").unwrap_or_default();
+    assert!(why.contains("out of space"), "X-Kt-Error says why: {why:?}");
 
     // Space returns: the same server takes writes again, with no restart.
     std::fs::remove_file(&filler).unwrap();
