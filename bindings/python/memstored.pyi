@@ -121,8 +121,10 @@ class DBM:
     ordered), `PATH.tkmt`/`.mem` (in-memory, saved to a file). Keyword
     parameters become the engine's `PATH#k=v,...` name (num_buckets,
     num_shards, cap_rec_num, cap_mem_size, compression, sync, ...);
-    `truncate=True` starts from empty files, `no_create=True` fails when there
-    is no file, `concurrent` is accepted and ignored.
+    `truncate=True` starts from empty files (the engine's `truncate=true`:
+    refused, files untouched, while another process holds the store),
+    `no_create=True` fails when there is no file, `concurrent` is accepted
+    and ignored.
     """
 
     ANY_DATA: bytes

@@ -89,7 +89,7 @@ impl Dbm {
                     "the database is already open",
                 ));
             }
-            params::prepare_files(&spec, writable)?;
+            params::check_no_create(&spec)?;
             *slot = Some(Arc::new(Db::open(&spec.name, writable)?));
             Ok(())
         })))

@@ -1,20 +1,19 @@
 //! `DBM.Open(path, writable, **params)` to memstored's database name
 //! `PATH#k=v,...`, plus the open options the engine does not take itself.
 
-use crate::status::{Status, INVALID_ARGUMENT_ERROR, NOT_FOUND_ERROR, SYSTEM_ERROR};
+use crate::status::{Status, INVALID_ARGUMENT_ERROR, NOT_FOUND_ERROR};
 use memstored_engine::db::shard_path;
-use memstored_engine::hint::hint_path;
 use memstored_engine::DbName;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
-use std::path::Path;
 
 /// What `Open` does: the engine's name string and the binding's own options.
 #[derive(Debug, PartialEq)]
 pub struct OpenSpec {
+    /// tkrzw-python's `truncate=True` is in it as the engine's
+    /// `truncate=true`: the engine empties the files under the store's
+    /// lock, so a store another process holds is refused, never emptied.
     pub name: String,
-    /// tkrzw-python's `truncate=True`: start from an empty database.
-    pub truncate: bool,
     /// tkrzw-python's `no_create=True`: fail when there is no file yet.
     pub no_create: bool,
 }
@@ -22,7 +21,7 @@ pub struct OpenSpec {
 /// Keyword parameters the binding consumes instead of passing them on.
 /// `concurrent` is tkrzw-python's switch to release the GIL; this binding
 /// decides that per call, so the parameter is accepted and has no effect.
-const BINDING_PARAMS: [&str; 3] = ["truncate", "no_create", "concurrent"];
+const BINDING_PARAMS: [&str; 2] = ["no_create", "concurrent"];
 
 /// A keyword value as text: Python booleans as `true`/`false`, the rest by `str()`.
 fn value_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -57,15 +56,20 @@ pub fn open_spec(
 fn build(path: &str, pairs: &[(String, String)]) -> Result<OpenSpec, Status> {
     let mut spec = OpenSpec {
         name: path.to_string(),
-        truncate: false,
         no_create: false,
     };
     let mut sep = if path.contains('#') { ',' } else { '#' };
     for (k, v) in pairs {
-        match k.as_str() {
-            "truncate" => spec.truncate = truthy(v),
+        let (k, v) = (k.as_str(), v.as_str());
+        // Python's truthy words, in the engine's.
+        let v = match k {
+            "truncate" if truthy(v) => "true",
+            "truncate" => "false",
+            _ => v,
+        };
+        match k {
             "no_create" => spec.no_create = truthy(v),
-            _ if BINDING_PARAMS.contains(&k.as_str()) => {}
+            _ if BINDING_PARAMS.contains(&k) => {}
             _ => {
                 if [k, v].iter().any(|s| s.contains([',', '#', '='])) {
                     return Err(Status::new(
@@ -82,19 +86,9 @@ fn build(path: &str, pairs: &[(String, String)]) -> Result<OpenSpec, Status> {
     Ok(spec)
 }
 
-fn remove_if_present(p: &Path) -> Result<(), Status> {
-    match std::fs::remove_file(p) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Status::new(
-            SYSTEM_ERROR,
-            format!("truncating {}: {e}", p.display()),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Carries out `truncate` and `no_create` on the files the name opens (each
-/// shard's data file and its hint file); in-memory names have none.
-pub fn prepare_files(spec: &OpenSpec, writable: bool) -> Result<(), Status> {
+/// Carries out `no_create`: refused when the name's first data file does
+/// not exist; in-memory names have none.
+pub fn check_no_create(spec: &OpenSpec) -> Result<(), Status> {
     let name = DbName::parse(&spec.name)?;
     if !name.kind.has_file() {
         return Ok(());
@@ -105,13 +99,6 @@ pub fn prepare_files(spec: &OpenSpec, writable: bool) -> Result<(), Status> {
             NOT_FOUND_ERROR,
             format!("{}: no such database (no_create)", name.path),
         ));
-    }
-    if spec.truncate && writable {
-        for i in 0..n {
-            let p = shard_path(&name.path, i, n);
-            remove_if_present(&hint_path(&p))?;
-            remove_if_present(&p)?;
-        }
     }
     Ok(())
 }
@@ -138,8 +125,13 @@ mod tests {
             ]),
         )
         .unwrap();
-        assert_eq!(s.name, "casket.tkh#num_buckets=100,num_shards=4");
-        assert!(s.truncate && !s.no_create);
+        assert_eq!(
+            s.name,
+            "casket.tkh#num_buckets=100,truncate=true,num_shards=4"
+        );
+        assert!(!s.no_create);
+        let s = build("x.tkh", &pairs(&[("truncate", "no")])).unwrap();
+        assert_eq!(s.name, "x.tkh#truncate=false");
         let s = build("x.tkt#num_shards=2", &pairs(&[("sync", "always")])).unwrap();
         assert_eq!(s.name, "x.tkt#num_shards=2,sync=always");
         let e = build("*", &pairs(&[("capsiz", "1,2")])).unwrap_err();

@@ -25,7 +25,6 @@ const CODE_NAMES: [&str; 14] = [
 
 pub const SUCCESS: i32 = 0;
 pub const UNKNOWN_ERROR: i32 = 1;
-pub const SYSTEM_ERROR: i32 = 2;
 pub const NOT_IMPLEMENTED_ERROR: i32 = 3;
 pub const PRECONDITION_ERROR: i32 = 4;
 pub const INVALID_ARGUMENT_ERROR: i32 = 5;

@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -149,6 +151,53 @@ def test_data_survives_reopen_and_truncate_empties(tmp_path):
     with DBM(path, True, num_shards=2, truncate=True) as db:
         assert len(db) == 0
         db["k2"] = "v2"
+    with DBM(path, True, num_shards=2, truncate=True) as db:
+        assert len(db) == 0
+
+
+# A child process that opens the store writable and holds it until its
+# stdin closes, saying "holding" once the store is open.
+HOLD = """
+import sys, memstored
+db = memstored.DBM(sys.argv[1], True, num_shards=2)
+print("holding", flush=True)
+sys.stdin.read()
+db.Close()
+"""
+
+
+def files_of(d):
+    return {f: (d / f).read_bytes() for f in sorted(os.listdir(d))}
+
+
+def test_truncate_refused_while_another_process_holds_the_store(tmp_path):
+    """Regression (issue 40, finding 10): truncate=True deleted the shard and
+    hint files itself, before and without the store's lock, so it emptied a
+    store another process (a running server) was writing."""
+    path = str(tmp_path / "casket.tkh")
+    with DBM(path, True, num_shards=2) as db:
+        db["k"] = "v"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        before = files_of(tmp_path)
+        db = DBM()
+        st = db.Open(path, True, num_shards=2, truncate=True)
+        assert not st.IsOK(), st
+        assert "lock" in st.GetMessage(), st
+        assert not db.IsOpen()
+        assert files_of(tmp_path) == before
+    finally:
+        holder.stdin.close()
+        assert holder.wait(timeout=30) == 0
+    with DBM(path, False, num_shards=2) as db:
+        assert db["k"] == "v"
+    # With no holder, it truncates as before.
     with DBM(path, True, num_shards=2, truncate=True) as db:
         assert len(db) == 0
 

@@ -100,6 +100,16 @@ impl std::fmt::Display for RemoteError {
 
 impl std::error::Error for RemoteError {}
 
+/// Whether `v` is or holds a bin.
+fn carries_bin(v: &Value) -> bool {
+    match v {
+        Value::Binary(_) => true,
+        Value::Array(a) => a.iter().any(carries_bin),
+        Value::Map(m) => m.iter().any(|(k, v)| carries_bin(k) || carries_bin(v)),
+        _ => false,
+    }
+}
+
 /// One connection; calls are answered in order of completion, matched by msgid.
 pub struct RpcClient {
     stream: TcpStream,
@@ -132,14 +142,22 @@ impl RpcClient {
     /// `params` with the `DB` option added: into the map the call ends with
     /// (its options; for a bulk call, kt-msgpack's one map of `_key`s and
     /// options), else as a map of its own. `echo` and `ping` address no database.
+    ///
+    /// The option's name is bin, so that every call carries bin: the server
+    /// then answers an error as `[code, message]`, and the message (a full
+    /// disk's "No space left on device") is shown, not kt-msgpack's bare
+    /// code (docs/kt-compat.md). A call that carries no bin and names no
+    /// database gets `DB` 0, the first database, as if it named none.
     fn with_db<'a>(&self, method: &str, params: &'a [Value]) -> Cow<'a, [Value]> {
-        let Some(index) = self.db else {
-            return Cow::Borrowed(params);
-        };
         if matches!(method, "echo" | "ping" | "auth") {
             return Cow::Borrowed(params);
         }
-        let entry = (Value::from("DB"), Value::from(index));
+        let db = match self.db {
+            Some(index) => Value::from(index),
+            None if params.iter().any(carries_bin) => return Cow::Borrowed(params),
+            None => Value::from(0u32),
+        };
+        let entry = (Value::Binary(b"DB".to_vec()), db);
         let mut p = params.to_vec();
         match p.last_mut() {
             Some(Value::Map(m)) => m.push(entry),

@@ -277,6 +277,10 @@ impl Db {
         let mut shards = Vec::with_capacity(n);
         for i in 0..n {
             let path = shard_path(&name.path, i, n);
+            if writable && name.kind.has_file() {
+                // Under the lock: no other process is writing them.
+                crate::tmpfile::remove_leftovers(&*fs, &path);
+            }
             let opened = if name.truncate && writable && name.kind.has_file() {
                 remove_data_files(&*fs, &path)
             } else {

@@ -8,6 +8,7 @@ use crate::io::{DataFile, FileSystem};
 use crate::record::Meta;
 use crate::status::Result;
 use crate::store::log::Loc;
+use crate::tmpfile::{self, TmpFile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -76,11 +77,9 @@ fn save_in_chunks(
         max_cas,
         live_bytes,
     } = *covered;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    fs.remove(&tmp)?;
-    let f = fs.open(&tmp, true, true)?;
+    // Removed again if any step fails: a hint is written at close, often
+    // on the very disk that filled up.
+    let (mut tmp, f) = TmpFile::create(fs, path, tmpfile::PLAIN)?;
     // The header holds the number of entries, known after the walk: it is
     // written last, and the CRC (header first, then entries) is joined from
     // the CRCs of the two parts.
@@ -111,8 +110,7 @@ fn save_in_chunks(
     f.write_at(&crc.to_le_bytes(), out.at)?;
     f.sync()?;
     drop(f);
-    fs.rename(&tmp, path)?;
-    fs.sync_dir(path)
+    tmp.rename_over(path)?
 }
 
 /// A hint's entries on their way to its file: buffered up to a chunk,

@@ -30,6 +30,7 @@ pub mod shard;
 pub mod snapshot;
 pub mod status;
 pub mod store;
+pub mod tmpfile;
 pub mod ulog;
 
 pub use access::Access;

@@ -9,6 +9,7 @@ use crate::ops::{StoreMode, StoreOptions};
 use crate::scan::{scan_salvage, Scanned};
 use crate::status::{Error, Result};
 use bytes::Bytes;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What a restore recovered.
@@ -57,7 +58,75 @@ pub fn restore_with_fs(
             }
         }
     }
+    let made = Made::before(&*fs, dst_name)?;
     let dst = Db::open_with_fs(dst_name, true, fs.clone())?;
+    let copied = copy(&*fs, &src, &dst);
+    let closed = dst.close();
+    drop(dst);
+    let done = copied.and_then(|report| closed.map(|()| report));
+    if done.is_err() {
+        made.undo(&*fs);
+    }
+    done
+}
+
+/// What the destination had before the restore, so that a failed restore
+/// can remove what it made: a half-made destination is of no use, and on a
+/// full disk it holds the space. A destination that existed is left alone.
+struct Made {
+    name: DbName,
+    /// No shard's data file existed.
+    fresh: bool,
+    /// The lock file did not exist (every open leaves one).
+    new_lock: bool,
+}
+
+impl Made {
+    fn before(fs: &dyn FileSystem, dst_name: &str) -> Result<Made> {
+        let name = DbName::parse(dst_name)?;
+        let has_file = name.kind.has_file();
+        let fresh = has_file && Made::shards(&name).all(|p| !fs.exists(&p));
+        let new_lock = has_file && !fs.exists(&Made::lock(&name));
+        Ok(Made {
+            name,
+            fresh,
+            new_lock,
+        })
+    }
+
+    fn shards(name: &DbName) -> impl Iterator<Item = PathBuf> + '_ {
+        let n = name.num_shards;
+        (0..n).map(move |i| shard_path(&name.path, i, n))
+    }
+
+    fn lock(name: &DbName) -> PathBuf {
+        crate::lock::lock_path(Path::new(&name.path))
+    }
+
+    fn undo(&self, fs: &dyn FileSystem) {
+        if !self.fresh {
+            return;
+        }
+        let mut made: Vec<PathBuf> = Made::shards(&self.name)
+            .flat_map(|p| {
+                crate::tmpfile::remove_leftovers(fs, &p);
+                [crate::hint::hint_path(&p), p]
+            })
+            .collect();
+        if self.new_lock {
+            made.push(Made::lock(&self.name));
+        }
+        for p in made {
+            if let Err(e) = fs.remove(&p) {
+                tracing::warn!("{e}");
+            }
+        }
+    }
+}
+
+/// Applies every intact record of the shards of `src` to `dst`, in order.
+fn copy(fs: &dyn FileSystem, src: &DbName, dst: &Db) -> Result<RestoreReport> {
+    let n = src.num_shards;
     let mut report = RestoreReport::default();
     for i in 0..n {
         let path = shard_path(&src.path, i, n);
@@ -91,6 +160,5 @@ pub fn restore_with_fs(
             },
         )?;
     }
-    dst.close()?;
     Ok(report)
 }

@@ -1,5 +1,6 @@
 //! Writing a whole file atomically: records go to `PATH.tmp`, which is synced
-//! and renamed over PATH, so a crash leaves either the old file or the new one.
+//! and renamed over PATH, so a crash leaves either the old file or the new one
+//! (and a failure leaves the old one, and no `PATH.tmp`).
 //! Used by `.tkmt` snapshots and by backups.
 
 use crate::format::{self, FileHeader, FileKind, Op};
@@ -7,6 +8,7 @@ use crate::io::{DataFile, FileSystem};
 use crate::name::Compression;
 use crate::record::{now_secs, Meta};
 use crate::status::Result;
+use crate::tmpfile::{self, TmpFile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,9 +16,9 @@ use std::sync::Arc;
 const BUFFER: usize = 1 << 20;
 
 pub struct SnapshotWriter<'a> {
-    fs: &'a dyn FileSystem,
     path: PathBuf,
-    tmp: PathBuf,
+    /// `PATH.tmp`: removed if the writer is dropped before `finish`.
+    tmp: TmpFile<&'a dyn FileSystem>,
     file: Arc<dyn DataFile>,
     buf: Vec<u8>,
     written: u64,
@@ -33,11 +35,7 @@ impl<'a> SnapshotWriter<'a> {
         max_cas: u64,
         compression: Compression,
     ) -> Result<Self> {
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        fs.remove(&tmp)?;
-        let file = fs.open(&tmp, true, true)?;
+        let (tmp, file) = TmpFile::create(fs, path, tmpfile::PLAIN)?;
         let buf = match kind {
             Some(kind) => FileHeader {
                 kind,
@@ -50,7 +48,6 @@ impl<'a> SnapshotWriter<'a> {
             None => Vec::new(),
         };
         Ok(SnapshotWriter {
-            fs,
             path: path.to_path_buf(),
             tmp,
             file,
@@ -90,7 +87,6 @@ impl<'a> SnapshotWriter<'a> {
     pub fn finish(mut self) -> Result<()> {
         self.flush()?;
         self.file.sync()?;
-        self.fs.rename(&self.tmp, &self.path)?;
-        self.fs.sync_dir(&self.path)
+        self.tmp.rename_over(&self.path)?
     }
 }

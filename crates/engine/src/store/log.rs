@@ -730,7 +730,8 @@ impl<I: LogIndex> Store for LogStore<I> {
             .map_err(|_| Error::InvalidArgument("rebuild task of another store".into()))?;
         task.copy_tail(self.flushed)?;
         let done = (*task).commit(&self.path)?;
-        self.fs.remove(&self.hint_path())?;
+        // The new file is under PATH now: whatever fails from here on, the
+        // store must switch to it (writes to the old, unlinked file would be lost).
         self.file = done.file;
         self.header = done.header;
         self.index = done.index;
@@ -741,7 +742,9 @@ impl<I: LogIndex> Store for LogStore<I> {
         self.remap();
         self.live_bytes = done.live_bytes;
         self.max_cas = self.max_cas.max(done.max_cas);
-        Ok(())
+        // The old hint names the old file's generation, so it can never be
+        // taken for the new one; it is removed for its space.
+        done.dir_synced.and(self.fs.remove(&self.hint_path()))
     }
     fn probe_hint(&self) -> Option<Arc<ProbeHint>> {
         self.probe.clone()

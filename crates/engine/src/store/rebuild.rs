@@ -12,16 +12,18 @@ use crate::io::{DataFile, FileSystem, SliceFile};
 use crate::record::now_secs;
 use crate::scan::{scan, Scanned};
 use crate::status::{Error, Result};
+use crate::tmpfile::{self, TmpFile};
 use std::any::Any;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Bytes gathered before each write to the new file.
 const COPY_BUFFER: usize = 1 << 20;
 
 pub struct LogRebuild<I> {
-    fs: Arc<dyn FileSystem>,
-    tmp: PathBuf,
+    /// `PATH.rebuild.tmp`: removed if the rebuild fails or is dropped
+    /// before its commit renames it over PATH.
+    tmp: TmpFile<Arc<dyn FileSystem>>,
     old: Arc<dyn DataFile>,
     new: Arc<dyn DataFile>,
     header: FileHeader,
@@ -44,13 +46,9 @@ pub struct Rebuilt<I> {
     pub len: u64,
     pub live_bytes: u64,
     pub max_cas: u64,
-}
-
-/// `casket.tkh` -> `casket.tkh.rebuild.tmp`.
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(".rebuild.tmp");
-    PathBuf::from(s)
+    /// Whether the rename was made durable. The new file is under PATH
+    /// either way, so the store switches to it before reporting this.
+    pub dir_synced: Result<()>,
 }
 
 impl<I: LogIndex> LogRebuild<I> {
@@ -65,9 +63,7 @@ impl<I: LogIndex> LogRebuild<I> {
         buckets: usize,
         max_cas: u64,
     ) -> Result<Self> {
-        let tmp = tmp_path(path);
-        fs.remove(&tmp)?;
-        let new = fs.open(&tmp, true, true)?;
+        let (tmp, new) = TmpFile::create(fs, path, tmpfile::REBUILD)?;
         let header = FileHeader {
             kind,
             generation: new_generation(),
@@ -75,7 +71,6 @@ impl<I: LogIndex> LogRebuild<I> {
             max_cas,
         };
         Ok(LogRebuild {
-            fs,
             tmp,
             old,
             new,
@@ -99,12 +94,13 @@ impl<I: LogIndex> LogRebuild<I> {
         Ok(())
     }
 
-    /// Writes the rest, syncs, and renames the new file over `path`.
+    /// Writes the rest, syncs, and renames the new file over `path`. An
+    /// error means the old file is still the one under `path` (and the new
+    /// one is gone when `self` drops).
     pub fn commit(mut self, path: &Path) -> Result<Rebuilt<I>> {
         self.write_out()?;
         self.new.sync()?;
-        self.fs.rename(&self.tmp, path)?;
-        self.fs.sync_dir(path)?;
+        let dir_synced = self.tmp.rename_over(path)?;
         Ok(Rebuilt {
             file: self.new,
             header: self.header,
@@ -112,6 +108,7 @@ impl<I: LogIndex> LogRebuild<I> {
             len: self.new_len,
             live_bytes: self.live_bytes,
             max_cas: self.max_cas,
+            dir_synced,
         })
     }
 }
