@@ -57,6 +57,11 @@ pub trait RebuildTask: Send {
     fn copy_tail(&mut self, end: u64) -> Result<()>;
     /// Old-file offset up to which everything has been copied.
     fn copied_to(&self) -> u64;
+    /// Makes what has been copied so far durable, before the shard's lock
+    /// is taken to finish: the finish then syncs only the last tail.
+    fn sync_copied(&mut self) -> Result<()> {
+        Ok(())
+    }
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
 
