@@ -22,21 +22,17 @@
 
 use crate::activity::Maintenance;
 use crate::db::{shard_path, Db};
-use crate::format::{self, FileKind, Op};
+use crate::format::FileKind;
 use crate::io::FileSystem;
 use crate::name::Compression;
 use crate::record::now_secs;
 use crate::shard::Shard;
-use crate::snapshot::SnapshotWriter;
+use crate::snapshot::{self, SnapshotWriter};
 use crate::status::{Error, Result};
 use crate::store::{Frozen, Store};
 use parking_lot::{Mutex, RwLockWriteGuard};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Bytes handed to the snapshot writer at a time when an in-memory shard's
-/// encoded records are written out (it copies what it is given).
-const WRITE_CHUNK: usize = 1 << 20;
 
 /// What a shard contributes to a backup, captured at the backup's instant.
 enum Captured {
@@ -71,20 +67,10 @@ impl Claim {
     }
 }
 
-/// Every record of an in-memory shard, encoded as they go into a snapshot
-/// file: one buffer, no allocation per record.
+/// An in-memory shard's records and CAS mark, as they are now.
 fn encode_records(store: &dyn Store, compression: Compression) -> Result<Captured> {
-    let mut body = Vec::new();
-    let mut failure = Ok(());
-    store.for_each_record(&mut |k, r| {
-        if failure.is_ok() {
-            failure = format::encode_record(&mut body, Op::Put, k, &r.value, r.meta, compression)
-                .map(drop);
-        }
-    })?;
-    failure?;
     Ok(Captured::Records {
-        body,
+        body: snapshot::encode_records(store, compression)?,
         max_cas: store.max_cas(),
     })
 }
@@ -324,15 +310,6 @@ fn copy_prefix(db: &Db, frozen: &Frozen, dest: &Path) -> Result<()> {
     w.finish()
 }
 
-fn write_records(db: &Db, body: &[u8], max_cas: u64, dest: &Path) -> Result<()> {
-    let kind = Some(FileKind::MemSnapshot);
-    let mut w = SnapshotWriter::create(&*db.fs, dest, kind, max_cas, db.name.compression)?;
-    for chunk in body.chunks(WRITE_CHUNK) {
-        w.add_raw(chunk)?;
-    }
-    w.finish()
-}
-
 /// `YYYYMMDDhhmmss` in UTC, the default backup suffix.
 pub fn utc_timestamp(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
@@ -399,9 +376,14 @@ impl Db {
                 .activity
                 .timed(Maintenance::Backup, || match claims.captured(i)? {
                     Captured::Log(f) => copy_prefix(self, &f, &dest),
-                    Captured::Records { body, max_cas } => {
-                        write_records(self, &body, max_cas, &dest)
-                    }
+                    Captured::Records { body, max_cas } => snapshot::write_records(
+                        &*self.fs,
+                        &dest,
+                        FileKind::MemSnapshot,
+                        max_cas,
+                        self.name.compression,
+                        &body,
+                    ),
                 })?;
         }
         drop(claims);

@@ -502,26 +502,34 @@ impl Db {
     /// Hands buffered writes to the OS, shard by shard; with `hard`, fsyncs
     /// them. The update log first, so it never holds less than the store.
     /// A log file is only flushed under its shard's lock and fsynced after
-    /// it: an fsync takes milliseconds, and writers to the shard (with the
-    /// server's worker threads that serve them) would wait for it.
+    /// it, a `.tkmt` snapshot only taken under it and written after it: a
+    /// write and an fsync take milliseconds, and writers to the shard (with
+    /// the server's worker threads that serve them) would wait for them.
     pub fn synchronize(&self, hard: bool) -> Result<()> {
         if let Some(l) = self.listener.get() {
             l.synchronize(hard)?;
         }
         for s in &self.shards {
-            s.activity.timed(Maintenance::Sync, || {
-                let mut g = s.state.write();
-                match (hard && self.writable).then(|| g.store.freeze()) {
-                    Some(Ok(Some(frozen))) => {
-                        drop(g);
-                        frozen.file.sync()
-                    }
-                    Some(Err(e)) => Err(e),
-                    _ => g.store.synchronize(hard),
-                }
-            })?;
+            s.activity
+                .timed(Maintenance::Sync, || self.synchronize_shard(s, hard))?;
         }
         Ok(())
+    }
+
+    fn synchronize_shard(&self, s: &Shard, hard: bool) -> Result<()> {
+        let mut g = s.state.write();
+        if let Some(w) = g.store.write_back()? {
+            drop(g);
+            return w.write();
+        }
+        match (hard && self.writable).then(|| g.store.freeze()) {
+            Some(Ok(Some(frozen))) => {
+                drop(g);
+                frozen.file.sync()
+            }
+            Some(Err(e)) => Err(e),
+            _ => g.store.synchronize(hard),
+        }
     }
 
     /// Each shard's records, sizes and last maintenance runs, for

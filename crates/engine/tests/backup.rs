@@ -109,23 +109,26 @@ fn a_stuck_backup_holds_up_only_the_shard_it_is_on() {
 }
 
 /// Regression (issue 40, finding 7): a rebuild fsynced each shard's whole
-/// new file, and `synchronize(hard)` each shard's file, under the shard's
+/// new file, `synchronize(hard)` each shard's file, and a `.tkmt`'s
+/// synchronize wrote and fsynced each shard's snapshot, under the shard's
 /// write lock, so its writers (and the server threads serving them) waited
 /// for the disk: stalls over 100 ms during a rebuild of a 100-shard store.
 /// Here that fsync is stuck; writers to the very shard it is on complete.
 #[test]
 fn a_stuck_fsync_of_rebuild_or_sync_holds_up_no_writer() {
-    for (what, stuck) in [
-        ("rebuild", "r.tkh-00000-of-00004.rebuild.tmp"),
-        ("sync", "r.tkh-00000-of-00004"),
+    for (name, what, stuck) in [
+        ("r.tkh", "rebuild", "r.tkh-00000-of-00004.rebuild.tmp"),
+        ("r.tkh", "sync", "r.tkh-00000-of-00004"),
+        ("t.tkmt", "sync", "t.tkmt-00000-of-00004.tmp"),
     ] {
-        let (fs, db) = filled("/sim/r.tkh#num_shards=4");
+        let (fs, db) = filled(&format!("/sim/{name}#num_shards=4"));
+        let what = format!("{name} {what}");
         let gate = fs.gate(Held::Syncs, stuck);
         let maintenance = {
-            let db = db.clone();
-            thread::spawn(move || match what {
-                "rebuild" => db.rebuild(),
-                _ => db.synchronize(true),
+            let (db, what) = (db.clone(), what.clone());
+            thread::spawn(move || match what.ends_with("rebuild") {
+                true => db.rebuild(),
+                false => db.synchronize(true),
             })
         };
         gate.wait_until_stuck(Duration::from_secs(20));

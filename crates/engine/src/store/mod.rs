@@ -143,6 +143,13 @@ pub trait Store: Send + Sync {
     fn clear(&mut self) -> Result<()>;
     /// Hands buffered writes to the OS; with `hard`, also makes them durable.
     fn synchronize(&mut self, hard: bool) -> Result<()>;
+    /// Stores written back whole (`.tkmt`): what `synchronize` would write,
+    /// taken now, for the caller to write once it has released the shard's
+    /// lock; `None` when there is nothing to write, or the store is of
+    /// another kind.
+    fn write_back(&mut self) -> Result<Option<memfile::WriteBack>> {
+        Ok(None)
+    }
     /// Hands buffered writes to the OS, for `Db::flush_dirty` after every
     /// batch of replies: cheap for a log (one `write`). Stores that can only
     /// write everything (a `.tkmt` snapshot) override it to do nothing, and
