@@ -1,6 +1,7 @@
 //! `Db`: an open database — shards of one engine, chosen by a name string.
 
 use crate::activity::{Maintenance, ShardReport};
+use crate::backup;
 use crate::format::FileKind;
 use crate::io::{FileSystem, RealFs};
 use crate::lock::StoreLock;
@@ -272,6 +273,20 @@ impl Db {
         } else {
             None
         };
+        if name.kind.has_file() {
+            if let Err(e) = backup::check_finished(&*fs, &name.path) {
+                if let Some(lock) = lock {
+                    lock.discard();
+                }
+                return Err(e);
+            }
+            if writable {
+                // Under the exclusive lock: no backup of this store runs.
+                if let Err(e) = backup::sweep_unfinished(&*fs, &name.path) {
+                    tracing::warn!("{}: unfinished backups not removed: {e}", name.path);
+                }
+            }
+        }
         let stripes = lock_stripes(&name).or((cache_stripes > 1).then_some(cache_stripes));
         let n = stripes.unwrap_or(name.num_shards);
         let mut shards = Vec::with_capacity(n);
@@ -451,6 +466,7 @@ impl Db {
             for s in &self.shards {
                 let mut state = s.state.write();
                 s.mark_dirty();
+                state.before_change();
                 state.store.clear()?;
             }
             return Ok(());
@@ -458,6 +474,7 @@ impl Db {
         let mut guards: Vec<_> = self.shards.iter().map(|s| s.state.write()).collect();
         for (s, g) in self.shards.iter().zip(guards.iter_mut()) {
             s.mark_dirty();
+            g.before_change();
             g.store.clear()?;
         }
         listener.on_change(&Change {
@@ -488,16 +505,35 @@ impl Db {
 
     /// Hands buffered writes to the OS, shard by shard; with `hard`, fsyncs
     /// them. The update log first, so it never holds less than the store.
+    /// A log file is only flushed under its shard's lock and fsynced after
+    /// it, a `.tkmt` snapshot only taken under it and written after it: a
+    /// write and an fsync take milliseconds, and writers to the shard (with
+    /// the server's worker threads that serve them) would wait for them.
     pub fn synchronize(&self, hard: bool) -> Result<()> {
         if let Some(l) = self.listener.get() {
             l.synchronize(hard)?;
         }
         for s in &self.shards {
-            s.activity.timed(Maintenance::Sync, || {
-                s.state.write().store.synchronize(hard)
-            })?;
+            s.activity
+                .timed(Maintenance::Sync, || self.synchronize_shard(s, hard))?;
         }
         Ok(())
+    }
+
+    fn synchronize_shard(&self, s: &Shard, hard: bool) -> Result<()> {
+        let mut g = s.state.write();
+        if let Some(w) = g.store.write_back()? {
+            drop(g);
+            return w.write();
+        }
+        match (hard && self.writable).then(|| g.store.freeze()) {
+            Some(Ok(Some(frozen))) => {
+                drop(g);
+                frozen.file.sync()
+            }
+            Some(Err(e)) => Err(e),
+            _ => g.store.synchronize(hard),
+        }
     }
 
     /// Each shard's records, sizes and last maintenance runs, for

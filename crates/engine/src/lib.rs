@@ -11,6 +11,7 @@
 pub mod access;
 pub mod activity;
 mod arith;
+pub mod backup;
 pub mod db;
 pub mod format;
 pub mod hint;

@@ -1,15 +1,12 @@
-//! Online maintenance: backup, rebuild, vacuum. Each works shard by shard
-//! and holds a shard's write lock only briefly, so clients keep being served.
+//! Online maintenance: rebuild, vacuum (backup: `backup.rs`). Each works
+//! shard by shard and holds a shard's write lock only briefly, so clients
+//! keep being served.
 
 use crate::activity::Maintenance;
-use crate::db::{shard_path, Db};
+use crate::db::Db;
 use crate::record::now_secs;
 use crate::shard::Shard;
-use crate::snapshot::SnapshotWriter;
-use crate::status::{Error, Result};
-use crate::store::Frozen;
-use crate::Record;
-use std::path::Path;
+use crate::status::Result;
 
 /// A rebuild copies tails outside the lock until what is left is this small,
 /// or until it has tried this many rounds (writers may outpace the copy).
@@ -19,48 +16,6 @@ const MAX_TAIL_ROUNDS: usize = 8;
 /// Table groups (8 slots each) a vacuum looks at per lock: ~1 ms of a
 /// shard's read lock, then its write lock for what expired among them.
 const VACUUM_WINDOW: usize = 1024;
-
-/// `YYYYMMDDhhmmss` in UTC, the default backup suffix.
-pub fn utc_timestamp(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}{:02}{:02}{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
-/// What a shard contributes to a backup, captured at one instant.
-enum Captured {
-    Log(Frozen),
-    Records(Vec<(Vec<u8>, Record)>),
-}
-
-fn copy_prefix(db: &Db, frozen: &Frozen, dest: &Path) -> Result<()> {
-    let mut w = SnapshotWriter::create(&*db.fs, dest, None, 0, db.name.compression)?;
-    let mut pos = 0;
-    let mut chunk = Vec::new();
-    while pos < frozen.end {
-        let n = ((frozen.end - pos) as usize).min(1 << 20);
-        chunk.resize(n, 0);
-        frozen.file.read_at(&mut chunk, pos)?;
-        w.add_raw(&chunk)?;
-        pos += n as u64;
-    }
-    w.finish()
-}
 
 fn rebuild_shard(shard: &Shard) -> Result<()> {
     let Some(mut task) = shard.state.write().store.start_rebuild()? else {
@@ -74,82 +29,14 @@ fn rebuild_shard(shard: &Shard) -> Result<()> {
         }
         task.copy_tail(end)?;
     }
+    // The fsync of the whole new file, outside the lock (the one under it
+    // then finds only the last tail unsynced: issue 40 saw stalls over
+    // 100 ms while a 100-shard store was rebuilt).
+    task.sync_copied()?;
     shard.state.write().store.finish_rebuild(task)
 }
 
 impl Db {
-    /// Writes a consistent copy of the database beside it, named
-    /// `PATH.backup.SUFFIX` (shards: `PATH.backup.SUFFIX-00000-of-00010`), while
-    /// writers keep writing. An empty suffix means the UTC time as
-    /// `YYYYMMDDhhmmss`. Returns the backup's database name, which opens as
-    /// a normal database.
-    pub fn backup(&self, suffix: &str) -> Result<String> {
-        if !self.name.kind.has_file() {
-            return Err(Error::NotImplemented(
-                "an in-memory database without a file has no backup".into(),
-            ));
-        }
-        if suffix.contains(['/', '\0', '#', ',']) {
-            return Err(Error::InvalidArgument(format!(
-                "backup suffix {suffix:?} may not contain / # , or NUL"
-            )));
-        }
-        let suffix = if suffix.is_empty() {
-            utc_timestamp(now_secs())
-        } else {
-            suffix.to_string()
-        };
-        let base = format!("{}.backup.{suffix}", self.name.path);
-        let _m = self.maintenance.lock();
-        // Every shard is captured at the same instant (all write locks held
-        // just long enough to flush buffers), so the backup is one point in time.
-        let captured: Vec<Captured> = {
-            let mut guards: Vec<_> = self.shards.iter().map(|s| s.state.write()).collect();
-            let mut out = Vec::with_capacity(guards.len());
-            for g in guards.iter_mut() {
-                out.push(match g.store.freeze()? {
-                    Some(f) => Captured::Log(f),
-                    None => {
-                        let mut recs = Vec::new();
-                        g.store
-                            .for_each_record(&mut |k, r| recs.push((k.to_vec(), r)))?;
-                        Captured::Records(recs)
-                    }
-                });
-            }
-            out
-        };
-        let n = self.shards.len();
-        for (i, c) in captured.into_iter().enumerate() {
-            let dest = shard_path(&base, i, n);
-            self.shards[i]
-                .activity
-                .timed(Maintenance::Backup, || match c {
-                    Captured::Log(f) => copy_prefix(self, &f, &dest),
-                    Captured::Records(recs) => {
-                        let max_cas = recs.iter().map(|(_, r)| r.meta.cas).max().unwrap_or(0);
-                        let kind = Some(crate::format::FileKind::MemSnapshot);
-                        let mut w = SnapshotWriter::create(
-                            &*self.fs,
-                            &dest,
-                            kind,
-                            max_cas,
-                            self.name.compression,
-                        )?;
-                        for (k, r) in recs {
-                            w.add(&k, &r.value, r.meta)?;
-                        }
-                        w.finish()
-                    }
-                })?;
-        }
-        Ok(if n > 1 {
-            format!("{base}#num_shards={n}")
-        } else {
-            base
-        })
-    }
-
     /// Compacts every shard's file into a new one while reads and writes go
     /// on; writes made meanwhile are carried over. Expired records are dropped.
     pub fn rebuild(&self) -> Result<()> {
@@ -191,6 +78,7 @@ impl Db {
                 }
                 let mut st = shard.state.write();
                 shard.mark_dirty();
+                st.before_change();
                 for k in expired {
                     if matches!(st.store.get_meta(&k)?, Some(m) if m.is_expired(now))
                         && st.store.remove(&k)?
@@ -201,15 +89,5 @@ impl Db {
             }
         }
         Ok(removed)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_timestamps() {
-        assert_eq!(super::utc_timestamp(0), "19700101000000");
-        assert_eq!(super::utc_timestamp(1_613_020_707), "20210211051827");
-        assert_eq!(super::utc_timestamp(951_782_400), "20000229000000");
     }
 }

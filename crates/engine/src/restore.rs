@@ -41,6 +41,9 @@ pub fn restore_with_fs(
     }
     // Shared: a restore reads while no writer writes, beside other readers.
     let _src_lock = fs.lock_store(std::path::Path::new(&src.path), false)?;
+    // A backup a crash interrupted holds some shards, or parts of them:
+    // salvaging it would pass a part for the whole.
+    crate::backup::check_finished(&*fs, &src.path)?;
     let n = src.num_shards;
     // Every shard's header first, before the destination is made: a
     // damaged header is salvaged around, but a foreign file is not ours to

@@ -2,6 +2,7 @@
 //! Every read-modify-write of the library goes through `ShardState::apply`,
 //! so expiry and CAS are handled in one place for every engine.
 
+use crate::backup::Claim;
 use crate::format::{self, Op};
 use crate::name::Compression;
 use crate::record::{Meta, Record};
@@ -84,6 +85,9 @@ pub struct ShardState {
     /// Told of every change after it is applied (the update log), under
     /// this shard's write lock so the log's order is the apply order.
     pub listener: Option<Arc<dyn UpdateListener>>,
+    /// A running backup's claim on this shard, not yet captured
+    /// (`backup.rs`): the first change captures the shard before it is made.
+    pub(crate) backup: Option<Arc<Claim>>,
 }
 
 impl ShardState {
@@ -94,6 +98,17 @@ impl ShardState {
             cas,
             persistent,
             listener: None,
+            backup: None,
+        }
+    }
+
+    /// Called before every change of the store: a backup that claimed this
+    /// shard at its instant and has not captured it yet gets it captured now,
+    /// as it was, so the backup never waits for writers nor they for it.
+    #[inline]
+    pub(crate) fn before_change(&mut self) {
+        if let Some(claim) = self.backup.take() {
+            claim.capture(&mut *self.store);
         }
     }
 
@@ -161,6 +176,7 @@ impl ShardState {
         flags: u32,
         expires_at: u64,
     ) -> Result<u64> {
+        self.before_change();
         let cas = self.next_cas()?;
         let expires_at = self.expiry(expires_at);
         self.store.put_slice(
@@ -178,6 +194,9 @@ impl ShardState {
 
     /// Carries out an action on `key`; returns the new CAS of a put.
     pub fn apply(&mut self, key: &[u8], action: Action) -> Result<Option<u64>> {
+        if !matches!(action, Action::Keep) {
+            self.before_change();
+        }
         match action {
             Action::Keep => Ok(None),
             Action::Put {
@@ -363,6 +382,7 @@ impl Shard {
         }
         state.applied_cas = meta.cas;
         self.mark_dirty();
+        state.before_change();
         state.store.put_encoded(key, &record, &header)?;
         Ok((state, meta))
     }

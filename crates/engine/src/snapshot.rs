@@ -8,6 +8,7 @@ use crate::io::{DataFile, FileSystem};
 use crate::name::Compression;
 use crate::record::{now_secs, Meta};
 use crate::status::Result;
+use crate::store::Store;
 use crate::tmpfile::{self, TmpFile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -89,4 +90,38 @@ impl<'a> SnapshotWriter<'a> {
         self.file.sync()?;
         self.tmp.rename_over(&self.path)?
     }
+}
+
+/// Every record of `store`, encoded as they follow a snapshot file's header:
+/// one buffer, no allocation per record. For captures taken under a shard's
+/// lock and written after it is released (backups, `.tkmt` write-back).
+pub fn encode_records(store: &dyn Store, compression: Compression) -> Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut failure = Ok(());
+    store.for_each_record(&mut |k, r| {
+        if failure.is_ok() {
+            failure = format::encode_record(&mut body, Op::Put, k, &r.value, r.meta, compression)
+                .map(drop);
+        }
+    })?;
+    failure?;
+    Ok(body)
+}
+
+/// Writes `body` (from `encode_records`) after a header of `kind` to
+/// `PATH.tmp`, syncs it and renames it over `path`.
+pub fn write_records(
+    fs: &dyn FileSystem,
+    path: &Path,
+    kind: FileKind,
+    max_cas: u64,
+    compression: Compression,
+    body: &[u8],
+) -> Result<()> {
+    let mut w = SnapshotWriter::create(fs, path, Some(kind), max_cas, compression)?;
+    // A chunk at a time: the writer copies what it is given.
+    for chunk in body.chunks(BUFFER) {
+        w.add_raw(chunk)?;
+    }
+    w.finish()
 }

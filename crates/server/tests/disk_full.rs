@@ -9,49 +9,14 @@
 //! skipped.
 
 mod common;
+#[path = "common/tmpfs.rs"]
+#[allow(dead_code)]
+mod tmpfs;
 use common::kt_http::{start_kt, Http};
 use common::{call, rpc_request, rpc_response, set_extras, Server, Text};
 use rmpv::Value;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// A tmpfs of `size` mounted on a fresh directory; unmounted on drop.
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    /// `None` (and a note) where this process may not mount.
-    fn mount(size: &str) -> Option<Tmpfs> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: mounting a tmpfs needs root");
-            return None;
-        }
-        let dir = tempfile::tempdir().expect("mount point");
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "mount -t tmpfs failed although running as root");
-        Some(Tmpfs { dir })
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
-    }
-}
+use tmpfs::Tmpfs;
 
 const VALUE_LEN: usize = 20 * 1024;
 
@@ -120,9 +85,8 @@ fn acknowledged_writes_survive_a_full_disk(shards: u32) {
     let Some(fs) = Tmpfs::mount("12m") else {
         return;
     };
-    // Room that the test gives back later, as an operator would.
-    let filler: PathBuf = fs.path().join("filler");
-    std::fs::write(&filler, vec![7u8; 3 << 20]).unwrap();
+    // 8 MiB for the store; the rest is given back later, as an operator would.
+    fs.fill(8 << 20);
     let store = format!("{}/c.tkh#num_shards={shards}", fs.path().display());
     let (server, kt_port) = start_kt(&["-s", &store, "-I", "1m"]);
     let mut t = Text::new(server.connect());
@@ -174,7 +138,7 @@ fn acknowledged_writes_survive_a_full_disk(shards: u32) {
     assert!(why.contains("out of space"), "X-Kt-Error says why: {why:?}");
 
     // Space returns: the same server takes writes again, with no restart.
-    std::fs::remove_file(&filler).unwrap();
+    fs.make_room();
     let (more, more_refused) = fill(&mut t, 1_000_000);
     assert!(!more.is_empty(), "writes taken again once space returned");
     stored.extend(more);

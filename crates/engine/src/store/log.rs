@@ -633,10 +633,6 @@ impl<I: LogIndex> Store for LogStore<I> {
         if self.opts.writable {
             self.synchronize(true)?;
             let end = self.flushed;
-            if self.reserved > end {
-                self.file.release_after(end, self.reserved - end);
-                self.reserved = end;
-            }
             let (index, log) = (&self.index, self.log());
             let mut each = |f: &mut dyn FnMut(&[u8], Loc)| index.for_each(&log, f);
             // The data is durable now; the hint only spares the next open a
@@ -659,6 +655,11 @@ impl<I: LogIndex> Store for LogStore<I> {
                     "{}: no hint written ({e}); the next open scans the log",
                     self.path.display()
                 );
+            }
+            // The space reserved past the end goes back to the disk.
+            if self.reserved > end {
+                self.file.release_after(end, self.reserved - end);
+                self.reserved = end;
             }
         }
         self.closed = true;

@@ -1,6 +1,9 @@
 //! `PATH.mem` / `PATH.tkmt`: an in-memory hash loaded from PATH at open and
 //! written back whole, atomically (temporary file + rename), on synchronize
-//! and close — Tkrzw's TinyDBM with a file.
+//! and close — Tkrzw's TinyDBM with a file. `Db::synchronize` takes the
+//! records under the shard's lock and writes them after releasing it
+//! (`Store::write_back`): the write and its fsync took tens of
+//! milliseconds per shard, all that time stopping the shard's writers.
 
 use super::index::{HashIndex, Index, Key};
 use super::memory::{MemEntry, MemStore};
@@ -10,12 +13,72 @@ use crate::io::FileSystem;
 use crate::name::Compression;
 use crate::record::{Meta, Record};
 use crate::scan::scan;
-use crate::snapshot::SnapshotWriter;
+use crate::snapshot;
 use crate::status::{Error, Result};
 use bytes::Bytes;
+use parking_lot::Mutex;
 use std::ops::Bound;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+/// What the write-backs of one store share: they are numbered as taken,
+/// written one at a time, and one older than what is on disk is skipped
+/// (the newer holds everything it held).
+#[derive(Default)]
+struct WriteBacks {
+    /// The number of the last write-back taken (under the shard's lock).
+    taken: std::sync::atomic::AtomicU64,
+    /// The number of the newest write-back on disk.
+    written: Mutex<u64>,
+    /// A write-back failed: the next synchronize writes again even if
+    /// nothing changed since.
+    failed: AtomicBool,
+}
+
+/// A whole snapshot captured under the shard's lock, to be written after
+/// it (`Store::write_back`); or, when nothing changed, a wait for the
+/// write-backs taken before it, which may still be under way.
+pub struct WriteBack {
+    fs: Arc<dyn FileSystem>,
+    path: PathBuf,
+    compression: Compression,
+    max_cas: u64,
+    /// The records, or `None` for a wait.
+    body: Option<Vec<u8>>,
+    number: u64,
+    shared: Arc<WriteBacks>,
+}
+
+impl WriteBack {
+    /// Writes the snapshot to a temporary file and renames it over PATH,
+    /// unless a newer one is there already; a wait returns once the
+    /// write-backs before it are on disk, or fails if one of them failed.
+    pub fn write(self) -> Result<()> {
+        let mut written = self.shared.written.lock();
+        if *written >= self.number {
+            return Ok(());
+        }
+        let Some(body) = &self.body else {
+            return Err(Error::System(format!(
+                "{}: an earlier write-back failed; the next synchronize writes it again",
+                self.path.display()
+            )));
+        };
+        let kind = FileKind::MemSnapshot;
+        let (fs, path) = (&*self.fs, &self.path);
+        match snapshot::write_records(fs, path, kind, self.max_cas, self.compression, body) {
+            Ok(()) => {
+                *written = self.number;
+                Ok(())
+            }
+            Err(e) => {
+                self.shared.failed.store(true, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+}
 
 pub struct MemFileStore {
     mem: MemStore<HashIndex<MemEntry>>,
@@ -26,6 +89,7 @@ pub struct MemFileStore {
     /// True when memory differs from the file, so an idle sync writes nothing.
     dirty: bool,
     closed: bool,
+    write_backs: Arc<WriteBacks>,
 }
 
 impl MemFileStore {
@@ -67,33 +131,13 @@ impl MemFileStore {
             compression,
             dirty: false,
             closed: false,
+            write_backs: Arc::default(),
         };
         if writable && !store.fs.exists(&store.path) {
             store.dirty = true;
-            store.save()?;
+            store.synchronize(true)?;
         }
         Ok(store)
-    }
-
-    /// Writes every record to a temporary file and renames it over PATH.
-    fn save(&mut self) -> Result<()> {
-        let mut w = SnapshotWriter::create(
-            &*self.fs,
-            &self.path,
-            Some(FileKind::MemSnapshot),
-            self.mem.max_cas(),
-            self.compression,
-        )?;
-        let mut failure = Ok(());
-        self.mem.index.for_each(&mut |k, e| {
-            if failure.is_ok() {
-                failure = w.add(k, e.value.as_slice(), e.meta);
-            }
-        });
-        failure?;
-        w.finish()?;
-        self.dirty = false;
-        Ok(())
     }
 
     fn check_writable(&mut self) -> Result<()> {
@@ -135,10 +179,42 @@ impl Store for MemFileStore {
         self.mem.clear()
     }
     fn synchronize(&mut self, _hard: bool) -> Result<()> {
-        if self.writable && self.dirty && !self.closed {
-            self.save()?;
+        match self.write_back()? {
+            Some(w) => w.write(),
+            None => Ok(()),
         }
-        Ok(())
+    }
+    fn write_back(&mut self) -> Result<Option<WriteBack>> {
+        if !self.writable || self.closed {
+            return Ok(None);
+        }
+        let failed = self.write_backs.failed.swap(false, Ordering::Relaxed);
+        let body = if self.dirty || failed {
+            match snapshot::encode_records(self, self.compression) {
+                Ok(body) => Some(body),
+                Err(e) => {
+                    self.write_backs.failed.store(failed, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
+        let taken = &self.write_backs.taken;
+        let number = match body {
+            Some(_) => taken.fetch_add(1, Ordering::Relaxed) + 1,
+            None => taken.load(Ordering::Relaxed),
+        };
+        self.dirty = false;
+        Ok(Some(WriteBack {
+            fs: self.fs.clone(),
+            path: self.path.clone(),
+            compression: self.compression,
+            max_cas: self.mem.max_cas(),
+            body,
+            number,
+            shared: self.write_backs.clone(),
+        }))
     }
     /// Nothing: rewriting the whole snapshot after every batch of replies
     /// cost the square of the data (issue 12: 3,000 sets wrote 240 MB). The
@@ -159,6 +235,20 @@ impl Store for MemFileStore {
     }
     fn keys(&self) -> Vec<Key> {
         self.mem.keys()
+    }
+    /// Straight off the index: a backup encodes a shard's records under its
+    /// lock, and a lookup per key would double that time.
+    fn for_each_record(&self, f: &mut dyn FnMut(&[u8], Record)) -> Result<()> {
+        self.mem.index.for_each(&mut |k, e| {
+            f(
+                k,
+                Record {
+                    value: e.value.to_bytes(),
+                    meta: e.meta,
+                },
+            )
+        });
+        Ok(())
     }
     fn max_cas(&self) -> u64 {
         self.mem.max_cas()

@@ -57,6 +57,11 @@ pub trait RebuildTask: Send {
     fn copy_tail(&mut self, end: u64) -> Result<()>;
     /// Old-file offset up to which everything has been copied.
     fn copied_to(&self) -> u64;
+    /// Makes what has been copied so far durable, before the shard's lock
+    /// is taken to finish: the finish then syncs only the last tail.
+    fn sync_copied(&mut self) -> Result<()> {
+        Ok(())
+    }
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
 
@@ -138,6 +143,13 @@ pub trait Store: Send + Sync {
     fn clear(&mut self) -> Result<()>;
     /// Hands buffered writes to the OS; with `hard`, also makes them durable.
     fn synchronize(&mut self, hard: bool) -> Result<()>;
+    /// Stores written back whole (`.tkmt`): what `synchronize` would write,
+    /// taken now, for the caller to write once it has released the shard's
+    /// lock; `None` when there is nothing to write, or the store is of
+    /// another kind.
+    fn write_back(&mut self) -> Result<Option<memfile::WriteBack>> {
+        Ok(None)
+    }
     /// Hands buffered writes to the OS, for `Db::flush_dirty` after every
     /// batch of replies: cheap for a log (one `write`). Stores that can only
     /// write everything (a `.tkmt` snapshot) override it to do nothing, and

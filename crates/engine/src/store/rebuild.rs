@@ -214,6 +214,11 @@ impl<I: LogIndex> RebuildTask for LogRebuild<I> {
         self.copied_to
     }
 
+    fn sync_copied(&mut self) -> Result<()> {
+        self.write_out()?;
+        self.new.sync()
+    }
+
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
     }
