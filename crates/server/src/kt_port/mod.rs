@@ -27,6 +27,7 @@
 
 mod conn;
 mod cursor;
+mod framing;
 mod http;
 mod ops;
 mod rest;
