@@ -64,6 +64,11 @@ pub struct Args {
     /// so it cannot be combined with --sasl-file.
     #[arg(long = "kt-listen", value_name = "[ADDR:]PORT", value_parser = parse_listen)]
     pub kt_listen: Option<SocketAddr>,
+    /// Close a connection of the Kyoto Tycoon port that has sent nothing
+    /// for SECS seconds while none of its requests was being served
+    /// (ktserver's `-tout`, also 30 s by default); 0: never.
+    #[arg(long = "kt-timeout", value_name = "SECS", default_value = "30", value_parser = parse_secs_or_never)]
+    pub kt_timeout: Duration,
     /// Initial read buffer per connection.
     #[arg(short = 'B', long = "initial-size", default_value = "2048", value_parser = parse_size_usize)]
     pub initial_size: usize,
@@ -321,6 +326,14 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
         _ => Err(format!(
             "bad number of seconds {s:?}: expected a positive number"
         )),
+    }
+}
+
+/// Seconds as `parse_secs` takes them, or 0 (none).
+fn parse_secs_or_never(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(0.0) => Ok(Duration::ZERO),
+        _ => parse_secs(s).map_err(|e| format!("{e} (or 0 for never)")),
     }
 }
 

@@ -14,13 +14,28 @@ use tokio::net::{TcpListener, TcpStream, UnixListener};
 /// What memcached writes to a connection over `-c` before closing it.
 pub const TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
 
-/// Decrements `curr_connections` when a connection task ends, even by panic.
-pub(crate) struct Live(pub(crate) Arc<Server>);
+/// Decrements `curr_connections` (and the Kyoto Tycoon port's count) when
+/// a connection task ends, even by panic.
+pub(crate) struct Live(pub(crate) Arc<Server>, Pool);
 
 impl Drop for Live {
     fn drop(&mut self) {
-        self.0.counters.curr_connections.fetch_sub(1, Relaxed);
+        let c = &self.0.counters;
+        c.curr_connections.fetch_sub(1, Relaxed);
+        if self.1 == Pool::Kt {
+            c.kt_connections.fetch_sub(1, Relaxed);
+        }
     }
+}
+
+/// Which `-c` a connection counts against: the memcached port's (with the
+/// Unix socket), or the Kyoto Tycoon port's own. Separate, so that clients
+/// of one port, idle or not, never lock the other's out
+/// (docs/design.md, "Connection limits").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pool {
+    Memcached,
+    Kt,
 }
 
 /// Accepts until shutdown; then the listener is dropped (no more accepts).
@@ -29,28 +44,28 @@ pub async fn run(listener: TcpListener, srv: Arc<Server>) {
     let _listed = listed
         .conns
         .register(&listener, listener.local_addr(), None);
-    accept(listener, srv, connection::serve, true).await
+    accept(listener, srv, connection::serve, Pool::Memcached).await
 }
 
-/// `run` with another connection handler (the Kyoto Tycoon port's); the
-/// connection limit and counters are shared by every listener.
+/// `run` for the Kyoto Tycoon port (`serve` is its connection handler):
+/// the same counters, and a connection limit of its own of `-c`.
 pub async fn run_with<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F)
 where
     F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    accept(listener, srv, serve, false).await
+    accept(listener, srv, serve, Pool::Kt).await
 }
 
-/// The accept loop; `memcached_port`: its connections may go to the
+/// The accept loop; the memcached port's connections may go to the
 /// io_uring workers (which serve the memcached protocols, and hand the
 /// others to `connection::serve_from`).
-async fn accept<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F, memcached_port: bool)
+async fn accept<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F, pool: Pool)
 where
     F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let uring = srv.uring.get().filter(|_| memcached_port);
+    let uring = srv.uring.get().filter(|_| pool == Pool::Memcached);
     let mut shutdown = srv.shutdown.clone();
     let max = srv.cfg.max_connections as u64;
     loop {
@@ -59,7 +74,7 @@ where
             Accepted::Failed => continue,
             Accepted::Shutdown => break,
         };
-        let Some(live) = admit(&srv, max, &peer, |m| stream.try_write(m)) else {
+        let Some(live) = admit(&srv, max, &peer, |m| stream.try_write(m), pool) else {
             continue;
         };
         if let Some(u) = uring {
@@ -113,23 +128,32 @@ async fn next<T>(
 }
 
 /// Counts a new connection in, or refuses it (written `TOO_MANY` and
-/// closed, as memcached does) when `-c` are open already.
+/// closed, as memcached does) when `-c` of its pool are open already.
 fn admit(
     srv: &Arc<Server>,
     max: u64,
     peer: &dyn std::fmt::Display,
     write: impl FnOnce(&[u8]) -> std::io::Result<usize>,
+    pool: Pool,
 ) -> Option<Live> {
     let c = &srv.counters;
-    if c.curr_connections.load(Relaxed) >= max {
+    let kt = c.kt_connections.load(Relaxed);
+    let open = match pool {
+        Pool::Memcached => c.curr_connections.load(Relaxed).saturating_sub(kt),
+        Pool::Kt => kt,
+    };
+    if open >= max {
         bump(&c.rejected_connections);
         tracing::warn!("{peer}: refused, {max} connections open (-c)");
         let _ = write(TOO_MANY);
         return None;
     }
     c.curr_connections.fetch_add(1, Relaxed);
+    if pool == Pool::Kt {
+        c.kt_connections.fetch_add(1, Relaxed);
+    }
     bump(&c.total_connections);
-    Some(Live(srv.clone()))
+    Some(Live(srv.clone(), pool))
 }
 
 /// The accept loop of `--unix-socket` (memcached's `-s`): the same
@@ -151,7 +175,7 @@ pub async fn run_unix(listener: UnixListener, srv: Arc<Server>) {
             Accepted::Failed => continue,
             Accepted::Shutdown => break,
         };
-        let Some(live) = admit(&srv, max, &path, |m| stream.try_write(m)) else {
+        let Some(live) = admit(&srv, max, &path, |m| stream.try_write(m), Pool::Memcached) else {
             continue;
         };
         match &srv.workers {

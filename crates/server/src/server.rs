@@ -36,6 +36,8 @@ pub struct Config {
     pub write_threads: usize,
     /// `--search-timeout`: how long one RPC key search may run.
     pub search_timeout: Duration,
+    /// `--kt-timeout`: how long a Kyoto Tycoon port connection may idle.
+    pub kt_timeout: Option<Duration>,
     /// `-A`/`--enable-shutdown`: the text `shutdown` command stops the server.
     pub enable_shutdown: bool,
     /// False with `-F`/`--disable-flush-all`: flushes are refused.
@@ -112,6 +114,7 @@ impl Config {
             conn_memory: crate::budget::DEFAULT_LIMIT,
             write_threads: 2,
             search_timeout: Duration::from_secs(5),
+            kt_timeout: Some(Duration::from_secs(30)),
             enable_shutdown: false,
             flush_enabled: true,
             scheduler: crate::workers::Scheduler::Shared,

@@ -130,6 +130,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         conn_memory: args.conn_memory,
         write_threads: args.write_threads.max(1),
         search_timeout: args.search_timeout,
+        kt_timeout: (!args.kt_timeout.is_zero()).then_some(args.kt_timeout),
         enable_shutdown: args.enable_shutdown,
         flush_enabled: !args.disable_flush_all,
         scheduler: args.scheduler,

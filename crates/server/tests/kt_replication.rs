@@ -327,11 +327,12 @@ fn the_kyoto_tycoon_port_serves_the_command_too() {
 fn kyoto_tycoon_streams_are_capped_with_the_others() {
     let dir = tempfile::tempdir().unwrap();
     let srv = master(dir.path(), &["m.tkh".to_string()]);
+    // Live slaves: silent ones would give their places up.
     let open = || {
         let mut s = srv.connect();
         request(&mut s, 0, 0, 9);
         assert_eq!(read_n(&mut s, 1), [REPLICATION]);
-        s
+        answering(s)
     };
     let mut streams: Vec<TcpStream> = (0..32).map(|_| open()).collect();
     wait_until(&srv, "32 streams", |m| stat(m, "repl_streams") == 32);
@@ -339,11 +340,28 @@ fn kyoto_tycoon_streams_are_capped_with_the_others() {
     request(&mut refused, 0, 0, 9);
     assert_eq!(read_n(&mut refused, 1), [ERROR]);
     assert!(is_closed(&mut refused));
-    drop(streams.pop());
+    let gone = streams.pop().unwrap();
+    gone.shutdown(std::net::Shutdown::Both).unwrap();
     wait_until(&srv, "a place freed", |m| stat(m, "repl_streams") == 31);
     streams.push(open());
     wait_until(&srv, "32 streams again", |m| stat(m, "repl_streams") == 32);
     // Other clients are served meanwhile.
     let mut t = Text::new(srv.connect());
     assert_eq!(t.cmd("set after 0 0 1\r\nx\r\n"), "STORED");
+}
+
+/// `s`, a stream of an empty store, answered as a live slave answers: each
+/// caught-up frame with 0xB1 (until the socket is shut down).
+fn answering(s: TcpStream) -> TcpStream {
+    use std::io::Read;
+    let mut r = s.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let mut frame = [0u8; 9];
+        while r.read_exact(&mut frame).is_ok() && frame[0] == NOP {
+            if r.write_all(&[REPLICATION]).is_err() {
+                break;
+            }
+        }
+    });
+    s
 }

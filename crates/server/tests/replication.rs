@@ -18,6 +18,7 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// Starts memstored with `args` on `port` (0 = one the kernel picks).
 fn start_on(port: u16, args: &[String]) -> Server {
@@ -299,6 +300,7 @@ fn a_replica_that_stops_reading_is_dropped_and_stalls_nobody() {
     wait_until(&master, "the stream to start", |m| {
         stat(m, "repl_streams") == 1
     });
+    let started = Instant::now();
     // Other clients are served while the stream is blocked.
     let mut t = Text::new(master.connect());
     for i in 0..100 {
@@ -307,6 +309,10 @@ fn a_replica_that_stops_reading_is_dropped_and_stalls_nobody() {
     wait_until(&master, "the stuck stream to be dropped", |m| {
         stat(m, "repl_streams") == 0
     });
+    // At the documented 10 s (the socket buffers fill at once), not after
+    // three write timeouts of 10 s each as a trickle let it live before.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(13), "dropped after {took:?}");
     assert_eq!(stat(&master, "repl_streams_total"), 1);
     // Its memory stayed bounded: nothing near the 40 MB it was owed.
     let grew = master.peak_kib().saturating_sub(base);
@@ -654,7 +660,8 @@ fn replication_streams_are_capped() {
             .unwrap();
         s
     };
-    let mut streams: Vec<TcpStream> = (0..32).map(|i| open(100 + i)).collect();
+    // Live replicas: silent ones would give their places up.
+    let mut streams: Vec<TcpStream> = (0..32).map(|i| answering(open(100 + i))).collect();
     wait_until(&master, "32 streams", |m| stat(m, "repl_streams") == 32);
     let mut refused = open(200);
     let e = rpc_response(&mut refused).unwrap_err();
@@ -662,16 +669,36 @@ fn replication_streams_are_capped() {
     assert!(rpc(&mut refused, "set", &["k", "v"]).is_ok());
     assert_eq!(stat(&master, "repl_streams"), 32);
     // One replica goes away: its place is given back and taken again.
-    drop(streams.pop());
+    let gone = streams.pop().unwrap();
+    gone.shutdown(std::net::Shutdown::Both).unwrap();
     wait_until(&master, "a place freed", |m| stat(m, "repl_streams") == 31);
-    streams.push(open(201));
+    streams.push(answering(open(201)));
     // A stream is counted in repl_streams when accepted, and in
     // repl_streams_total once its thread runs.
     wait_until(&master, "32 streams again", |m| {
         stat(m, "repl_streams") == 32 && stat(m, "repl_streams_total") == 33
     });
-    drop(streams);
+    for s in streams {
+        s.shutdown(std::net::Shutdown::Both).unwrap();
+    }
     assert!(master.terminate().success());
+}
+
+/// `s`, a `replicate` stream, answered as a live replica answers: every
+/// frame after the first is acknowledged (until the socket is shut down).
+fn answering(s: TcpStream) -> TcpStream {
+    let mut r = s.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let mut ack = bytes::BytesMut::new();
+        memstored_protocol::rpc::encode_notification("replicate_ack", &[0.into()], &mut ack);
+        let mut first = true;
+        while rmpv::decode::read_value(&mut r).is_ok() {
+            if !std::mem::take(&mut first) && r.write_all(&ack).is_err() {
+                break;
+            }
+        }
+    });
+    s
 }
 
 /// Reads stream frames until a batch with updates; returns its last update's
@@ -872,4 +899,95 @@ fn in_semi_synchronous_mode_a_lone_writer_waits_for_the_replica_not_the_timeout(
         "timeouts after the text set, then after the KT port's writes; {sync_stats:?}"
     );
     assert_eq!(stat(&master, "repl_sync_unguarded"), 0);
+}
+
+/// A replica's stat, if it has one yet.
+fn stat_opt(server: &Server, name: &str) -> Option<String> {
+    stats(server)
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v)
+}
+
+/// A master with `-I 16m` sends a `value_len`-byte value to a replica with
+/// `-I 1m`: the replica refuses it without applying it, says `why` in
+/// `repl_last_error`, keeps its data and tries again.
+fn refused_by_a_replica_with_a_smaller_limit(value_len: usize, why: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut margs = master_args(dir.path());
+    margs.extend(strings(&["-I", "16m"]));
+    let master = start_on(0, &margs);
+    let mut rargs = replica_args(dir.path(), &master);
+    rargs.extend(strings(&["-I", "1m"]));
+    let replica = start_on(0, &rargs);
+    let mut t = Text::new(master.connect());
+    assert_eq!(t.cmd("set kept 0 0 1\r\nk\r\n"), "STORED");
+    wait_until(&replica, "the first record", |r| caught_up(&master, r));
+    let big = "b".repeat(value_len);
+    let set = format!("set big 0 0 {value_len}\r\n{big}\r\nset after 0 0 1\r\na\r\n");
+    t.send(set.as_bytes());
+    assert_eq!((t.line(), t.line()), ("STORED".into(), "STORED".into()));
+    wait_until(&replica, "the refusal", |r| {
+        stat_opt(r, "repl_last_error").is_some_and(|e| e.contains(why))
+    });
+    let connects = stat(&replica, "repl_connects");
+    wait_until(&replica, "two more tries", |r| {
+        stat(r, "repl_connects") >= connects + 2
+    });
+    let error = stat_opt(&replica, "repl_last_error").unwrap();
+    assert!(error.contains("-I of 1048576 bytes"), "{error}");
+    assert!(has(&replica, "kept"));
+    assert!(!has(&replica, "big") && !has(&replica, "after"));
+    assert!(replica.terminate().success(), "{}", replica.diagnose());
+    assert!(master.terminate().success());
+}
+
+#[test]
+fn a_value_over_the_replicas_item_limit_is_refused_and_retried() {
+    refused_by_a_replica_with_a_smaller_limit(3 << 20, "a value of 3145728 bytes");
+}
+
+#[test]
+fn a_frame_over_what_the_replica_reads_is_refused_before_it_is_read() {
+    // 2 x -I + 4 MiB: no batch of records within 1 MiB comes near it.
+    refused_by_a_replica_with_a_smaller_limit(7 << 20, "a frame over 6291456 bytes");
+}
+
+/// Streams that ask for the log and never read it: before, on an idle
+/// master their heartbeats went into the socket buffers for hours, and 32
+/// of them held every slot.
+#[test]
+fn streams_that_do_not_read_cannot_hold_every_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = start_on(0, &master_args(dir.path()));
+    load(&master, 0, 100, 16);
+    let silent: Vec<TcpStream> = (0..32u16)
+        .map(|i| {
+            let mut s = master.connect();
+            let params = [0.into(), (100 + i).into()];
+            s.write_all(&rpc_request(1, "replicate", &params)).unwrap();
+            s
+        })
+        .collect();
+    wait_until(&master, "every slot taken", |m| {
+        stat(m, "repl_streams") == 32
+    });
+    let start = Instant::now();
+    let replica = start_on(0, &replica_args(dir.path(), &master));
+    wait_until(&replica, "the replica to get a slot", |r| {
+        caught_up(&master, r)
+    });
+    // A silent stream gave its slot up (before the others' 10 s ran out).
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(9), "a slot after {took:?}");
+    // The others are dropped at 10 s though the socket takes their heartbeats.
+    wait_until(&master, "the silent streams to be dropped", |m| {
+        stat(m, "repl_streams") == 1
+    });
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(14), "dropped after {took:?}");
+    load(&master, 100, 10, 16);
+    wait_until(&replica, "the replica to follow", |r| caught_up(&master, r));
+    drop(silent);
+    stop_and_compare(master, replica, dir.path());
 }

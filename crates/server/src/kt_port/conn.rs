@@ -11,12 +11,14 @@ use crate::session::{self, ConnState, Cx, Flow, Session, Step};
 use bytes::{Buf, BytesMut};
 use memstored_protocol::kt::{KtFramer, Refusal, Request};
 use memstored_protocol::{Frame, Framer};
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
@@ -39,6 +41,9 @@ async fn run(stream: TcpStream, srv: &Arc<Server>) -> io::Result<()> {
         pending: BytesMut::with_capacity(srv.cfg.initial_size.max(64)),
         at_boundary: Arc::new(AtomicBool::new(false)),
         binary_next: false,
+        watch: Arc::default(),
+        idle: srv.cfg.kt_timeout,
+        deadline: None,
     };
     let mut bin = BinaryRun {
         session: PortSession {
@@ -98,6 +103,47 @@ pub(super) struct Boundary {
     pub(super) at_boundary: Arc<AtomicBool>,
     /// A binary request was found at a boundary: hyper sees end of stream.
     pub(super) binary_next: bool,
+    /// What the HTTP service and this wrapper share.
+    pub(super) watch: Arc<Watch>,
+    /// `--kt-timeout`: how long the connection may wait for a byte while
+    /// no request is being served (`None`: for ever).
+    idle: Option<Duration>,
+    /// When the present wait for input times out.
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+/// What the HTTP service tells the socket wrapper.
+#[derive(Default)]
+pub(super) struct Watch {
+    /// The framing of the bytes handed to hyper in this run.
+    pub(super) framing: Mutex<super::framing::Framing>,
+    /// Requests being served now: no idle timeout meanwhile.
+    busy: AtomicUsize,
+}
+
+impl Watch {
+    /// Counts a request as being served until the guard is dropped.
+    pub(super) fn serving(self: &Arc<Self>) -> Serving {
+        self.busy.fetch_add(1, Relaxed);
+        Serving(self.clone())
+    }
+}
+
+/// A request being served (`Watch::serving`).
+pub(super) struct Serving(Arc<Watch>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Relaxed);
+    }
+}
+
+/// The error of a connection closed for idling past `--kt-timeout`.
+fn idle_error(after: Duration) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("closing an idle Kyoto Tycoon port connection after {after:?} (--kt-timeout)"),
+    )
 }
 
 impl Boundary {
@@ -122,7 +168,14 @@ impl Boundary {
             }
             self.pending.reserve(want);
         }
-        let n = self.stream.read_buf(&mut self.pending).await?;
+        let read = self.stream.read_buf(&mut self.pending);
+        let n = match self.idle {
+            None => read.await?,
+            Some(after) => match tokio::time::timeout(after, read).await {
+                Ok(n) => n?,
+                Err(_) => return Err(idle_error(after)),
+            },
+        };
         crate::stats::add(&srv.counters.here().bytes_read, n as u64);
         let cap = self.pending.capacity();
         charge.set(if cap > UNBUDGETED_READ { cap } else { 0 });
@@ -130,9 +183,11 @@ impl Boundary {
     }
 
     /// Counts what a write wrote (`stats bytes_written`).
-    fn wrote(&self, polled: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+    /// A reply going out is activity too: the idle wait starts again.
+    fn wrote(&mut self, polled: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
         if let Poll::Ready(Ok(n)) = &polled {
             crate::stats::add(&self.srv.counters.here().bytes_written, *n as u64);
+            self.deadline = None;
         }
         polled
     }
@@ -162,14 +217,8 @@ impl AsyncRead for Boundary {
             if this.pending.is_empty() {
                 let mut first = [0u8; 4096];
                 let mut rb = ReadBuf::new(&mut first);
-                match Pin::new(&mut this.stream).poll_read(cx, &mut rb) {
-                    Poll::Ready(Ok(())) => {
-                        crate::stats::add(
-                            &this.srv.counters.here().bytes_read,
-                            rb.filled().len() as u64,
-                        );
-                        this.pending.extend_from_slice(rb.filled());
-                    }
+                match this.poll_socket(cx, &mut rb) {
+                    Poll::Ready(Ok(())) => this.pending.extend_from_slice(rb.filled()),
                     other => return other,
                 }
             }
@@ -182,17 +231,61 @@ impl AsyncRead for Boundary {
                 Some(_) => this.at_boundary.store(false, Relaxed),
             }
         }
+        let before = buf.filled().len();
         if this.pending.is_empty() {
-            let before = buf.filled().len();
-            let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
-            let n = buf.filled().len().saturating_sub(before);
-            crate::stats::add(&this.srv.counters.here().bytes_read, n as u64);
+            let polled = this.poll_socket(cx, buf);
+            this.handed(&buf.filled()[before..]);
             return polled;
         }
         let n = buf.remaining().min(this.pending.len());
         buf.put_slice(&this.pending[..n]);
         this.pending.advance(n);
+        this.handed(&buf.filled()[before..]);
         Poll::Ready(Ok(()))
+    }
+}
+
+impl Boundary {
+    /// Reads from the socket, counting the bytes; an error once the
+    /// connection has waited `--kt-timeout` for one while no request was
+    /// being served.
+    fn poll_socket(&mut self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
+        let n = buf.filled().len().saturating_sub(before);
+        crate::stats::add(&self.srv.counters.here().bytes_read, n as u64);
+        if polled.is_ready() || self.watch.busy.load(Relaxed) > 0 {
+            self.deadline = None;
+            return polled;
+        }
+        let Some(after) = self.idle else {
+            return polled;
+        };
+        let deadline = self
+            .deadline
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(after)));
+        match deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(idle_error(after))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// Bytes handed to hyper: their requests' framing is followed.
+    fn handed(&self, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            if let Ok(mut f) = self.watch.framing.lock() {
+                f.feed(bytes);
+            }
+        }
+    }
+
+    /// A new run of HTTP requests starts at the front of `pending`.
+    pub(super) fn start_http(&mut self) {
+        self.at_boundary.store(false, Relaxed);
+        self.binary_next = false;
+        if let Ok(mut f) = self.watch.framing.lock() {
+            *f = super::framing::Framing::default();
+        }
     }
 }
 

@@ -65,13 +65,18 @@ impl Connection {
     /// Serves HTTP requests until the connection closes (`None`) or a
     /// binary request is next (the socket back, that request unread).
     pub(super) async fn serve(&self, mut io: Boundary) -> io::Result<Option<Boundary>> {
-        io.at_boundary.store(false, Relaxed);
-        io.binary_next = false;
+        io.start_http();
         let boundary = io.at_boundary.clone();
+        let watch = io.watch.clone();
         let (srv, shared) = (self.srv.clone(), self.shared.clone());
         let service = hyper::service::service_fn(move |req| {
             let (srv, shared, boundary) = (srv.clone(), shared.clone(), boundary.clone());
+            let watch = watch.clone();
             async move {
+                let _serving = watch.serving();
+                if let Some(refused) = smuggling(&watch) {
+                    return Ok::<_, Infallible>(charged(&srv, true, refused).await);
+                }
                 let read_only = reads_only(req.method(), req.uri().path());
                 let reply = handle(&srv, &shared, &boundary, req).await;
                 Ok::<_, Infallible>(charged(&srv, read_only, reply).await)
@@ -82,8 +87,12 @@ impl Connection {
             Ok(parts) => {
                 let mut io = parts.io.into_inner();
                 io.unread(&parts.read_buf);
+                // Only a binary request goes on: otherwise hyper ended the
+                // connection (the client closed, or a request it must not
+                // be kept alive after), and whatever else the client sent
+                // is dropped unread, never served as a request.
                 let binary_next = std::mem::take(&mut io.binary_next);
-                Ok((binary_next || !io.pending.is_empty()).then_some(io))
+                Ok(binary_next.then_some(io))
             }
             Err(e) => {
                 tracing::debug!("Kyoto Tycoon port HTTP connection: {e}");
@@ -91,6 +100,25 @@ impl Connection {
             }
         }
     }
+}
+
+/// The answer to a request whose head has both `Content-Length` and
+/// `Transfer-Encoding` (`framing.rs`): 400, and the connection closes
+/// without its body being read, so nothing it carries is run.
+fn smuggling(watch: &super::conn::Watch) -> Option<Reply> {
+    let refuse = watch.framing.lock().ok()?.next_verdict()?;
+    refuse.then(|| {
+        tracing::info!(
+            "Kyoto Tycoon port: a request with both Content-Length and Transfer-Encoding refused, connection closed"
+        );
+        let mut r = text(
+            400,
+            "a request must not have both Content-Length and Transfer-Encoding\n",
+        );
+        r.headers_mut()
+            .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+        r
+    })
 }
 
 /// Frames a reply body is handed to hyper in: hyper asks for the next one

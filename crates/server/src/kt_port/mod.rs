@@ -17,7 +17,14 @@
 //! not used: hyper then writes `Connection: close`, and KT's client ignores
 //! that header and fails its next call on the closed socket. hyper is built
 //! with `half_close(true)` so it never reads ahead while a request is being
-//! answered (KT's clients do not pipeline).
+//! answered (KT's clients do not pipeline). The port goes on after hyper
+//! only when hyper stopped at a binary request: when hyper ends a
+//! connection (a request it must not keep alive after), whatever else the
+//! client sent is dropped, never served. `framing.rs` follows the requests
+//! handed to hyper, so that one with both `Content-Length` and
+//! `Transfer-Encoding` is refused (400, closed). A connection idle for
+//! `--kt-timeout` while none of its requests is served is closed, and the
+//! port has a `-c` of its own (`listener::Pool`).
 //!
 //! | path | handler |
 //! |---|---|
@@ -27,6 +34,7 @@
 
 mod conn;
 mod cursor;
+mod framing;
 mod http;
 mod ops;
 mod rest;
@@ -38,8 +46,8 @@ use crate::server::Server;
 use std::sync::Arc;
 
 /// Starts accepting on `listener` (bound by `startup.rs`), under the
-/// server's connection limit, and says where on stdout, after the main
-/// port's line: `memstored kt listening on ADDR:PORT`.
+/// port's own connection limit (`-c`), and says where on stdout, after the
+/// main port's line: `memstored kt listening on ADDR:PORT`.
 pub fn start(
     listener: std::net::TcpListener,
     srv: Arc<Server>,

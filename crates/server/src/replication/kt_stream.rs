@@ -29,7 +29,7 @@ use bytes::BytesMut;
 use memstored_engine::ulog::{UlogOp, Update, UpdateLog};
 use memstored_protocol::kt::ulog::{self as kt, LogOp};
 use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -71,7 +71,7 @@ pub fn run(
     let mut seen = log.wait_visible(u64::MAX, Duration::ZERO);
     let mut reader = log.read_from(req.min_ts)?;
     kt::encode_accept(&mut out);
-    sock.write_all(&out)?;
+    progress.live.send_all(&mut sock, &out)?;
     out.clear();
     let mut skipped = 0;
     // The newest timestamp read, sent or not (`rts` in ktserver).
@@ -112,7 +112,7 @@ pub fn run(
             }
         }
         if !out.is_empty() {
-            sock.write_all(&out)?;
+            progress.live.send_all(&mut sock, &out)?;
             out.clear();
         }
         if records > 0 {
@@ -128,7 +128,7 @@ pub fn run(
             }
             let clock = super::progress::now_micros().saturating_sub(1_000_000);
             kt::encode_caught_up(kt_timestamp(clock.max(newest)), &mut out);
-            sock.write_all(&out)?;
+            progress.live.send_all(&mut sock, &out)?;
             out.clear();
             next_caught_up = Instant::now() + CAUGHT_UP_EVERY;
         }
@@ -182,6 +182,7 @@ impl Answers {
                     let answered = waiting.lock().ok().and_then(|mut w| w.pop_front());
                     match (byte[0], answered) {
                         (memstored_protocol::kt::MAGIC_REPLICATION, Some(ts)) => {
+                            progress.live.answered();
                             if ts != 0 {
                                 progress.acked(ts);
                             }

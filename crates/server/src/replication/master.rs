@@ -8,15 +8,17 @@
 //! in the log, not in memory: it encodes one batch (at most `BATCH_BYTES`
 //! of keys and values, or `BATCH_RECORDS` records) at a time and writes it
 //! before reading more, so its buffer is one batch and the socket's. A
-//! replica that stops reading for `STALL` is dropped (the write times
-//! out). At shutdown the stream sends `replicate_end` and closes.
+//! replica that stops reading is dropped after `STALL`: its writes must
+//! make progress (`liveness`), and it must acknowledge what it is sent,
+//! heartbeats included. At shutdown the stream sends `replicate_end` and
+//! closes.
 
+use super::liveness::Liveness;
 use super::progress::StreamProgress;
 use super::wire;
 use crate::server::Server;
 use bytes::BytesMut;
 use memstored_engine::ulog::{Update, UpdateLog};
-use std::io::Write;
 use std::net::TcpStream;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -29,7 +31,8 @@ const BATCH_RECORDS: usize = 4096;
 /// An idle stream sends an empty batch this often (the replica's liveness
 /// check and its lag when nothing is written).
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
-/// How long a write may block before the replica is dropped as not reading.
+/// How long a replica may go without reading (taking bytes, or answering
+/// what it was sent) before it is dropped.
 pub const STALL: Duration = Duration::from_secs(10);
 /// How often an idle stream looks at the shutdown flag.
 pub const POLL: Duration = Duration::from_millis(100);
@@ -75,8 +78,13 @@ pub fn gap(srv: &Server, min_ts: u64) -> Option<String> {
 }
 
 /// One of the `MAX_STREAMS` places, counted in `repl_streams`; given back
-/// when dropped, whichever way the stream ends (or fails to start).
-pub struct StreamSlot(Arc<Server>);
+/// when dropped, whichever way the stream ends (or fails to start), or
+/// earlier when a new stream evicts this silent one (`liveness`).
+pub struct StreamSlot {
+    srv: Arc<Server>,
+    /// Set once the place is given back (by whichever comes first).
+    pub released: Arc<std::sync::atomic::AtomicBool>,
+}
 
 impl std::fmt::Debug for StreamSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,19 +93,30 @@ impl std::fmt::Debug for StreamSlot {
 }
 
 impl StreamSlot {
-    /// A place for one more stream, or `None` when `MAX_STREAMS` run.
+    /// A place for one more stream, or `None` when `MAX_STREAMS` run and
+    /// none of them is silent (one silent for `liveness::EVICT_AFTER` is
+    /// ended and gives its place up), so that streams that do not read
+    /// cannot hold every place.
     pub fn take(srv: &Arc<Server>) -> Option<StreamSlot> {
-        let streams = &srv.replication.streams;
-        streams
-            .fetch_update(Relaxed, Relaxed, |n| (n < MAX_STREAMS).then_some(n + 1))
-            .ok()
-            .map(|_| StreamSlot(srv.clone()))
+        let r = &srv.replication;
+        let grab = || {
+            r.streams
+                .fetch_update(Relaxed, Relaxed, |n| (n < MAX_STREAMS).then_some(n + 1))
+                .is_ok()
+        };
+        let taken = grab() || (r.progress.evict_silent(&r.streams) && grab());
+        taken.then(|| StreamSlot {
+            srv: srv.clone(),
+            released: Arc::default(),
+        })
     }
 }
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        self.0.replication.streams.fetch_sub(1, Relaxed);
+        if !self.released.swap(true, Relaxed) {
+            self.srv.replication.streams.fetch_sub(1, Relaxed);
+        }
     }
 }
 
@@ -132,7 +151,8 @@ pub async fn serve(stream: tokio::net::TcpStream, srv: Arc<Server>, req: StreamR
                 req.replica_id,
                 req.min_ts
             );
-            let progress = r.progress.register(peer.clone(), req.replica_id);
+            let live = Liveness::new(sock.try_clone().ok(), req.slot.released.clone());
+            let progress = r.progress.register(peer.clone(), req.replica_id, live);
             let ended = match req.wire {
                 Wire::Rpc { msgid } => {
                     let _acks = AckReader::start(&srv, &sock, &progress);
@@ -162,8 +182,8 @@ fn stopping(srv: &Server) -> bool {
     *srv.shutdown.borrow()
 }
 
-fn send(sock: &mut TcpStream, out: &mut BytesMut) -> std::io::Result<()> {
-    sock.write_all(out)?;
+fn send(sock: &mut TcpStream, out: &mut BytesMut, live: &Liveness) -> std::io::Result<()> {
+    live.send_all(sock, out)?;
     out.clear();
     Ok(())
 }
@@ -192,8 +212,9 @@ fn run(
         // `--sync-replicas`. (A replica acknowledges only when asked.)
         ("ack".into(), true.into()),
     ]);
+    let live = &progress.live;
     memstored_protocol::rpc::encode_response(msgid, Ok(&head), &mut out);
-    send(&mut sock, &mut out)?;
+    send(&mut sock, &mut out, live)?;
     let mut batch: Vec<Update> = Vec::new();
     let mut last_sent = Instant::now();
     loop {
@@ -203,9 +224,10 @@ fn run(
                 &["the master is stopping".into()],
                 &mut out,
             );
-            send(&mut sock, &mut out)?;
+            send(&mut sock, &mut out, live)?;
             return Ok("the server is stopping");
         }
+        live.check_answered()?;
         let mut bytes = 0;
         let mut exhausted = true;
         for u in reader.by_ref() {
@@ -232,7 +254,8 @@ fn run(
             // before `send` returns, and an acknowledgement of a batch not
             // yet counted would leave it counted as unapplied for good.
             progress.sent(records, first, last, pending);
-            send(&mut sock, &mut out)?;
+            send(&mut sock, &mut out, live)?;
+            live.sent_frame();
             last_sent = Instant::now();
         }
         if exhausted {
@@ -307,6 +330,7 @@ fn read_acks(
                 if let Message::Notification(n) = m {
                     let ts = n.params.first().and_then(|v| v.as_u64());
                     if let (wire::ACK, Some(ts)) = (n.method.as_str(), ts) {
+                        progress.live.answered();
                         progress.acked(ts);
                         if let Some((semi, slot)) = semi {
                             semi.ack(slot, ts);

@@ -4,6 +4,7 @@
 //! far it got in a timestamp file (`replica`, `rts`).
 
 pub mod kt_stream;
+pub mod liveness;
 pub mod master;
 pub mod progress;
 pub mod replica;
@@ -148,6 +149,7 @@ pub fn start(
         dbs,
         rts,
         status,
+        max_item: srv.cfg.max_item_size,
     };
     follower
         .spawn(master, start_ts)

@@ -33,6 +33,8 @@ pub struct StreamProgress {
     /// The replica's address and its `--server-id`.
     pub peer: String,
     pub replica_id: u16,
+    /// Whether the replica still reads (`liveness`).
+    pub live: super::liveness::Liveness,
     inner: Mutex<Inner>,
 }
 
@@ -158,10 +160,16 @@ impl Progress {
     }
 
     /// A new stream's record; `forget` it when the stream ends.
-    pub fn register(&self, peer: String, replica_id: u16) -> Arc<StreamProgress> {
+    pub fn register(
+        &self,
+        peer: String,
+        replica_id: u16,
+        live: super::liveness::Liveness,
+    ) -> Arc<StreamProgress> {
         let p = Arc::new(StreamProgress {
             peer,
             replica_id,
+            live,
             inner: Mutex::new(Inner::default()),
         });
         self.lock().push(p.clone());
@@ -170,6 +178,25 @@ impl Progress {
 
     pub fn forget(&self, p: &Arc<StreamProgress>) {
         self.lock().retain(|s| !Arc::ptr_eq(s, p));
+    }
+
+    /// Ends the stream silent the longest, if it has been silent for
+    /// `EVICT_AFTER`, and gives its slot back (counted down in `streams`).
+    pub fn evict_silent(&self, streams: &std::sync::atomic::AtomicU64) -> bool {
+        let victim = self
+            .lock()
+            .iter()
+            .map(|s| (s.live.silent_for(), s.clone()))
+            .filter(|(silent, _)| *silent >= super::liveness::EVICT_AFTER)
+            .max_by_key(|(silent, _)| *silent);
+        let Some((silent, s)) = victim else {
+            return false;
+        };
+        tracing::warn!(
+            "replication stream to {} ended: silent for {silent:?} while a new stream wanted its slot",
+            s.peer
+        );
+        s.live.evict(streams)
     }
 
     /// `repl_replica_<n>_*` lines, one group per stream.
@@ -184,8 +211,12 @@ impl Progress {
 mod tests {
     use super::*;
 
+    fn detached() -> super::super::liveness::Liveness {
+        super::super::liveness::Liveness::new(None, Arc::default())
+    }
+
     fn stream() -> Arc<StreamProgress> {
-        Progress::default().register("127.0.0.1:1".into(), 2)
+        Progress::default().register("127.0.0.1:1".into(), 2, detached())
     }
 
     #[test]
@@ -239,8 +270,8 @@ mod tests {
     #[test]
     fn stats_name_each_stream_by_its_place() {
         let progress = Progress::default();
-        let a = progress.register("127.0.0.1:7".into(), 5);
-        let b = progress.register("127.0.0.1:8".into(), 6);
+        let a = progress.register("127.0.0.1:7".into(), 5, detached());
+        let b = progress.register("127.0.0.1:8".into(), 6, detached());
         b.sent(4, 1_000, 2_000, 0);
         progress.forget(&a);
         let mut out = Vec::new();

@@ -5,6 +5,15 @@
 //! backoff whenever the stream ends (the master restarting, the network
 //! dropping, no heartbeat for `DEAD_AFTER`).
 //!
+//! The master is a peer, not trusted with this server's memory: a frame
+//! larger than a batch of records within this server's `-I` is refused as
+//! soon as its header declares it, and a batch holding a key or value over
+//! `-I` is refused before any of it is applied. Either ends the connection
+//! with `repl_last_error` saying why; the replica keeps what it has and
+//! tries again after the backoff (a master that keeps sending the record
+//! keeps the replica where it is, reporting the error, until an operator
+//! raises `-I` or the master's record changes).
+//!
 //! A thread and blocking I/O, not a task: applying is engine work that
 //! would otherwise hold a worker thread, and there is one stream.
 
@@ -132,6 +141,8 @@ enum Ended {
     MasterStopping,
     #[error("this server is stopping")]
     Stopping,
+    #[error("the master sent {0}, over this replica's -I of {1} bytes: not applied")]
+    TooLarge(String, u64),
     #[error("told to change its master")]
     Switched,
 }
@@ -161,6 +172,16 @@ pub struct Follower {
     pub dbs: Vec<Arc<Db>>,
     pub rts: Rts,
     pub status: Arc<Status>,
+    /// `-I`: the largest key or value this replica takes from its master.
+    pub max_item: u64,
+}
+
+/// The largest frame a replica with item limit `max_item` reads: a batch
+/// is `master::BATCH_BYTES` of keys and values plus the record that
+/// crossed it (a key and a value of up to `max_item` each), and framing.
+pub fn max_frame(max_item: u64) -> usize {
+    let records = max_item.saturating_mul(2);
+    usize::try_from(records.saturating_add(4 << 20)).unwrap_or(usize::MAX)
 }
 
 impl Follower {
@@ -253,7 +274,8 @@ impl Follower {
             status: self.status.clone(),
             sock,
             buf: BytesMut::with_capacity(1 << 16),
-            decoder: Decoder::new(Limits::with_max_frame(1 << 30)),
+            decoder: Decoder::new(Limits::with_max_frame(max_frame(self.max_item))),
+            max_item: self.max_item,
         };
         let mut acks = false;
         loop {
@@ -279,12 +301,16 @@ impl Follower {
                 Message::Notification(n) if n.method == wire::METHOD => {
                     let b = wire::decode_batch(&n.params)
                         .map_err(|e| Ended::Malformed(e.to_string()))?;
+                    self.check_sizes(&b)?;
                     self.apply(&b)?;
-                    if let Some(last) = b.updates.last().filter(|_| acks) {
-                        // For a master in semi-synchronous mode.
+                    if acks {
+                        // Every batch, heartbeats too: the master's lag,
+                        // its --sync-replicas, and its proof that this
+                        // replica still reads.
+                        let applied = self.status.applied_ts.load(Relaxed);
+                        let ts = b.updates.last().map_or(applied, |u| u.timestamp);
                         out.clear();
-                        let ack = [Value::from(last.timestamp)];
-                        rpc::encode_notification(wire::ACK, &ack, &mut out);
+                        rpc::encode_notification(wire::ACK, &[Value::from(ts)], &mut out);
                         conn.sock.write_all(&out)?;
                     }
                 }
@@ -298,6 +324,21 @@ impl Follower {
                 }
             }
         }
+    }
+
+    /// Refuses a batch with a key or value over `-I`, before any of it is
+    /// applied.
+    fn check_sizes(&self, b: &wire::Batch) -> Result<(), Ended> {
+        let over = |what: &str, len: usize| {
+            (len as u64 > self.max_item)
+                .then(|| Ended::TooLarge(format!("a {what} of {len} bytes"), self.max_item))
+        };
+        for u in &b.updates {
+            if let Some(e) = over("key", u.key.len()).or_else(|| over("value", u.value.len())) {
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Applies a batch, hands it to the OS, then saves the position.
@@ -344,6 +385,7 @@ struct Conn {
     sock: TcpStream,
     buf: BytesMut,
     decoder: Decoder,
+    max_item: u64,
 }
 
 impl Conn {
@@ -358,6 +400,10 @@ impl Conn {
                     return Ok(m);
                 }
                 Ok(Parse::Incomplete) => {}
+                Err(rpc::FrameError::TooLarge { limit }) => {
+                    let what = format!("a frame over {limit} bytes");
+                    return Err(Ended::TooLarge(what, self.max_item));
+                }
                 Err(e) => return Err(Ended::Malformed(e.to_string())),
             }
             if stop.load(Relaxed) {
