@@ -79,8 +79,7 @@ fn save_in_chunks(
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    fs.remove(&tmp)?;
-    let f = fs.open(&tmp, true, true)?;
+    let f = fs.create_fresh(&tmp)?;
     // The header holds the number of entries, known after the walk: it is
     // written last, and the CRC (header first, then entries) is joined from
     // the CRCs of the two parts.

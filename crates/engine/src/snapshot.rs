@@ -36,8 +36,7 @@ impl<'a> SnapshotWriter<'a> {
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
-        fs.remove(&tmp)?;
-        let file = fs.open(&tmp, true, true)?;
+        let file = fs.create_fresh(&tmp)?;
         let buf = match kind {
             Some(kind) => FileHeader {
                 kind,

@@ -66,8 +66,7 @@ impl<I: LogIndex> LogRebuild<I> {
         max_cas: u64,
     ) -> Result<Self> {
         let tmp = tmp_path(path);
-        fs.remove(&tmp)?;
-        let new = fs.open(&tmp, true, true)?;
+        let new = fs.create_fresh(&tmp)?;
         let header = FileHeader {
             kind,
             generation: new_generation(),
