@@ -35,7 +35,8 @@ pub struct Args {
     /// Also listen on this Unix socket (memcached's `-s`, whose letter is
     /// memstored's store). As in memcached it replaces the TCP port, unless
     /// `-l` or `-p` is given too. A socket file left at PATH by an earlier
-    /// run is replaced; the file is removed at exit.
+    /// run is replaced (not one a live server listens on); the file is
+    /// removed at exit while it is still this server's.
     #[arg(long = "unix-socket", value_name = "PATH")]
     pub unix_socket: Option<std::path::PathBuf>,
     /// The Unix socket's access mask, in octal (memcached's `-a`).
