@@ -80,10 +80,10 @@ trap cleanup EXIT
 # memstored as a cache like memcached's 1 GiB one, two worker threads like memcached -t 2.
 MS_CMD="memstored -s '*#capsiz=1024m' -l 127.0.0.1:0 -R 2"
 MC_CMD="memcached -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2"
-(cd "$WORK" && exec "$MEMSTORED" -s '*#capsiz=1024m' -l 127.0.0.1:0 --port-file "$WORK/ms.port" -R 2 >/dev/null) &
+(cd "$WORK" && exec "$MEMSTORED" -u "$(server_user)" -s '*#capsiz=1024m' -l 127.0.0.1:0 --port-file "$WORK/ms.port" -R 2 >/dev/null) &
 PIDS+=($!)
 MS_PORT=$(wait_port_file "$WORK/ms.port" "$!" memstored)
-MEMCACHED_PORT_FILENAME="$WORK/mc.port" memcached -u "$(memcached_user)" -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2 &
+MEMCACHED_PORT_FILENAME="$WORK/mc.port" memcached -u "$(server_user)" -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2 &
 PIDS+=($!)
 MC_PORT=$(wait_port_file "$WORK/mc.port" "$!" memcached)
 
@@ -172,7 +172,7 @@ if [ -n "${KT_DIR:-}" ] && [ -x "$KT_DIR/ktserver" ] && [ -x "$KT_DIR/ktremotete
   wait 2>/dev/null || true
   PIDS=()
   KT_STORE='*#capsiz=1024m'
-  start_on_free_port memstored-kt MSKT_PORT "$MEMSTORED" -s "$KT_STORE" -l 127.0.0.1:0 -R 2 --kt-listen '127.0.0.1:{PORT}'
+  start_on_free_port memstored-kt MSKT_PORT "$MEMSTORED" -u "$(server_user)" -s "$KT_STORE" -l 127.0.0.1:0 -R 2 --kt-listen '127.0.0.1:{PORT}'
   KT_PORT_BASE=$((MSKT_PORT + 1)) start_on_free_port ktserver KT_PORT \
     "$KT_DIR/ktserver" -host 127.0.0.1 -port '{PORT}' -th 2 -log "$WORK/ktserver.log" "$KT_STORE"
   {
@@ -220,7 +220,7 @@ PIDS=()
 SH_DIR="$WORK/shard"
 mkdir -p "$SH_DIR"
 SH_STORE='casket.tkh#num_shards=100,update_mode=appending'
-(cd "$SH_DIR" && exec "$MEMSTORED" -s "$SH_STORE" -l 127.0.0.1:0 --port-file "$WORK/sh.port" -R 2 -W 2 >/dev/null) &
+(cd "$SH_DIR" && exec "$MEMSTORED" -u "$(server_user)" -s "$SH_STORE" -l 127.0.0.1:0 --port-file "$WORK/sh.port" -R 2 -W 2 >/dev/null) &
 PIDS+=($!)
 SH_PORT=$(wait_port_file "$WORK/sh.port" "$!" memstored)
 export MEMSTORE_ADDRESS="127.0.0.1:$SH_PORT"

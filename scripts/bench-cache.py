@@ -19,6 +19,7 @@ scripts/plot_cache.py).
     BIN_DIR=target/release scripts/bench-cache.py [RUNS]
 """
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -61,13 +62,15 @@ class Server:
         self.work = tempfile.mkdtemp(prefix="bench-cache-")
         port_file = os.path.join(self.work, "port")
         env = dict(os.environ)
+        # Both refuse to run as root without -u; the user running this is both.
+        user = pwd.getpwuid(os.geteuid()).pw_name
         if side == "memstored":
             exe = os.path.join(os.environ.get("BIN_DIR", ROOT / "target" / "release"), "memstored")
-            args = [exe, "-s", f"*#capsiz={limit_mb}m{STORE_PARAMS}", "-l", "127.0.0.1:0",
+            args = [exe, "-u", user, "-s", f"*#capsiz={limit_mb}m{STORE_PARAMS}", "-l", "127.0.0.1:0",
                     "--port-file", port_file]
         else:
             args = ["memcached", "-l", "127.0.0.1", "-p", "-1", "-U", "0",
-                    "-m", str(limit_mb), "-u", os.environ.get("USER") or "root"]
+                    "-m", str(limit_mb), "-u", user]
             env["MEMCACHED_PORT_FILENAME"] = port_file
         self.proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)

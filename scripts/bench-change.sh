@@ -35,13 +35,16 @@ stat_of() { # port name
 }
 start() { # bin -> sets PID PORT
   rm -f "$WORK/port"
+  # Binaries that know `-u` get it: a current one refuses root without it.
+  local user=()
+  if "$1" --help 2>&1 | grep -q -- --user; then user=(-u "$(server_user)"); fi
   if "$1" --help 2>&1 | grep -q -- --port-file; then
-    "$1" -s '*#capsiz=1024m' -R 2 -l 127.0.0.1:0 --port-file "$WORK/port" >"$WORK/log" 2>&1 &
+    "$1" "${user[@]}" -s '*#capsiz=1024m' -R 2 -l 127.0.0.1:0 --port-file "$WORK/port" >"$WORK/log" 2>&1 &
     PID=$!
     PORT=$(wait_port_file "$WORK/port" "$PID" memstored)
   else
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    "$1" -s '*#capsiz=1024m' -R 2 -l "127.0.0.1:$PORT" >"$WORK/log" 2>&1 &
+    "$1" "${user[@]}" -s '*#capsiz=1024m' -R 2 -l "127.0.0.1:$PORT" >"$WORK/log" 2>&1 &
     PID=$!
     for _ in $(seq 1 500); do
       (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break

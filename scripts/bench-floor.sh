@@ -32,8 +32,8 @@ start() { # server -> PID PORT
   rm -f "$WORK/port"
   case $1 in
     memcached) MEMCACHED_PORT_FILENAME="$WORK/port" memcached -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2 \
-      -u "$(memcached_user)" >"$WORK/log" 2>&1 & ;;
-    memstored) "$TARGET/release/memstored" -s '*#capsiz=1024m' -R 2 -l 127.0.0.1:0 \
+      -u "$(server_user)" >"$WORK/log" 2>&1 & ;;
+    memstored) "$TARGET/release/memstored" -u "$(server_user)" -s '*#capsiz=1024m' -R 2 -l 127.0.0.1:0 \
       --port-file "$WORK/port" >"$WORK/log" 2>&1 & ;;
     floor-*) "$TARGET/release/examples/floor" "${1#floor-}" 2 "$WORK/port" >"$WORK/log" 2>&1 & ;;
   esac

@@ -32,7 +32,7 @@ trap cleanup EXIT
 start() { # name extra-args... -> prints the port; the pid goes to $WORK/NAME.pid
   local name=$1
   shift
-  "$BIN_DIR/memstored" -s "$WORK/$name.tkh${STORE_PARAMS:-}" --ulog-dir "$WORK/$name-ulog" -R 2 \
+  "$BIN_DIR/memstored" -u "$(server_user)" -s "$WORK/$name.tkh${STORE_PARAMS:-}" --ulog-dir "$WORK/$name-ulog" -R 2 \
     -l 127.0.0.1:0 --port-file "$WORK/$name.port" "$@" >"$WORK/$name.log" 2>&1 &
   echo $! >"$WORK/$name.pid"
   wait_port_file "$WORK/$name.port" "$!" "$name"

@@ -96,11 +96,11 @@ if [ "${REPORT_ONLY:-0}" != 1 ]; then
     if [ "$side" = memstored ]; then
       rm -f "$WORK"/bench.tkh*
       rm -f "$WORK/port"
-      "$MEMSTORED" -s "${store//W\//$WORK/}" -l 127.0.0.1:0 --port-file "$WORK/port" -R 2 >"$WORK/server.log" 2>&1 &
+      "$MEMSTORED" -u "$(server_user)" -s "${store//W\//$WORK/}" -l 127.0.0.1:0 --port-file "$WORK/port" -R 2 >"$WORK/server.log" 2>&1 &
     else
       rm -f "$WORK/port"
       # shellcheck disable=SC2086
-      MEMCACHED_PORT_FILENAME="$WORK/port" $MEMCACHED_CMD -u "$(memcached_user)" >"$WORK/server.log" 2>&1 &
+      MEMCACHED_PORT_FILENAME="$WORK/port" $MEMCACHED_CMD -u "$(server_user)" >"$WORK/server.log" 2>&1 &
     fi
     SERVER_PID=$!
     PORT=$(wait_port_file "$WORK/port" "$SERVER_PID" "$side")

@@ -24,8 +24,10 @@ for proto in text binary; do
   for side in old new; do
     bin=$OLD; [ "$side" = new ] && bin=$NEW
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    # Binaries that know `-u` get it: a current one refuses root without it.
+    user=(); if "$bin" --help 2>&1 | grep -q -- --user; then user=(-u "$(id -un)"); fi
     valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" \
-      "$bin" -s '*#capsiz=64m' -R 1 -l "127.0.0.1:$PORT" >"$WORK/log" 2>&1 &
+      "$bin" "${user[@]}" -s '*#capsiz=64m' -R 1 -l "127.0.0.1:$PORT" >"$WORK/log" 2>&1 &
     PID=$!
     for _ in $(seq 1 3000); do
       (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break

@@ -30,6 +30,8 @@ wait_port_file() {
   return 1
 }
 
-# The user memcached runs as: it writes its port file after dropping
+# The user a server runs as (`-u`): memcached and memstored refuse to run
+# as root without `-u`, and memcached writes its port file after dropping
 # privileges, so it must be able to write into our private work directory.
-memcached_user() { id -un; }
+# The user running the script is both (as anyone but root, `-u` changes nothing).
+server_user() { id -un; }

@@ -45,6 +45,18 @@ def server_binary() -> str:
     return path
 
 
+def as_caller() -> list:
+    """`-u root` when the tests run as root (CI does): memstored and memcached
+    refuse to run as root without `-u`, and the servers stay the user that
+    runs the tests (as anyone else, `-u` changes nothing)."""
+    return ["-u", "root"] if os.geteuid() == 0 or os.getuid() == 0 else []
+
+
+def server_command() -> list:
+    """memstored, as the tests start it; the test's own arguments follow."""
+    return [server_binary(), *as_caller()]
+
+
 class Process:
     """A server process with its stderr in a file (a chatty server never
     blocks on a full pipe) and a `diagnose()` for failure reports."""
@@ -94,7 +106,7 @@ class Server(Process):
     """A memstored process on a port it picked and reported."""
 
     def __init__(self, store: str, *extra: str, listen: str = "127.0.0.1:0"):
-        super().__init__("memstored", [server_binary(), "-s", store, "-l", listen, *extra])
+        super().__init__("memstored", [*server_command(), "-s", store, "-l", listen, *extra])
         self.store = store
         ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT)
         line = self.proc.stdout.readline().decode(errors="replace") if ready else ""
@@ -139,9 +151,7 @@ class Memcached(Process):
             pytest.fail("memcached not installed: apt-get install memcached (.ci/run does)")
         port_dir = tempfile.mkdtemp(prefix="memcached-port-")
         port_file = os.path.join(port_dir, "port")
-        args = [exe, "-l", "127.0.0.1", "-p", "-1", "-U", "0", "-m", "64", *extra]
-        if os.geteuid() == 0:
-            args += ["-u", "root"]
+        args = [exe, "-l", "127.0.0.1", "-p", "-1", "-U", "0", "-m", "64", *extra, *as_caller()]
         env = {**os.environ, "MEMCACHED_PORT_FILENAME": port_file}
         super().__init__("memcached", args, env=env, stdout=subprocess.DEVNULL)
         try:

@@ -15,7 +15,7 @@ import time
 import pytest
 from pymemcache.client.base import Client
 
-from conftest import START_TIMEOUT, Process, server_binary
+from conftest import START_TIMEOUT, Process, as_caller, server_command
 from test_memcached_differential import exchange
 
 REQUESTS = [
@@ -62,7 +62,7 @@ def tcp_listening(pid: int) -> list:
 
 class UnixMemstored(Process):
     def __init__(self, path: str, *extra: str):
-        super().__init__("memstored", [server_binary(), "--unix-socket", path, "-a", "770", *extra])
+        super().__init__("memstored", [*server_command(), "--unix-socket", path, "-a", "770", *extra])
         ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT)
         self.line = self.proc.stdout.readline().decode() if ready else ""
         if not self.line.startswith("memstored listening on "):
@@ -74,7 +74,7 @@ class UnixMemcached(Process):
         exe = shutil.which("memcached")
         if exe is None:
             pytest.fail("memcached not installed: apt-get install memcached (.ci/run does)")
-        args = [exe, "-s", path, "-a", "770"] + (["-u", "root"] if os.geteuid() == 0 else [])
+        args = [exe, "-s", path, "-a", "770", *as_caller()]
         super().__init__("memcached", args, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT
         while not os.path.exists(path):

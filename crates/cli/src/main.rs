@@ -39,8 +39,9 @@ enum Cmd {
     Set {
         name: String,
         key: String,
-        /// The value (with --incr: the integer to add, negative allowed).
-        #[arg(allow_hyphen_values = true)]
+        /// The value (with --incr: the integer to add, negative allowed;
+        /// other values beginning with `-` go after `--`).
+        #[arg(allow_negative_numbers = true)]
         value: String,
         #[command(flatten)]
         how: local::SetOpts,

@@ -1,7 +1,10 @@
 //! `memstore remote`: the subcommands of `tkrzw_dbm_remote_util`, over
 //! memstored's MessagePack-RPC (procedures: crates/server/src/rpc/mod.rs).
 //!
-//! Common flags go before or after the subcommand, as Tkrzw's do:
+//! Flags go anywhere, before or after the subcommand and its arguments, as
+//! Tkrzw's do; a list of arguments never takes a flag as one of its items
+//! (a value beginning with `-`, other than a number, goes after `--`).
+//! The common flags:
 //! `--address HOST:PORT` (default `$MEMSTORE_ADDRESS`, else 127.0.0.1:11211,
 //! memstored's own default), `--auth USER:PASSWORD`, `--timeout SECS`.
 
@@ -51,13 +54,18 @@ pub enum RemoteCmd {
         #[arg(required = true)]
         keys: Vec<String>,
     },
-    /// Stores KEY VALUE (with --multi: KEY VALUE KEY VALUE ...).
+    /// Stores KEY VALUE (with --multi: KEY VALUE KEY VALUE ...). Negative
+    /// numbers are values; other values beginning with `-` go after `--`.
     Set {
         #[arg(long)]
         multi: bool,
         #[command(flatten)]
         how: crate::local::SetOpts,
-        #[arg(required = true, allow_hyphen_values = true, value_name = "KEY VALUE")]
+        #[arg(
+            required = true,
+            allow_negative_numbers = true,
+            value_name = "KEY VALUE"
+        )]
         args: Vec<String>,
     },
     /// Removes KEY (with --multi, every KEY; absent ones are skipped).

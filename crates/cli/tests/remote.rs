@@ -263,3 +263,67 @@ fn changemaster_promotes_and_demotes_a_replica() {
     let e = fails(d, m, &["remote", "changemaster", r]);
     assert!(e.contains("not a replica"), "{e}");
 }
+
+/// Flags go anywhere, as Tkrzw's tools take them (issue 40, finding 9):
+/// `--address` after a `--multi` list is the address, not two more items of
+/// the list. The default address (`MEMSTORE_ADDRESS`) is a second server
+/// here, which must get nothing.
+#[test]
+fn flags_after_a_list_are_flags() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let right = Server::start(d, "*", &[]);
+    let wrong = Server::start(d, "*", &[]);
+    let (r, w) = (&right.address(), &wrong.address());
+    let set = [
+        "remote",
+        "set",
+        "--multi",
+        "k1",
+        "v1",
+        "k2",
+        "-5",
+        "--address",
+        r,
+    ];
+    ok(d, w, &set);
+    let get = ["remote", "get", "--multi", "k1", "k2", "--address", r];
+    assert_eq!(ok(d, w, &get), "k1\tv1\nk2\t-5\n");
+    assert_eq!(
+        ok(d, w, &["remote", "list"]),
+        "",
+        "nothing went to the default"
+    );
+    // The same for a single set, the other flags and a list of keys.
+    ok(
+        d,
+        w,
+        &[
+            "remote",
+            "set",
+            "k3",
+            "v3",
+            "--no_overwrite",
+            "--address",
+            r,
+        ],
+    );
+    assert_eq!(ok(d, w, &["remote", "get", "k3", "--address", r]), "v3\n");
+    ok(
+        d,
+        w,
+        &["remote", "remove", "--multi", "k1", "k3", "--address", r],
+    );
+    assert_eq!(ok(d, r, &["remote", "list", "--keys"]), "k2\n");
+    // A value beginning with `-` that is not a number goes after `--`; an
+    // unknown flag is refused, never stored.
+    let e = fails(d, r, &["remote", "set", "k4", "--verbose"]);
+    assert!(e.contains("--verbose"), "{e}");
+    ok(
+        d,
+        w,
+        &["remote", "set", "--address", r, "--", "k4", "-dash"],
+    );
+    assert_eq!(ok(d, r, &["remote", "get", "k4"]), "-dash\n");
+    assert_eq!(ok(d, w, &["remote", "list"]), "");
+}

@@ -68,6 +68,14 @@ impl FileMap {
 pub trait FileSystem: Send + Sync + Debug {
     /// Opens `path`; creates it when `create` is set and it does not exist.
     fn open(&self, path: &Path, writable: bool, create: bool) -> Result<Arc<dyn DataFile>>;
+    /// Creates `path` afresh for writing (a temporary file, a new segment):
+    /// whatever is there is removed first (a symlink itself, never its
+    /// target) and the new file is made exclusively, so that a file or link
+    /// planted at a name memstored derives is never written through.
+    fn create_fresh(&self, path: &Path) -> Result<Arc<dyn DataFile>> {
+        self.remove(path)?;
+        self.open(path, true, true)
+    }
     fn exists(&self, path: &Path) -> bool;
     /// Atomically replaces `to` with `from`.
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
@@ -197,6 +205,20 @@ impl FileSystem for RealFs {
             .truncate(false)
             .open(path)
             .map_err(|e| io_err("cannot open", path, e))?;
+        Ok(Arc::new(RealFile(file)))
+    }
+    fn create_fresh(&self, path: &Path) -> Result<Arc<dyn DataFile>> {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.remove(path)?;
+        // O_EXCL: a link (even a dangling one) or file put there since the
+        // removal fails the open instead of being followed or truncated.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| io_err("cannot create", path, e))?;
         Ok(Arc::new(RealFile(file)))
     }
     fn exists(&self, path: &Path) -> bool {

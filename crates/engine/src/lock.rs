@@ -14,7 +14,7 @@
 use crate::status::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read};
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -74,6 +74,7 @@ fn open_lock_file(path: &Path, exclusive: bool) -> Result<Option<(File, bool)>> 
         .read(true)
         .write(true)
         .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
     {
         Ok(f) => return Ok(Some((f, true))),
@@ -87,15 +88,51 @@ fn open_lock_file(path: &Path, exclusive: bool) -> Result<Option<(File, bool)>> 
     }
     // It exists. A reader may lack write permission: `flock` works on a
     // read-only descriptor too.
-    let rw = OpenOptions::new().read(true).write(true).open(path);
-    let file = match rw {
+    let file = match open_existing(path, true) {
         Ok(f) => f,
         Err(e) if !exclusive && is_denied(&e) => {
-            File::open(path).map_err(|e| io_err("cannot open the lock file", path, e))?
+            open_existing(path, false).map_err(|e| open_err(path, e))?
         }
-        Err(e) => return Err(io_err("cannot open the lock file", path, e)),
+        Err(e) => return Err(open_err(path, e)),
     };
+    // The holder line is written into it: only into a plain file of its
+    // own, never through a hard link into some other file.
+    let meta = file
+        .metadata()
+        .map_err(|e| io_err("cannot inspect the lock file", path, e))?;
+    if !meta.file_type().is_file() || meta.nlink() > 1 {
+        return Err(Error::Precondition(format!(
+            "{} is not a lock file memstored made (a {}); remove it if no process uses the store",
+            path.display(),
+            if meta.file_type().is_file() {
+                "file with other hard links"
+            } else {
+                "special file"
+            }
+        )));
+    }
     Ok(Some((file, false)))
+}
+
+fn open_err(path: &Path, e: std::io::Error) -> Error {
+    match e.raw_os_error() {
+        Some(libc::ELOOP) => Error::Precondition(format!(
+            "{} is a symbolic link; memstored does not write its lock file through a link: remove it",
+            path.display()
+        )),
+        _ => io_err("cannot open the lock file", path, e),
+    }
+}
+
+/// Opens an existing lock file without following a symlink at `path`: a
+/// link planted there would otherwise have its target truncated and
+/// overwritten by the holder line (ELOOP instead).
+fn open_existing(path: &Path, write: bool) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
 }
 
 fn is_denied(e: &std::io::Error) -> bool {

@@ -54,14 +54,15 @@ impl<F: FsHandle> TmpFile<F> {
     /// Creates `dest` + `suffix` empty; one left there by a crash is replaced.
     pub fn create(fs: F, dest: &Path, suffix: &str) -> Result<(Self, Arc<dyn DataFile>)> {
         let path = tmp_path(dest, suffix);
-        fs.fs().remove(&path)?;
         let tmp = TmpFile {
             fs,
             path,
             renamed: false,
         };
         // From here on, a failure (even of the open) removes what it made.
-        let file = tmp.fs.fs().open(&tmp.path, true, true)?;
+        // Made fresh: whatever was at the name (a link planted there, never
+        // its target) is removed, and the file is created exclusively.
+        let file = tmp.fs.fs().create_fresh(&tmp.path)?;
         Ok((tmp, file))
     }
 

@@ -35,7 +35,8 @@ pub struct Args {
     /// Also listen on this Unix socket (memcached's `-s`, whose letter is
     /// memstored's store). As in memcached it replaces the TCP port, unless
     /// `-l` or `-p` is given too. A socket file left at PATH by an earlier
-    /// run is replaced; the file is removed at exit.
+    /// run is replaced (not one a live server listens on); the file is
+    /// removed at exit while it is still this server's.
     #[arg(long = "unix-socket", value_name = "PATH")]
     pub unix_socket: Option<std::path::PathBuf>,
     /// The Unix socket's access mask, in octal (memcached's `-a`).
@@ -69,11 +70,12 @@ pub struct Args {
     /// (ktserver's `-tout`, also 30 s by default); 0: never.
     #[arg(long = "kt-timeout", value_name = "SECS", default_value = "30", value_parser = parse_secs_or_never)]
     pub kt_timeout: Duration,
-    /// Initial read buffer per connection.
-    #[arg(short = 'B', long = "initial-size", default_value = "2048", value_parser = parse_size_usize)]
+    /// Initial read buffer per connection (at most 1m; larger requests
+    /// grow it, charged to --conn-memory).
+    #[arg(short = 'B', long = "initial-size", default_value = "2048", value_parser = parse_buffer_size)]
     pub initial_size: usize,
-    /// Free space kept before each read.
-    #[arg(short = 'N', long = "reserve-size", default_value = "1024", value_parser = parse_size_usize)]
+    /// Free space kept before each read (at most 1m).
+    #[arg(short = 'N', long = "reserve-size", default_value = "1024", value_parser = parse_buffer_size)]
     pub reserve_size: usize,
     /// Threads for blocking work (disk sync, backup, rebuild).
     #[arg(short = 'W', long = "write-threads", default_value_t = 2)]
@@ -116,7 +118,8 @@ pub struct Args {
         short = 'c',
         long = "max-connections",
         visible_alias = "conn-limit",
-        default_value_t = 1024
+        default_value = "1024",
+        value_parser = parse_max_connections
     )]
     pub max_connections: usize,
     /// Largest value accepted (k/m/g suffixes, up to 4g-1).
@@ -314,9 +317,33 @@ fn parse_udp_port(s: &str) -> Result<u16, String> {
     }
 }
 
+/// The most `-B` and `-N` may be. Every connection reserves this much at
+/// its first read, outside the memory budget (`--conn-memory`); `3g`
+/// started a server whose every connection was then reset (issue 40).
+pub const MAX_BUFFER_SIZE: usize = 1 << 20;
+
+/// `-B` and `-N`: a size up to [`MAX_BUFFER_SIZE`].
+fn parse_buffer_size(s: &str) -> Result<usize, String> {
+    match parse_size_usize(s)? {
+        n if n <= MAX_BUFFER_SIZE => Ok(n),
+        _ => Err(format!(
+            "{s:?} is too large for a connection's buffer: at most 1m (bigger requests grow it, charged to --conn-memory)"
+        )),
+    }
+}
+
 fn parse_size_usize(s: &str) -> Result<usize, String> {
     let n = parse_size(s)?;
     usize::try_from(n).map_err(|_| format!("size {s:?} too large"))
+}
+
+/// `-c`: at least 1, as memcached demands (0 refused every connection).
+fn parse_max_connections(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("maximum connections must be greater than 0".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Seconds, fractions allowed; more than zero.

@@ -57,9 +57,18 @@ pub enum ConfigError {
         key: String,
         why: String,
     },
-    /// The flags the file stands for were refused by the flag parser.
-    #[error("config file {}: {}", path.display(), source.kind())]
+    /// The flags the file stands for were refused by the flag parser: the
+    /// same words the flag would get on the command line (bounds included).
+    #[error("config file {}: {}", path.display(), flag_message(source))]
     Flags { path: PathBuf, source: clap::Error },
+}
+
+/// What clap says of a refused flag, on one line without its `error: `
+/// prefix and the usage that follows.
+pub fn flag_message(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
 }
 
 /// The command line parsed, with the config file it names merged in.

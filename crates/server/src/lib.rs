@@ -32,6 +32,7 @@ pub mod replay;
 pub mod replication;
 pub mod rpc;
 pub mod rpc_conn;
+pub mod runfiles;
 pub mod sasl;
 pub mod server;
 pub mod session;

@@ -3,8 +3,25 @@
 //! (and everything written after: backups, rebuilds, the update log, the
 //! pid file) belong to USER, and a flaw in the server cannot act as root.
 //! Started by anyone else, the flag changes nothing, as in memcached.
+//! Started as root without it, the server refuses to run, as memcached
+//! does: `-u root` is the explicit way to stay root.
 
 use std::ffi::CString;
+
+/// memcached's words, and what to do instead.
+pub const ROOT_WITHOUT_USER: &str = "can't run as root without the -u switch: \
+     give -u USER to run as USER once the ports are bound (-u root to stay root)";
+
+/// Refuses to run as root (real or effective uid 0, as memcached checks)
+/// unless `-u` names a user.
+pub fn check_root(user: Option<&str>) -> Result<(), String> {
+    // SAFETY: getuid and geteuid have no preconditions.
+    let root = unsafe { libc::getuid() == 0 || libc::geteuid() == 0 };
+    match user {
+        None | Some("") if root => Err(ROOT_WITHOUT_USER.into()),
+        _ => Ok(()),
+    }
+}
 
 /// Takes `user`'s uid, gid and supplementary groups if running as root;
 /// true when it did. An unknown user, or a call the kernel refuses, is an

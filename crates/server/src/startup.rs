@@ -1,6 +1,7 @@
 //! Starting and stopping the server the flags describe: bind, open the
 //! store, announce the port, serve until a signal, close the store.
 
+use crate::runfiles::{self, Cleanup};
 use crate::server::{Config, Server};
 use crate::workers::{Scheduler, Workers};
 use crate::{cli, listener, sasl, signals, MEMSTORED_VERSION};
@@ -42,6 +43,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     if let Some(why) = args.conflicts() {
         return Err(StartError::Flags(why));
     }
+    crate::privileges::check_root(args.user.as_deref()).map_err(StartError::Flags)?;
     let extended = crate::extended::parse(&args.extended).map_err(StartError::Flags)?;
     for o in &extended.ignored {
         tracing::info!(
@@ -61,6 +63,14 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         }
         None => None,
     };
+    let stores = args.stores_to_open();
+    for (what, path) in [("pid file", &args.pid_file), ("port file", &args.port_file)] {
+        if let Some(p) = path {
+            runfiles::check_number_file(what, p, &stores).map_err(StartError::Flags)?;
+        }
+    }
+    // What this run makes by path, removed on every way out (dropped last).
+    let mut cleanup = Cleanup::default();
     // Bound before the store is opened: a busy port must not leave new store files behind.
     let listen = args.listen_addr();
     let listener = if args.tcp_wanted() {
@@ -71,7 +81,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         None
     };
     let unix_listener = match &args.unix_socket {
-        Some(path) => Some(bind_unix(path, args.unix_mask)?),
+        Some(path) => Some(bind_unix(path, args.unix_mask, &mut cleanup)?),
         None => None,
     };
     let kt_listener = match args.kt_listen {
@@ -87,7 +97,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     // Every database is opened before any is served; a failure closes the
     // ones already open (dropped) and names the one that failed.
     let mut dbs = Vec::new();
-    for store in args.stores_to_open() {
+    for store in stores {
         let db = Db::open_for_writers(
             &store,
             !args.read_only,
@@ -110,8 +120,10 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     })?;
     let (store, db) = dbs.remove(0);
     if let Some(p) = &args.pid_file {
-        std::fs::write(p, format!("{}\n", std::process::id()))
+        let pid = format!("{}\n", std::process::id());
+        let written = runfiles::write_number_file(p, &pid)
             .map_err(|e| io(format!("writing pid file {}", p.display()), e))?;
+        cleanup.0.push(written);
     }
     let threads = args.worker_threads();
     let cfg = Config {
@@ -170,14 +182,15 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         replica: args.replica.clone(),
         ulog_args: args.ulog.clone(),
     };
-    let result = runtime.block_on(serve(db.clone(), dbs, cfg, credentials, started));
+    let result = runtime.block_on(serve(
+        db.clone(),
+        dbs,
+        cfg,
+        credentials,
+        started,
+        &mut cleanup,
+    ));
     runtime.shutdown_timeout(Duration::from_millis(500));
-    for p in [&args.pid_file, &args.port_file, &args.unix_socket]
-        .into_iter()
-        .flatten()
-    {
-        let _ = std::fs::remove_file(p);
-    }
     result
 }
 
@@ -203,16 +216,29 @@ struct Started {
 }
 
 /// Binds `--unix-socket`'s listener with the access mask `mask` (`-a`). A
-/// socket file already at `path` (left by a run that did not stop cleanly)
-/// is replaced, as memcached does; any other file there is an error.
+/// socket file already at `path` that nobody listens on (left by a run that
+/// did not stop cleanly) is replaced, as memcached does; one a live server
+/// listens on, or any other file there, is an error. The socket made is
+/// added to `cleanup`, so that exit removes it only while it is ours.
 fn bind_unix(
     path: &std::path::Path,
     mask: u32,
+    cleanup: &mut Cleanup,
 ) -> Result<std::os::unix::net::UnixListener, StartError> {
     use std::os::unix::fs::FileTypeExt;
     let what = || format!("listening on unix socket {}", path.display());
     if let Ok(m) = std::fs::symlink_metadata(path) {
         if m.file_type().is_socket() {
+            match std::os::unix::net::UnixStream::connect(path) {
+                Ok(_) => {
+                    return Err(StartError::Flags(format!(
+                        "{}: another server is listening on this unix socket",
+                        what()
+                    )))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(io(format!("{}: is it in use?", what()), e)),
+            }
             std::fs::remove_file(path).map_err(|e| io(what(), e))?;
         }
     }
@@ -224,25 +250,28 @@ fn bind_unix(
     let bound = std::os::unix::net::UnixListener::bind(path);
     // SAFETY: as above.
     unsafe { libc::umask(old) };
-    bound.map_err(|e| io(what(), e))
+    let bound = bound.map_err(|e| io(what(), e))?;
+    cleanup
+        .0
+        .push(runfiles::Owned::claim(path).map_err(|e| io(what(), e))?);
+    Ok(bound)
 }
 
 /// Tells whoever started us where we listen, once the store is open and the
 /// accept loop about to run: a line on stdout and, with `--port-file`, the
-/// port number in a file that appears whole (written aside, then renamed).
-/// Tests start the server on port 0 and wait for one of these instead of
-/// guessing a free port.
+/// port number in a file that appears whole (written aside, then renamed;
+/// `runfiles`). Tests start the server on port 0 and wait for one of these
+/// instead of guessing a free port.
 fn announce(
     addr: std::net::SocketAddr,
     port_file: Option<&std::path::Path>,
+    cleanup: &mut Cleanup,
 ) -> Result<(), StartError> {
     use std::io::Write;
     if let Some(p) = port_file {
-        let mut tmp = p.as_os_str().to_owned();
-        tmp.push(format!(".{}.tmp", std::process::id()));
-        std::fs::write(&tmp, format!("{}\n", addr.port()))
-            .and_then(|()| std::fs::rename(&tmp, p))
+        let written = runfiles::write_number_file(p, &format!("{}\n", addr.port()))
             .map_err(|e| io(format!("writing port file {}", p.display()), e))?;
+        cleanup.0.push(written);
     }
     // Nobody reading stdout (closed, a full pipe's reader gone) is not an error.
     let mut out = std::io::stdout().lock();
@@ -264,6 +293,7 @@ async fn serve(
     mut cfg: Config,
     credentials: Option<sasl::Credentials>,
     started: Started,
+    cleanup: &mut Cleanup,
 ) -> Result<(), StartError> {
     let listening = |e| io("setting up the listener".into(), e);
     let listener = match started.listener {
@@ -338,7 +368,7 @@ async fn serve(
     }
     let accept = listener.map(|l| tokio::spawn(listener::run(l, srv.clone())));
     if accept.is_some() {
-        announce(addr, started.port_file.as_deref())?;
+        announce(addr, started.port_file.as_deref(), cleanup)?;
     }
     let kt_accept = match started.kt_listener {
         Some(l) => Some(crate::kt_port::start(l, srv.clone()).map_err(listening)?),

@@ -5,7 +5,6 @@
 mod common;
 use common::{stats, stats_of, Server, Text};
 use std::path::PathBuf;
-use std::process::Command;
 
 /// The flags dist/memstored.toml stands for (docs/operations.md lists them).
 const EQUIVALENT_FLAGS: &[&str] = &[
@@ -30,7 +29,7 @@ fn dist(name: &str) -> PathBuf {
 }
 
 fn print_config(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+    let out = common::memstored()
         .args(args)
         .arg("--print-config")
         .output()

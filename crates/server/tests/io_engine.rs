@@ -8,10 +8,9 @@
 mod common;
 use common::{stats_of, Server, Text};
 use std::io::{Read, Write};
-use std::process::Command;
 
 fn start(args: &[&str]) -> Server {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    let mut cmd = common::memstored();
     cmd.env_remove("MEMSTORED_SCHEDULER")
         .env_remove("MEMSTORED_IO")
         .args(args)
@@ -82,7 +81,7 @@ fn epoll_when_asked_and_where_io_uring_cannot_serve() {
 
 #[test]
 fn io_uring_asked_for_where_it_cannot_serve_is_refused_at_start() {
-    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+    let out = common::memstored()
         .env_remove("MEMSTORED_IO")
         .args([
             "--io",

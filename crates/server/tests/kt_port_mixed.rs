@@ -8,7 +8,6 @@ use common::kt_http::{start_kt, Http};
 use common::Text;
 use memstored_server::listener::TOO_MANY;
 use std::io::{Read, Write};
-use std::process::Command;
 
 /// get_bulk of one key; the reply's value when there is one.
 fn bin_get(h: &mut Http, key: &[u8]) -> Option<Vec<u8>> {
@@ -121,7 +120,7 @@ fn refuses_to_start_with_sasl() {
     let dir = tempfile::tempdir().unwrap();
     let users = dir.path().join("users");
     std::fs::write(&users, "u:p\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+    let out = common::memstored()
         .args([
             "-l",
             "127.0.0.1:0",

@@ -17,12 +17,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Starts memstored with `args` on `port` (0 = one the kernel picks).
 fn start_on(port: u16, args: &[String]) -> Server {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    let mut cmd = common::memstored();
     cmd.args(args)
         .args(["-l", &format!("127.0.0.1:{port}"), "-R", "2"]);
     Spawned::launch(&mut cmd, "memstored", Announce::Stdout)
@@ -628,7 +627,7 @@ fn a_replica_cannot_be_read_only_or_without_an_update_log() {
         (vec![], "needs --ulog-dir"),
         (vec!["--ulog-dir", &ulog, "--read-only"], "--read-only"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+        let out = common::memstored()
             .args([
                 "-s",
                 &store,

@@ -5,7 +5,6 @@
 
 mod common;
 use common::{stats_of, Server, Text};
-use std::process::Command;
 
 /// The names of the server's threads (`/proc/PID/task/*/comm`, which the
 /// kernel cuts to 15 bytes).
@@ -54,7 +53,7 @@ fn serve_many(server: &Server) {
 }
 
 fn start(args: &[&str]) -> Server {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    let mut cmd = common::memstored();
     cmd.env_remove("MEMSTORED_SCHEDULER")
         .args(args)
         .args(["-l", "127.0.0.1:0", "-R", "2"]);
@@ -106,7 +105,7 @@ fn shared_runs_tokio_work_stealing_runtime() {
 #[test]
 fn the_environment_picks_the_scheduler_and_a_flag_overrides_it() {
     let with_env = |value: &str, args: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+        let mut cmd = common::memstored();
         cmd.env("MEMSTORED_SCHEDULER", value)
             .args(args)
             .args(["-l", "127.0.0.1:0", "-R", "2"]);
@@ -119,7 +118,7 @@ fn the_environment_picks_the_scheduler_and_a_flag_overrides_it() {
 
 #[test]
 fn an_unknown_scheduler_is_refused_with_the_choices() {
-    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+    let out = common::memstored()
         .args(["--scheduler", "fast", "-l", "127.0.0.1:0"])
         .output()
         .expect("run memstored");

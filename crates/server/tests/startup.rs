@@ -12,7 +12,7 @@ fn port_zero_is_reported_on_stdout_and_in_the_port_file() {
     for listen in ["127.0.0.1:0", "0"] {
         let dir = tempfile::tempdir().unwrap();
         let port_file = dir.path().join("port");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+        let mut cmd = common::memstored();
         cmd.args(["-l", listen, "-R", "2", "--port-file"])
             .arg(&port_file);
         // `launch` takes the port from the stdout line.
@@ -61,7 +61,7 @@ fn a_busy_port_exits_1_and_creates_no_store_files() {
     let addr = busy.local_addr().unwrap().to_string();
     let dir = tempfile::tempdir().unwrap();
     for store in ["db.tkh#num_shards=4", "db.tkt", "db.tkmt"] {
-        let child = Command::new(env!("CARGO_BIN_EXE_memstored"))
+        let child = common::memstored()
             .args(["-s", store, "-l", &addr, "-R", "2"])
             .current_dir(dir.path())
             .stdout(std::process::Stdio::null())
@@ -124,7 +124,7 @@ fn the_default_cache_has_a_stripe_per_worker() {
         (&["-R", "2", "-m", "16"], "1"),
         (&["-R", "2", "-s", "*#capsiz=64m,num_shards=1"], "1"),
     ] {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+        let mut cmd = common::memstored();
         cmd.args(["-l", "127.0.0.1:0"]).args(args);
         let server = Spawned::launch(&mut cmd, "memstored", Announce::Stdout);
         let mut t = Text::new(server.connect());
@@ -171,7 +171,7 @@ fn seed_002_tkrzw_server_command_lines_start() {
             "casket.tkt-00009-of-00010",
         ),
     ] {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+        let mut cmd = common::memstored();
         cmd.args(["--async", "--threads", "4", name, "-l", "127.0.0.1:0"])
             .current_dir(dir.path());
         let server = Spawned::launch(&mut cmd, "memstored", Announce::Stdout);
@@ -189,10 +189,7 @@ fn seed_002_tkrzw_server_command_lines_start() {
 
 #[test]
 fn help_says_async_is_always_on() {
-    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
-        .arg("--help")
-        .output()
-        .unwrap();
+    let out = common::memstored().arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("--async"), "{help}");
     assert!(help.contains("always asynchronous"), "{help}");
@@ -204,7 +201,7 @@ fn help_says_async_is_always_on() {
 #[test]
 fn several_databases_open_together() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    let mut cmd = common::memstored();
     cmd.args([
         "-s",
         "a.tkh",
@@ -233,7 +230,7 @@ fn several_databases_open_together() {
         assert!(dir.path().join(f).exists(), "{f}");
     }
     // One bad name: nothing is served, and the message names it.
-    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+    let out = common::memstored()
         .args(["-s", "a.tkh", "notes.kcx", "-l", "127.0.0.1:0"])
         .current_dir(dir.path())
         .output()
@@ -249,7 +246,7 @@ fn several_databases_open_together() {
 fn memcached_command_lines_start() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("memcached.pid");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    let mut cmd = common::memstored();
     cmd.args([
         "-m",
         "2",
@@ -286,7 +283,7 @@ fn memcached_command_lines_start() {
     assert_eq!(stat("tcpport"), Some(server.port.to_string().as_str()));
     assert!(server.terminate().success());
     // -m with a store name contradicts it: refused, saying why.
-    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+    let out = common::memstored()
         .args(["-m", "64", "-s", "a.tkh", "-p", "0"])
         .current_dir(dir.path())
         .output()
@@ -296,7 +293,7 @@ fn memcached_command_lines_start() {
     assert!(err.contains("capsiz=64m"), "{err}");
     assert!(!dir.path().join("a.tkh").exists());
     // An -o option asking for what memstored does not do stops the start.
-    let out = Command::new(env!("CARGO_BIN_EXE_memstored"))
+    let out = common::memstored()
         .args(["-o", "modern,ext_path=/tmp/ext:1G", "-p", "0"])
         .output()
         .unwrap();

@@ -9,7 +9,7 @@
 
 #[path = "../../../server/tests/common/spawn.rs"]
 mod spawn;
-pub use spawn::{Announce, Spawned};
+pub use spawn::{as_caller, Announce, Spawned};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -84,9 +84,10 @@ pub fn memstored_bin() -> PathBuf {
 pub type Server = Spawned;
 
 impl Spawned {
-    /// `memstored -s STORE -l 127.0.0.1:0 -R 2 EXTRA...` in `dir`.
+    /// `memstored [-u root] -s STORE -l 127.0.0.1:0 -R 2 EXTRA...` in `dir`.
     pub fn start(dir: &Path, store: &str, extra: &[&str]) -> Server {
         let mut cmd = Command::new(memstored_bin());
+        as_caller(&mut cmd);
         cmd.args(["-s", store, "-l", "127.0.0.1:0", "-R", "2"])
             .args(extra)
             .current_dir(dir);

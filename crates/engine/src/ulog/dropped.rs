@@ -33,10 +33,28 @@ pub fn read(fs: &dyn FileSystem, dir: &Path) -> Result<u64> {
 pub fn write(fs: &dyn FileSystem, dir: &Path, ts: u64) -> Result<()> {
     let path = marker_path(dir);
     let tmp = dir.join("ulog-dropped.ts.tmp");
-    let file = fs.open(&tmp, true, true)?;
-    file.set_len(0)?;
+    let file = fs.create_fresh(&tmp)?;
     file.write_at(format!("{ts:020}\n").as_bytes(), 0)?;
     file.sync()?;
     fs.rename(&tmp, &path)?;
     fs.sync_dir(&path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::RealFs;
+
+    /// A link planted at the temporary name is replaced, its target kept
+    /// (it was opened through the link and truncated before issue 40).
+    #[test]
+    fn the_marker_is_not_written_through_a_link_at_its_temporary_name() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        std::os::unix::fs::symlink(&victim, t.path().join("ulog-dropped.ts.tmp")).unwrap();
+        write(&RealFs, t.path(), 42).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(read(&RealFs, t.path()).unwrap(), 42);
+    }
 }

@@ -405,8 +405,7 @@ fn start_segment(
     path: &Path,
     header: SegmentHeader,
 ) -> Result<Arc<dyn DataFile>> {
-    let file = fs.open(path, true, true)?;
-    file.set_len(0)?;
+    let file = fs.create_fresh(path)?;
     file.write_at(&segment_header(header), 0)?;
     Ok(file)
 }

@@ -153,3 +153,89 @@ fn without_a_file_nothing_changes() {
     assert_eq!(l.args.max_connections, 3);
     assert_eq!(l.args.stores(), [crate::cli::DEFAULT_STORE]);
 }
+
+/// The message a flag on the command line gets, or `None` if accepted.
+fn flag_verdict(flag: &str, value: &str) -> Result<String, String> {
+    match load(["memstored".to_string(), format!("--{flag}={value}")]) {
+        Ok(l) => Ok(render(&l)),
+        Err(ConfigError::CommandLine(e)) => Err(flag_message(&e)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The same value as a config key, typed as TOML would type it: the
+/// message shown, less its `config file PATH: ` prefix.
+fn file_verdict(key: &str, value: &str) -> Result<String, String> {
+    let typed = match (value.parse::<i64>(), value.parse::<f64>()) {
+        (Ok(n), _) => n.to_string(),
+        (_, Ok(f)) if value.contains('.') => format!("{f:?}"),
+        _ => format!("{value:?}"),
+    };
+    match load_with(&format!("{key} = {typed}\n"), &[]) {
+        Ok(l) => Ok(render(&l)),
+        Err(e @ ConfigError::Flags { .. }) => {
+            let shown = e.to_string();
+            let (_, message) = shown.split_once(": ").unwrap_or_default();
+            Err(message.to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A value a flag refuses is refused in a config file with the same words,
+/// and one it accepts means the same there (issue 40, finding 6), for every
+/// option that takes a value.
+#[test]
+fn every_option_takes_the_same_values_from_a_file_as_from_its_flag() {
+    let probes = [
+        "0",
+        "-1",
+        "1",
+        "64",
+        "1.5",
+        "3g",
+        "99999999999999999999",
+        "abc",
+    ];
+    let command = Args::command();
+    let mut checked = 0;
+    for arg in file_args(&command) {
+        if !matches!(arg.get_action(), ArgAction::Set | ArgAction::Append) {
+            continue;
+        }
+        let long = arg.get_long().unwrap();
+        for v in probes {
+            let (flag, file) = (flag_verdict(long, v), file_verdict(long, v));
+            match (&flag, &file) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{long} = {v}"),
+                (Err(a), Err(b)) => assert_eq!(a, b, "{long} = {v}"),
+                _ => panic!("--{long}={v}: flag {flag:?}, config file {file:?}"),
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+/// `initial-size = "3g"` started a server whose every connection was then
+/// reset: the buffer sizes have a bound, named in the refusal.
+#[test]
+fn buffer_sizes_are_bounded() {
+    for key in ["initial-size", "reserve-size"] {
+        let e = file_verdict(key, "3g").unwrap_err();
+        assert!(e.contains("at most 1m"), "{e}");
+        assert_eq!(flag_verdict(key, "3g").unwrap_err(), e);
+        assert!(file_verdict(key, "1m").is_ok());
+        assert!(file_verdict(key, "1025k").is_err());
+    }
+    let e = file_verdict("max-connections", "0").unwrap_err();
+    assert!(e.contains("greater than 0"), "{e}");
+    let m = load_with("initial-size = \"3g\"\n", &[])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        m.starts_with("config file ") && m.contains("--initial-size"),
+        "{m}"
+    );
+}

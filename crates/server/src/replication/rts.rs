@@ -11,7 +11,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// `DIR/replication.rts` in the update log's directory.
@@ -28,11 +28,14 @@ impl Rts {
     /// Opens (creating) the file; returns it with the timestamp it holds
     /// (0 when new or empty).
     pub fn open(path: &Path, fsync: bool) -> io::Result<(Rts, u64)> {
+        // Never through a symlink planted at the name (ELOOP instead): the
+        // timestamp would overwrite the start of whatever it points to.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)?;
         let mut buf = [0u8; 21];
         let n = file.read_at(&mut buf, 0)?;
@@ -76,5 +79,17 @@ mod tests {
         assert_eq!(Rts::open(&p, true).unwrap().1, 42);
         std::fs::write(&p, "nonsense").unwrap();
         assert!(Rts::open(&p, false).is_err());
+    }
+
+    #[test]
+    fn a_symlink_at_the_name_is_refused_and_its_target_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let p = path_in(dir.path());
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        let e = Rts::open(&p, false).map(|_| ()).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     }
 }

@@ -9,7 +9,7 @@ mod probe;
 mod spawn;
 #[allow(unused_imports)]
 pub use probe::*;
-pub use spawn::{Announce, Spawned};
+pub use spawn::{as_caller, Announce, Spawned};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -19,12 +19,29 @@ use std::time::{Duration, Instant};
 /// A running memstored; killed on drop.
 pub type Server = Spawned;
 
+/// The memstored binary, with `-u root` when the tests run as root
+/// ([`as_caller`]); the test's own arguments follow.
+pub fn memstored() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+    as_caller(&mut cmd);
+    cmd
+}
+
 impl Spawned {
     /// Starts memstored with `args` plus `-l 127.0.0.1:0 -R 2` and waits for
     /// the port it reports.
     pub fn start(args: &[&str]) -> Server {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+        let mut cmd = memstored();
         cmd.args(args).args(["-l", "127.0.0.1:0", "-R", "2"]);
+        Spawned::launch(&mut cmd, "memstored", Announce::Stdout)
+    }
+
+    /// [`Spawned::start`] in the directory `dir` (relative store names).
+    pub fn start_in(dir: &std::path::Path, args: &[&str]) -> Server {
+        let mut cmd = memstored();
+        cmd.args(args)
+            .args(["-l", "127.0.0.1:0", "-R", "2"])
+            .current_dir(dir);
         Spawned::launch(&mut cmd, "memstored", Announce::Stdout)
     }
 

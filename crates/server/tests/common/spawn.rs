@@ -50,6 +50,17 @@ pub enum Announce {
     MemcachedPortFile,
 }
 
+/// `-u root` when the tests run as root (CI does): memstored, as memcached,
+/// refuses to run as root without `-u`, and the tests' servers stay the
+/// user that runs them (as anyone else, `-u` changes nothing).
+pub fn as_caller(cmd: &mut Command) -> &mut Command {
+    // SAFETY: getuid and geteuid have no preconditions.
+    if unsafe { libc::getuid() == 0 || libc::geteuid() == 0 } {
+        cmd.args(["-u", "root"]);
+    }
+    cmd
+}
+
 impl Spawned {
     /// Starts `cmd` (whose arguments make it listen on port 0) and waits until
     /// it reports its port; panics with a diagnosis if it exits first.
