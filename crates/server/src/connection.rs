@@ -196,10 +196,11 @@ impl ReadLimits {
     /// buys 1 MiB at once: beyond that the buffer doubles as bytes arrive.
     pub(crate) fn plan(&self, rbuf: &BytesMut, need: usize) -> ReadSpace {
         let want = self.want(rbuf, need);
-        if let Some(capacity) = self.renew(rbuf, 0, need) {
-            ReadSpace::Fresh(capacity)
-        } else if rbuf.capacity() - rbuf.len() >= want {
+        if rbuf.capacity() - rbuf.len() >= want {
             ReadSpace::Enough
+        } else if rbuf.is_empty() && rbuf.capacity() > self.initial.max(want) * 4 {
+            // Give back the memory of a big value once it is done.
+            ReadSpace::Fresh(self.initial.max(want))
         } else {
             let total = rbuf.len().saturating_add(want);
             ReadSpace::Grow {
@@ -217,18 +218,17 @@ impl ReadLimits {
             .max(self.reserve)
     }
 
-    /// The capacity of a buffer to replace `rbuf` with, when it is empty
-    /// and either much larger than the next read needs or one a large
-    /// frame was read into (the batch was waiting for `served` bytes,
-    /// `memstored_protocol::LARGE_VALUE` or more): the memory of a big value
-    /// (and its charge, or the oversize admission) is given back once it is
-    /// done, and no later request is read into memory a stored value still
-    /// holds. (The rest of a buffer a big request was cut from keeps the
-    /// capacity the buffer grew to.)
+    /// After a batch that was waiting for a frame of `served` bytes, the
+    /// capacity of a buffer to replace `rbuf` with: a buffer a large frame
+    /// was read into (`memstored_protocol::LARGE_VALUE` or more) is
+    /// replaced once it is empty, so that its charge (or the oversize
+    /// admission) is given back now, not at the next read, which may never
+    /// come, and no later request is read into memory that a value stored
+    /// as a slice of the frame still holds. (The rest of a buffer a big
+    /// frame was cut from keeps the capacity the buffer grew to.)
     pub(crate) fn renew(&self, rbuf: &BytesMut, served: usize, need: usize) -> Option<usize> {
-        let fresh = self.initial.max(self.want(rbuf, need));
-        let large = served >= LARGE_VALUE || rbuf.capacity() > fresh.saturating_mul(4);
-        (rbuf.is_empty() && large).then_some(fresh)
+        let large = served >= LARGE_VALUE && rbuf.is_empty();
+        large.then(|| self.initial.max(self.want(rbuf, need)))
     }
 
     /// The most the next read may take: up to the end of a large frame
