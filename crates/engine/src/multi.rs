@@ -16,6 +16,19 @@ impl Db {
         expected: &[(&[u8], Option<&[u8]>)],
         desired: &[(&[u8], Option<&[u8]>)],
     ) -> Result<()> {
+        self.compare_exchange_multi_expiring(expected, desired, 0)
+    }
+
+    /// [`Db::compare_exchange_multi`], the desired values stored with the
+    /// absolute expiry `expires_at` (0 = never) in the same locked step:
+    /// no reader, and no log replayed after a crash, sees one of them
+    /// without it (Kyoto Tycoon's atomic `set_bulk` with `xt`).
+    pub fn compare_exchange_multi_expiring(
+        &self,
+        expected: &[(&[u8], Option<&[u8]>)],
+        desired: &[(&[u8], Option<&[u8]>)],
+        expires_at: u64,
+    ) -> Result<()> {
         self.check_client_write()?;
         let keys: Vec<&[u8]> = expected.iter().chain(desired).map(|(k, _)| *k).collect();
         let mut locked = self.lock_shards(&keys);
@@ -34,7 +47,7 @@ impl Db {
                 Some(v) => Action::Put {
                     value: Bytes::copy_from_slice(v),
                     flags: 0,
-                    expires_at: 0,
+                    expires_at,
                 },
                 None => Action::Remove,
             };

@@ -75,6 +75,13 @@ fn concat_capped(a: &[u8], sep: &[u8], b: &[u8], max_len: u64) -> Result<Bytes> 
     Ok(Bytes::from(v))
 }
 
+/// A plain set of a value this large stores the `Bytes` it is given (a
+/// memory store keeps them as they are) instead of copying it: one lookup
+/// more, a copy of the value less. Smaller values take
+/// `put_unconditionally` (no lookup; a file engine encodes the record
+/// before taking the lock).
+const KEEP_AS_GIVEN: usize = 64 << 10;
+
 impl Db {
     /// The value of `key`; `NotFound` when absent or expired.
     pub fn get(&self, key: &[u8]) -> Result<Bytes> {
@@ -134,7 +141,9 @@ impl Db {
         max_len: u64,
     ) -> Result<u64> {
         let (flags, expires_at) = (opts.flags, opts.expires_at);
-        if mode == StoreMode::Set && opts.cas.is_none() {
+        // A large value goes the way below, as the `Bytes` it came in,
+        // which a memory store keeps: copying it would hold it twice.
+        if mode == StoreMode::Set && opts.cas.is_none() && value.len() < KEEP_AS_GIVEN {
             return self.put_unconditionally(key, &value, flags, expires_at);
         }
         if matches!(mode, StoreMode::Set | StoreMode::Add | StoreMode::Replace) {

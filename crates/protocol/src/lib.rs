@@ -25,7 +25,7 @@ pub mod rpc;
 pub mod text;
 
 pub use expiry::Expiry;
-pub use frame::{Frame, Framer};
+pub use frame::{owned_value, Frame, Framer, LARGE_VALUE};
 pub use parse::Parse;
 
 /// Longest key memcached accepts (`KEY_MAX_LENGTH`), in every protocol.

@@ -155,8 +155,8 @@ impl BinarySession {
                 srv.detail.set(&key);
                 let cmd = Store {
                     key,
-                    // Own copy: a slice would pin the whole read buffer.
-                    value: Bytes::copy_from_slice(&value),
+                    // Own copy, unless large: a slice would pin the whole read buffer.
+                    value: memstored_protocol::owned_value(value),
                     kind,
                     flags,
                     expires_at: expires_at_binary(exptime),

@@ -5,7 +5,7 @@
 use crate::binary::BinarySession;
 use crate::budget::Charge;
 use crate::kt_conn::KtSession;
-use crate::out::Out;
+use crate::out::{Out, Stall};
 use crate::rpc_conn::RpcSession;
 use crate::server::Server;
 use crate::session::{self, ConnState, Cx, LateAnswer, Session, Step};
@@ -13,6 +13,7 @@ use crate::socket::Socket;
 use crate::stats;
 use crate::text::TextSession;
 use bytes::BytesMut;
+use memstored_protocol::LARGE_VALUE;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -65,15 +66,16 @@ enum ReadResult {
     Eof,
 }
 
-/// Reads once into the free space of `rbuf`. A short read is reported to
+/// Reads once into the free space of `rbuf`, at most `max` bytes
+/// (`ReadLimits::read_max`). A short read is reported to
 /// tokio as WouldBlock so it clears the readiness without a second,
 /// empty read() syscall.
-fn read_some<S: Socket>(stream: &S, rbuf: &mut BytesMut) -> io::Result<ReadResult> {
+fn read_some<S: Socket>(stream: &S, rbuf: &mut BytesMut, max: usize) -> io::Result<ReadResult> {
     let fd = stream.as_raw_fd();
     let mut got: Option<usize> = None;
     let res = stream.try_io(Interest::READABLE, || {
         let spare = rbuf.spare_capacity_mut();
-        let want = spare.len();
+        let want = spare.len().min(max);
         // SAFETY: reading into the uninitialised spare capacity of rbuf;
         // only the `n` bytes the kernel wrote are marked initialised below.
         let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), want) };
@@ -193,10 +195,7 @@ impl ReadLimits {
     /// the handler said how big it is (`need`), but a declared length only
     /// buys 1 MiB at once: beyond that the buffer doubles as bytes arrive.
     pub(crate) fn plan(&self, rbuf: &BytesMut, need: usize) -> ReadSpace {
-        let want = need
-            .saturating_sub(rbuf.len())
-            .min(rbuf.capacity().max(1 << 20))
-            .max(self.reserve);
+        let want = self.want(rbuf, need);
         if rbuf.capacity() - rbuf.len() >= want {
             ReadSpace::Enough
         } else if rbuf.is_empty() && rbuf.capacity() > self.initial.max(want) * 4 {
@@ -209,6 +208,37 @@ impl ReadLimits {
                 grow: total.saturating_sub(rbuf.capacity()),
                 charged: total > self.unbudgeted,
             }
+        }
+    }
+
+    /// The free space to have before the next read.
+    fn want(&self, rbuf: &BytesMut, need: usize) -> usize {
+        need.saturating_sub(rbuf.len())
+            .min(rbuf.capacity().max(1 << 20))
+            .max(self.reserve)
+    }
+
+    /// After a batch that was waiting for a frame of `served` bytes, the
+    /// capacity of a buffer to replace `rbuf` with: a buffer a large frame
+    /// was read into (`memstored_protocol::LARGE_VALUE` or more) is
+    /// replaced once it is empty, so that its charge (or the oversize
+    /// admission) is given back now, not at the next read, which may never
+    /// come, and no later request is read into memory that a value stored
+    /// as a slice of the frame still holds. (The rest of a buffer a big
+    /// frame was cut from keeps the capacity the buffer grew to.)
+    pub(crate) fn renew(&self, rbuf: &BytesMut, served: usize, need: usize) -> Option<usize> {
+        let large = served >= LARGE_VALUE && rbuf.is_empty();
+        large.then(|| self.initial.max(self.want(rbuf, need)))
+    }
+
+    /// The most the next read may take: up to the end of a large frame
+    /// being read (`need`), so that its buffer holds nothing else and the
+    /// value can be stored without a copy (`memstored_protocol::owned_value`).
+    pub(crate) fn read_max(&self, rbuf: &BytesMut, need: usize) -> usize {
+        if need >= LARGE_VALUE && need > rbuf.len() {
+            need - rbuf.len()
+        } else {
+            usize::MAX
         }
     }
 
@@ -335,7 +365,8 @@ async fn run<S: Socket>(
         let read = if std::mem::take(&mut handed) {
             Ok(ReadResult::Partial)
         } else {
-            read_some(stream, &mut rbuf)
+            let max = limits.read_max(&rbuf, need);
+            read_some(stream, &mut rbuf, max)
         };
         match read {
             Ok(ReadResult::Eof) => {
@@ -375,6 +406,8 @@ async fn run<S: Socket>(
         if let Some(l) = listed {
             l.begin();
         }
+        // The frame the batch was waiting for (`ReadLimits::renew`).
+        let served = need;
         loop {
             // Which of its writes the batch's replies wait for (--sync-replicas).
             memstored_engine::ulog::take_last_appended();
@@ -395,6 +428,13 @@ async fn run<S: Socket>(
             match step {
                 Step::NeedInput(n) => {
                     need = n;
+                    // A big request done gives its memory (and the budget's
+                    // charge, or the oversize admission) back now, not at
+                    // the next read, which may never come.
+                    if let Some(capacity) = limits.renew(&rbuf, served, n) {
+                        rbuf = BytesMut::with_capacity(capacity);
+                        charge.set(read_charge(rbuf.capacity(), unbudgeted));
+                    }
                     if let Some(l) = listed {
                         l.end();
                     }
@@ -420,9 +460,11 @@ async fn run<S: Socket>(
 /// Writes the pending replies. Writes acknowledged in this batch reach the
 /// OS before the acknowledgement does, so they survive the server being killed.
 ///
-/// The replies are charged to the memory budget while they wait; when it is
-/// spent, a client that does not read them within the budget's wait is
-/// dropped (false: close the connection).
+/// The replies are charged to the memory budget while they wait. A client
+/// that takes none of them for the budget's wait while it must make
+/// progress (the budget is spent, or its oversize admission is wanted:
+/// `Charge::must_progress`) is dropped (false: close the connection); one
+/// that reads, however slowly, is not.
 pub(crate) async fn write<S: Socket>(
     stream: &S,
     srv: &Server,
@@ -440,17 +482,19 @@ pub(crate) async fn write<S: Socket>(
     if charged {
         charge.set(read_buffer + out.held());
     }
-    let n = if srv.budget.is_spent() {
-        match tokio::time::timeout(srv.budget.wait(), out.write_to(stream)).await {
-            Ok(r) => r?,
-            Err(_) => {
-                stats::bump(&srv.budget.refused);
-                tracing::info!("closing a connection that does not read its replies: the connection memory budget is spent");
-                return Ok(false);
-            }
-        }
-    } else {
-        out.write_to(stream).await?
+    let watched = charged || srv.budget.is_spent();
+    let written = {
+        let give_up = || charge.must_progress();
+        let stall = watched.then_some(Stall {
+            wait: srv.budget.wait(),
+            give_up: &give_up,
+        });
+        out.write_to(stream, stall).await?
+    };
+    let Some(n) = written else {
+        stats::bump(&srv.budget.refused);
+        tracing::info!("closing a connection that does not read its replies: the connection memory budget is spent");
+        return Ok(false);
     };
     if charged {
         charge.set(read_buffer);
@@ -492,7 +536,7 @@ pub(crate) fn refuse_for_memory(
     out: &mut Out,
 ) -> bool {
     stats::bump(&srv.budget.refused);
-    let (used, limit) = (srv.budget.used(), srv.budget.limit());
+    let (used, limit) = (srv.budget.held(), srv.budget.limit());
     let rest = need.saturating_sub(rbuf.len()) as u64;
     let go_on = match session {
         Some(AnySession::Binary(_)) if rest > 0 => {

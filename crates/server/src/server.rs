@@ -151,7 +151,11 @@ impl Server {
         credentials: Option<Credentials>,
         shutdown: watch::Receiver<bool>,
     ) -> Server {
-        let budget = Budget::new(cfg.conn_memory, crate::budget::DEFAULT_WAIT);
+        let budget = Budget::new(
+            cfg.conn_memory,
+            crate::budget::DEFAULT_WAIT,
+            Budget::oversize_for_item(cfg.max_item_size),
+        );
         let slow = SlowCalls::new(cfg.write_threads);
         let cfg_verbose = cfg.verbose;
         Server {

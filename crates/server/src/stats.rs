@@ -269,7 +269,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("auth_errors", get(&c.auth_errors)),
         ("bytes_read", sum(|r| &r.bytes_read)),
         ("bytes_written", sum(|r| &r.bytes_written)),
-        ("conn_buffer_bytes", srv.budget.used().to_string()),
+        ("conn_buffer_bytes", srv.budget.held().to_string()),
         ("conn_buffer_limit", srv.budget.limit().to_string()),
         ("conn_buffer_refused", get(&srv.budget.refused)),
         ("slow_calls_queued", get(&c.slow_calls_queued)),

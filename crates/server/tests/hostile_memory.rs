@@ -63,6 +63,16 @@ fn partial_bodies_on_many_connections_stay_within_the_budget() {
 #[test]
 fn a_request_the_budget_cannot_hold_is_answered_out_of_memory_and_skipped() {
     let server = Server::start(&["--conn-memory", "512k", "-I", "2m"]);
+    // One request beyond the budget is admitted at a time (the oversize
+    // admission, `budget.rs`): a client that stops halfway through a 2 MiB
+    // value holds it, so the requests below find no memory.
+    let mut holder = server.connect();
+    let mut partial = binary_set_head(b"held", 2 << 20);
+    partial.resize(partial.len() + (3 << 19), b'h');
+    holder.write_all(&partial).unwrap();
+    wait_until(&server, "the oversize admission to be taken", |s| {
+        stat(s, "conn_buffer_bytes") >= 3 << 19
+    });
     let body = vec![b'b'; 1 << 20];
     // Text: the whole 1 MiB request arrives; memcached's answer, and the
     // connection goes on with the next request.
@@ -89,6 +99,7 @@ fn a_request_the_budget_cannot_hold_is_answered_out_of_memory_and_skipped() {
     assert!(writer.join().unwrap());
     assert!(stat(&server, "conn_buffer_refused") >= 2);
     assert_eq!(stat(&server, "store_no_memory"), 2, "memcached's counter");
+    drop(holder);
 }
 
 #[test]

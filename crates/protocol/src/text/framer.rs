@@ -44,8 +44,8 @@ impl TextFramer {
 }
 
 impl Framer for TextFramer {
-    /// A command and, for a storage command, its data block (an owned copy:
-    /// a slice would pin the whole read buffer while stored).
+    /// A command and, for a storage command, its data block (an owned copy,
+    /// unless large: [`crate::owned_value`]).
     type Request = (Command, Option<Bytes>);
     type Refusal = Refusal;
 
@@ -61,7 +61,7 @@ impl Framer for TextFramer {
                             need: len.saturating_add(2),
                         }
                     }
-                    Ok(Some(value)) => Frame::Request((cmd, Some(Bytes::copy_from_slice(&value)))),
+                    Ok(Some(value)) => Frame::Request((cmd, Some(crate::owned_value(value)))),
                     Err(error) => Frame::Refused {
                         answer: Refusal::Invalid {
                             error,

@@ -14,6 +14,7 @@
 //! item-locked paths.
 
 mod arith;
+mod bulk;
 mod delete;
 mod flush;
 mod get;
@@ -22,6 +23,7 @@ mod swap;
 mod touch;
 
 pub use arith::{Arith, Increment, IncrementDouble, Origin};
+pub use bulk::{ReadAll, StoreAll};
 pub use delete::{Delete, Invalidate};
 pub use flush::Flush;
 pub use get::{Get, Peek};

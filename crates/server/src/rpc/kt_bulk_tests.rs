@@ -2,7 +2,7 @@
 //! (see `kt_tests.rs`).
 
 use super::kt_tests::{no_db, num, xt_of};
-use super::tests::{b, c, err, field, mem, ok, opts, s, value_of};
+use super::tests::{b, c, err, field, mem, ok, opts, s, server, value_of};
 use super::*;
 
 #[test]
@@ -138,6 +138,72 @@ fn set_bulk() {
         err(&db, "set_bulk", vec![Value::Array(vec![])]),
         code::ARGUMENT
     );
+}
+
+/// Regression (issue 40, finding 11): an atomic `set_bulk` with `xt`
+/// stored its values without expiry, then touched them one by one: a
+/// reader in between (or a crash) saw records that never expire. Values
+/// and expiry are now stored in one step.
+#[test]
+fn an_atomic_set_bulk_stores_values_and_expiry_in_one_step() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    const RECORDS: usize = 1000;
+    let db = mem();
+    let srv = server(&db);
+    let done = AtomicBool::new(false);
+    let keys: Vec<String> = (0..RECORDS).map(|i| format!("race{i}")).collect();
+    let (seen, never_expiring) = std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            let (mut seen, mut never_expiring) = (0u64, 0u64);
+            while !done.load(Relaxed) {
+                // The last keys are the ones touched last, before the fix.
+                for k in keys.iter().rev() {
+                    if let Some(r) = db.get_record(k.as_bytes()).unwrap() {
+                        seen += 1;
+                        never_expiring += u64::from(r.meta.expires_at == 0);
+                    }
+                }
+            }
+            (seen, never_expiring)
+        });
+        let stored = inmap("race", RECORDS, vec![("atomic", ""), ("xt", "100000")]);
+        let removed = inmap("race", RECORDS, vec![("atomic", "")]);
+        for _ in 0..30 {
+            call(&srv, "set_bulk", std::slice::from_ref(&stored)).unwrap();
+            call(&srv, "remove_bulk", std::slice::from_ref(&removed)).unwrap();
+        }
+        done.store(true, Relaxed);
+        reader.join().unwrap()
+    });
+    assert!(seen > 0, "the reader never saw a record");
+    assert_eq!(never_expiring, 0, "of {seen} records seen");
+}
+
+/// Regression (issue 40, finding 11): the atomic bulk calls went around
+/// the command layer, so `cmd_set`, `total_items`, `get_hits`, ... did not
+/// move for them. They now count as the same calls without `atomic` do.
+#[test]
+fn atomic_bulk_calls_count_as_the_others_do() {
+    use crate::stats::RequestCounters;
+    let counts = |atomic: bool| {
+        let srv = server(&mem());
+        let extra = || if atomic { vec![("atomic", "")] } else { vec![] };
+        call(&srv, "set_bulk", &[inmap("n", 5, extra())]).unwrap();
+        call(&srv, "get_bulk", &[inmap("n", 7, extra())]).unwrap();
+        call(&srv, "remove_bulk", &[inmap("n", 6, extra())]).unwrap();
+        let fields: [fn(&RequestCounters) -> &std::sync::atomic::AtomicU64; 7] = [
+            |c| &c.cmd_set,
+            |c| &c.total_items,
+            |c| &c.cmd_get,
+            |c| &c.get_hits,
+            |c| &c.get_misses,
+            |c| &c.delete_hits,
+            |c| &c.delete_misses,
+        ];
+        fields.map(|f| srv.counters.sum(f))
+    };
+    assert_eq!(counts(false), [5, 5, 7, 5, 2, 5, 1], "without atomic");
+    assert_eq!(counts(true), counts(false), "atomic");
 }
 
 #[test]

@@ -52,7 +52,8 @@ pub(super) struct Conn<'s> {
     sent: usize,
     iov: Vec<libc::iovec>,
     msg: Box<libc::msghdr>,
-    /// When a reply started to wait with the memory budget spent.
+    /// Since when a watched reply (charged, or started with the budget
+    /// spent) has had no byte taken by its client.
     pub send_since: Option<Instant>,
     /// When a read buffer started to wait for the memory budget.
     pub memory_since: Option<Instant>,
@@ -109,8 +110,9 @@ impl<'s> Conn<'s> {
 
     /// The receive into the buffer's free space.
     pub fn recv_entry(&mut self, user_data: u64) -> squeue::Entry {
+        let max = self.limits.read_max(&self.rbuf, self.need);
         let spare = self.rbuf.spare_capacity_mut();
-        let len = u32::try_from(spare.len()).unwrap_or(u32::MAX);
+        let len = u32::try_from(spare.len().min(max)).unwrap_or(u32::MAX);
         opcode::Recv::new(
             types::Fd(self.stream.as_raw_fd()),
             spare.as_mut_ptr().cast(),
@@ -194,6 +196,11 @@ impl<'s> Conn<'s> {
     }
 
     fn await_input(&mut self, srv: &Server, need: usize) -> Next {
+        // Before the next read, as on the epoll path.
+        if let Some(capacity) = self.limits.renew(&self.rbuf, self.need, need) {
+            self.rbuf = BytesMut::with_capacity(capacity);
+            self.charge.set(self.limits.charge(capacity));
+        }
         self.need = need;
         if let Some(l) = &self.listed {
             l.info.end();
@@ -206,19 +213,31 @@ impl<'s> Conn<'s> {
         if !crate::connection::hand_writes_to_os(srv) {
             return Next::Close;
         }
-        if self.out.held() > UNBUDGETED_OUT {
+        let charged = self.out.held() > UNBUDGETED_OUT;
+        if charged {
             self.charge
                 .set(self.limits.charge(self.rbuf.capacity()) + self.out.held());
         }
         self.sent = 0;
-        self.send_since = srv.budget.is_spent().then(Instant::now);
+        // Watched as on the epoll path (`connection::write`).
+        self.send_since = (charged || srv.budget.is_spent()).then(Instant::now);
         Next::Send
+    }
+
+    /// Whether a client that takes none of its replies for the budget's
+    /// wait is dropped now (`Charge::must_progress`).
+    pub fn must_progress(&self) -> bool {
+        self.charge.must_progress()
     }
 
     /// `n` bytes of the pending replies were written.
     pub fn sent(&mut self, srv: &Arc<Server>, late: &LateTx, n: usize) -> Next {
         self.sent += n;
         if self.sent < self.out.len() {
+            // Progress: the client's wait starts again.
+            if self.send_since.is_some() {
+                self.send_since = Some(Instant::now());
+            }
             return Next::Send;
         }
         stats::add(&srv.counters.here().bytes_written, self.out.len() as u64);

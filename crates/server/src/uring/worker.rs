@@ -52,8 +52,8 @@ struct Worker<'s> {
     bell: Box<[u8; 8]>,
     /// The eventfd read into `bell` is in flight.
     bell_armed: bool,
-    /// Some connection's reply started while the budget was spent: the
-    /// loop ticks until it is written or cut (see `tick`).
+    /// Some connection's reply is watched (`Conn::send_since`): the loop
+    /// ticks until it is written or cut (see `tick`).
     deadlines: bool,
     stopping: bool,
 }
@@ -297,16 +297,16 @@ impl<'s> Worker<'s> {
             };
             self.act(slot, next);
         }
-        // A reply that started while the budget was spent must be read
-        // within the budget's wait, whatever the budget does meanwhile (as
-        // on the epoll path, whose timeout is set when the write starts).
+        // A watched reply whose client took nothing for the budget's wait
+        // is cut if it must make progress now (as on the epoll path,
+        // `connection::write`); each byte taken starts the wait again.
         let wait = self.srv.budget.wait();
         let mut deadlines = false;
         for c in self.conns.iter_mut().flatten() {
             let Some(since) = c.send_since.filter(|_| c.sending && !c.closing) else {
                 continue;
             };
-            if since.elapsed() >= wait {
+            if since.elapsed() >= wait && c.must_progress() {
                 stats::bump(&self.srv.budget.refused);
                 tracing::info!("closing a connection that does not read its replies: the connection memory budget is spent");
                 c.cut();
