@@ -194,8 +194,25 @@ pub struct Args {
     pub help: Option<bool>,
 }
 
-/// The database served when no name is given.
+/// The database served when no name is given (and `-I` is at most its cap).
 pub const DEFAULT_STORE: &str = "*#capsiz=64m";
+
+/// The default cache's cap in MiB.
+const DEFAULT_CAP_MIB: u64 = 64;
+
+/// The default database for an item limit of `max_item` bytes: the 64 MiB
+/// cache, grown by the largest item when `-I` asks for items above its cap,
+/// so that `-I 2g` alone takes and serves a 1.5 GiB value (seed 000's
+/// promise) instead of refusing every such value as too large for the cache.
+/// (memcached refuses to start with `-I` above half of `-m`; a user who names
+/// `-m` or a store gets what they named.)
+fn default_store(max_item: u64) -> String {
+    let item_mib = max_item.div_ceil(1 << 20);
+    if item_mib <= DEFAULT_CAP_MIB {
+        return DEFAULT_STORE.to_string();
+    }
+    format!("*#capsiz={}m", item_mib + DEFAULT_CAP_MIB)
+}
 
 impl Args {
     /// The database names to serve: `-s` ones, then positional ones, else
@@ -205,7 +222,7 @@ impl Args {
         match self.memory_limit {
             _ if !all.is_empty() => all,
             Some(mb) => vec![format!("*#capsiz={mb}m")],
-            None => vec![DEFAULT_STORE.to_string()],
+            None => vec![default_store(self.max_item_size)],
         }
     }
 
@@ -441,6 +458,11 @@ mod tests {
         let a = Args::parse_from(["memstored", "--port=0", "--conn-limit=5", "--pidfile=x"]);
         assert_eq!(a.listen_addr(), "127.0.0.1:0".parse().unwrap());
         assert_eq!(a.stores(), [DEFAULT_STORE]);
+        // An item limit above the default cache grows it by that much.
+        let a = Args::parse_from(["memstored", "-I", "2g"]);
+        assert_eq!(a.stores(), ["*#capsiz=2112m"]);
+        let a = Args::parse_from(["memstored", "-I", "2g", "-m", "100"]);
+        assert_eq!(a.stores(), ["*#capsiz=100m"]);
         assert_eq!(parse_listen("::1"), Ok("[::1]:11211".parse().unwrap()));
         assert!(Args::try_parse_from(["memstored", "-U", "11211"])
             .unwrap_err()

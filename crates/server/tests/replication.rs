@@ -852,7 +852,10 @@ fn a_replica_behind_what_the_master_removed_is_told_to_reseed() {
 #[test]
 fn in_semi_synchronous_mode_a_lone_writer_waits_for_the_replica_not_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let args = semi_sync_master_args(dir.path(), 2000);
+    // 1.5 s: the five writes to the frozen replica must all wait out their
+    // timeout before the master drops it as a replica that answers nothing
+    // (10 s); at 2 s the fifth met the drop and did not wait.
+    let args = semi_sync_master_args(dir.path(), 1500);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (master, kt_port) = start_kt(&args);
     let replica = start_on(0, &replica_args(dir.path(), &master));
