@@ -201,17 +201,18 @@ pub const DEFAULT_STORE: &str = "*#capsiz=64m";
 const DEFAULT_CAP_MIB: u64 = 64;
 
 /// The default database for an item limit of `max_item` bytes: the 64 MiB
-/// cache, grown by the largest item when `-I` asks for items above its cap,
+/// cache, or, when `-I` asks for items above that, a cache of twice `-I`,
 /// so that `-I 2g` alone takes and serves a 1.5 GiB value (seed 000's
 /// promise) instead of refusing every such value as too large for the cache.
-/// (memcached refuses to start with `-I` above half of `-m`; a user who names
-/// `-m` or a store gets what they named.)
+/// Twice: memcached's own bound (it refuses `-I` above half of `-m`), and a
+/// lock stripe of a capped cache holds items of up to half the cap (README
+/// "Lock stripes"). A user who names `-m` or a store gets what they named.
 fn default_store(max_item: u64) -> String {
     let item_mib = max_item.div_ceil(1 << 20);
     if item_mib <= DEFAULT_CAP_MIB {
         return DEFAULT_STORE.to_string();
     }
-    format!("*#capsiz={}m", item_mib + DEFAULT_CAP_MIB)
+    format!("*#capsiz={}m", 2 * item_mib)
 }
 
 impl Args {
@@ -458,9 +459,9 @@ mod tests {
         let a = Args::parse_from(["memstored", "--port=0", "--conn-limit=5", "--pidfile=x"]);
         assert_eq!(a.listen_addr(), "127.0.0.1:0".parse().unwrap());
         assert_eq!(a.stores(), [DEFAULT_STORE]);
-        // An item limit above the default cache grows it by that much.
+        // An item limit above the default cache makes it twice that.
         let a = Args::parse_from(["memstored", "-I", "2g"]);
-        assert_eq!(a.stores(), ["*#capsiz=2112m"]);
+        assert_eq!(a.stores(), ["*#capsiz=4096m"]);
         let a = Args::parse_from(["memstored", "-I", "2g", "-m", "100"]);
         assert_eq!(a.stores(), ["*#capsiz=100m"]);
         assert_eq!(parse_listen("::1"), Ok("[::1]:11211".parse().unwrap()));
