@@ -36,7 +36,7 @@ trap cleanup EXIT
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
 start() { # kind -> prints the port
-  "$BIN_DIR/memstored" -s "$WORK/m.$1#num_shards=$SHARDS" -l 127.0.0.1:0 \
+  "$BIN_DIR/memstored" -u "$(server_user)" -s "$WORK/m.$1#num_shards=$SHARDS" -l 127.0.0.1:0 \
     --port-file "$WORK/m.port" >"$WORK/m.log" 2>&1 &
   echo $! >"$WORK/m.pid"
   wait_port_file "$WORK/m.port" "$!" memstored
