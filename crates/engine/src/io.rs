@@ -102,8 +102,8 @@ pub trait FileSystem: Send + Sync + Debug {
     }
 }
 
-fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
-    Error::System(format!("{what} {}: {e}", path.display()))
+pub(crate) fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::from_io(format_args!("{what} {}: ", path.display()), &e)
 }
 
 /// The real disk.
@@ -133,15 +133,6 @@ fn fallocate(f: &std::fs::File, mode: libc::c_int, offset: u64, len: u64) -> std
     }
 }
 
-/// Maps a failed write's OS error to the engine's error: a full disk or
-/// quota is `NoSpace`, so that callers can tell it from a failing disk.
-pub(crate) fn write_error(what: &str, e: std::io::Error) -> Error {
-    match e.raw_os_error() {
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => Error::NoSpace(format!("{what}: {e}")),
-        _ => Error::System(format!("{what}: {e}")),
-    }
-}
-
 impl DataFile for RealFile {
     fn len(&self) -> Result<u64> {
         Ok(self.0.metadata()?.len())
@@ -152,7 +143,7 @@ impl DataFile for RealFile {
     fn write_at(&self, data: &[u8], offset: u64) -> Result<()> {
         self.0
             .write_all_at(data, offset)
-            .map_err(|e| write_error("cannot write", e))
+            .map_err(|e| Error::from_io(format_args!("cannot write: "), &e))
     }
     fn set_len(&self, len: u64) -> Result<()> {
         Ok(self.0.set_len(len)?)
@@ -162,7 +153,7 @@ impl DataFile for RealFile {
             Ok(()) => Ok(()),
             // The file system cannot reserve: writes find out for themselves.
             Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENOSYS)) => Ok(()),
-            Err(e) => Err(write_error("cannot reserve space", e)),
+            Err(e) => Err(Error::from_io(format_args!("cannot reserve space: "), &e)),
         }
     }
     fn release_after(&self, offset: u64, len: u64) {

@@ -11,6 +11,7 @@
 //! `flock` locks belong to an open file description, so two opens in one
 //! process exclude each other exactly as two processes do.
 
+use crate::io::io_err;
 use crate::status::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read};
@@ -60,10 +61,6 @@ fn try_flock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
         ErrorKind::WouldBlock => Ok(false),
         _ => Err(e),
     }
-}
-
-fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
-    Error::System(format!("{what} {}: {e}", path.display()))
 }
 
 /// Opens (creating it when allowed) the lock file; `None` for a reader that

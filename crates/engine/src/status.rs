@@ -108,9 +108,22 @@ impl Error {
     }
 }
 
+impl Error {
+    /// An OS error, `context` saying what was being done: a full disk or
+    /// quota is `NoSpace` (callers tell it from a failing disk), anything
+    /// else `System`. Every I/O error of the engine is made here.
+    pub(crate) fn from_io(context: std::fmt::Arguments<'_>, e: &std::io::Error) -> Error {
+        let text = format!("{context}{e}");
+        match e.raw_os_error() {
+            Some(libc::ENOSPC | libc::EDQUOT) => Error::NoSpace(text),
+            _ => Error::System(text),
+        }
+    }
+}
+
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        Error::System(e.to_string())
+        Error::from_io(format_args!(""), &e)
     }
 }
 
