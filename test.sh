@@ -5,10 +5,20 @@
 # detector, and seed 004's two programs), the Python client tests against the
 # real server binary, the Python binding's tests, and the Ruby binding's tests
 # (minitest).
-# Tests that drive external programs (memcached, memccapable, Python clients)
-# expect them installed; .ci/run installs them on a fresh machine.
+# Everything the tests need beyond the toolchains (cargo, python3) is
+# installed first by scripts/install-test-deps.sh (apt-get as root or through
+# sudo -n, else it names the packages; Python modules into the suite's own
+# virtual environment, whose bin directory goes first on PATH; Go-built
+# memcached_exporter; cargo-deb). MEMSTORED_SKIP_INSTALL=1 skips that step.
 set -euo pipefail
 cd "$(dirname "$0")"
+if [ "${MEMSTORED_SKIP_INSTALL:-}" != 1 ]; then
+  venv_bin="$(scripts/install-test-deps.sh)"
+else
+  venv_bin="$(cd "${MEMSTORED_TEST_VENV:-${CARGO_TARGET_DIR:-target}/test-venv}/bin" && pwd)"
+fi
+export PATH="$venv_bin:$PATH"
+if [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
 cargo fmt --all -- --check
 # No merge left its conflict markers behind (one once broke a script and a doc).
 if git rev-parse --git-dir >/dev/null 2>&1 && git grep -nE '^(<<<<<<<|>>>>>>>) ' -- ':!*.lock'; then
