@@ -23,7 +23,9 @@ its info string, and this runner holds it to that:
   ```yaml, ```toml, ```text   data or sample output, not run.
 
 `<!-- doc-blocks: skip REASON -->` above a block skips it, with the reason
-printed; a block with no info string is an error (say what it is).
+printed; `<!-- doc-blocks: serve-first REASON -->` runs only the block's
+first line, as a `sh servers` line, and skips the rest for REASON (the
+README's top block: its second command is this suite); a block with no info string is an error (say what it is).
 
 `<!-- doc-blocks: cwd=checkout -->` anywhere in a file runs its `sh` blocks
 from the checkout's root (the README's paths are relative to it); otherwise
@@ -141,13 +143,15 @@ def wait_listening(proc, log):
     return f"not listening after {READY_TIMEOUT_S} s"
 
 
-def run_servers(block, env):
+def run_servers(block, env, cwd):
+    """Each line alone: listening, then exit 0 on SIGTERM. From `cwd`, else a
+    scratch directory of its own."""
     for cmd in logical_lines(block.body):
         with tempfile.TemporaryDirectory(prefix="doc-server-") as scratch:
             log = Path(scratch) / ".stdout"
             with open(log, "w") as out, open(Path(scratch) / ".stderr", "w") as err:
                 proc = subprocess.Popen(
-                    ["bash", "-c", "exec " + cmd], cwd=scratch, env=env,
+                    ["bash", "-c", "exec " + cmd], cwd=cwd or scratch, env=env,
                     stdout=out, stderr=err, start_new_session=True,
                 )
             problem = wait_listening(proc, log)
@@ -238,6 +242,7 @@ def root_wrapper(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", action="append", default=[])
+    ap.add_argument("--only", type=int, help="run only the block opening on this line (while writing one)")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     env = dict(os.environ)
@@ -253,6 +258,8 @@ def main():
         from_checkout = "doc-blocks: cwd=checkout" in text
         scratch = Path(tempfile.mkdtemp(prefix="doc-blocks-"))
         for block in blocks_of(path):
+            if args.only is not None and block.line != args.only:
+                continue
             kind = block.info.split()
             directive = block.directive or ""
             if directive.startswith("skip"):
@@ -262,12 +269,17 @@ def main():
                 print(f"skip  {block.where}: {reason}")
                 skipped += 1
                 continue
-            if directive.startswith("file="):
+            if directive.startswith("serve-first"):
+                first = logical_lines(block.body)[:1]
+                print(f"skip  {block.where} after its first line: {directive[11:].strip()}")
+                block.body = "\n".join(first) + "\n"
+                problem = run_servers(block, env, ROOT)
+            elif directive.startswith("file="):
                 problem = check_file(block, directive[5:].strip())
             elif not kind:
                 problem = "a block with no info string: say what it is (sh, console, text, ...)"
             elif kind[0] == "sh" and kind[1:] == ["servers"]:
-                problem = run_servers(block, env)
+                problem = run_servers(block, env, None)
             elif kind[0] == "sh":
                 problem = run_sh(block, ROOT if from_checkout else scratch, env)
             elif kind[0] == "console":
