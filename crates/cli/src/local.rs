@@ -2,10 +2,10 @@
 
 use crate::progress;
 use crate::tsv;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use memstored_engine::{Db, SearchMode};
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 
 /// Opens `name`, explaining failures with the name.
 pub fn open(name: &str, writable: bool) -> Result<Db> {
@@ -223,54 +223,4 @@ pub fn export(name: &str, file: &str) -> Result<()> {
     bar.finish_and_clear();
     eprintln!("exported {n} records to {file}");
     close(db, name)
-}
-
-/// Imports a TSV file. Bad lines are reported with their numbers and
-/// skipped; every good line is stored. Fails (after importing the rest) when
-/// any line was bad, so scripts notice.
-pub fn import(name: &str, file: &str) -> Result<()> {
-    let f = File::open(file).with_context(|| format!("cannot open {file:?}"))?;
-    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let db = open(name, true)?;
-    let mut r = BufReader::with_capacity(1 << 20, f);
-    let bar = progress::bytes_bar(size, "importing");
-    let mut buf = Vec::with_capacity(256);
-    let (mut lineno, mut stored, mut bad) = (0u64, 0u64, 0u64);
-    let mut read = 0u64;
-    loop {
-        buf.clear();
-        let n = r
-            .read_until(b'\n', &mut buf)
-            .with_context(|| format!("reading {file:?}"))?;
-        if n == 0 {
-            break;
-        }
-        lineno += 1;
-        read += n as u64;
-        if lineno & 4095 == 0 {
-            bar.set_position(read);
-        }
-        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        if line.is_empty() || line == b"\r" {
-            continue;
-        }
-        match tsv::parse_line(line) {
-            Ok((k, v)) => {
-                db.set(&k, &v, true)
-                    .with_context(|| format!("{file}:{lineno}: storing the record"))?;
-                stored += 1;
-            }
-            Err(e) => {
-                bar.suspend(|| eprintln!("{file}:{lineno}: bad line skipped: {e}"));
-                bad += 1;
-            }
-        }
-    }
-    bar.finish_and_clear();
-    close(db, name)?;
-    eprintln!("imported {stored} records from {file} ({lineno} lines, {bad} bad)");
-    if bad > 0 {
-        bail!("{bad} bad line(s) in {file} were skipped; every other line was imported");
-    }
-    Ok(())
 }

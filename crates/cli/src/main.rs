@@ -3,6 +3,7 @@
 //! `tkrzw_dbm_remote_util` and `tkrzw_dbm_perf`.
 
 mod bench;
+mod import;
 mod local;
 mod maint;
 mod perf;
@@ -82,8 +83,17 @@ enum Cmd {
     },
     /// Writes every record to a TSV file (format: docs/tsv.md).
     Export { name: String, file: String },
-    /// Stores every record of a TSV file; bad lines are reported and skipped.
-    Import { name: String, file: String },
+    /// Stores every record of an export: memstored's TSV, or what Tkrzw's,
+    /// Tokyo Cabinet's or Kyoto Cabinet's tools write; bad lines are
+    /// reported and skipped.
+    #[command(long_about = IMPORT_ABOUT)]
+    Import {
+        name: String,
+        file: String,
+        /// Which tool wrote FILE.
+        #[arg(long, value_enum, default_value = "auto")]
+        format: import::Format,
+    },
     /// Compacts a database, shard by shard.
     Rebuild { name: String },
     /// Salvages every intact record of a damaged database SRC into a new database DST.
@@ -105,6 +115,21 @@ enum Cmd {
     #[command(long_about = bench::LONG_ABOUT)]
     Bench(bench::BenchArgs),
 }
+
+const IMPORT_ABOUT: &str = "Stores every record of FILE in the database NAME.\n\n\
+    FILE is memstored's TSV (`memstore export`, docs/tsv.md) or an export made \
+    by an ancestor's tool, chosen with --format:\n\
+    \x20 tkrzw             tkrzw_dbm_util export DB FILE (or a Tkrzw .tkmt/.tkmb file)\n\
+    \x20 tkrzw-tsv-escape  tkrzw_dbm_util export --tsv --escape DB FILE\n\
+    \x20 tkrzw-tsv         tkrzw_dbm_util export --tsv DB FILE (lossy)\n\
+    \x20 tc-hex            tchmgr list -pv -px DB > FILE, tcbmgr list -pv -px DB > FILE\n\
+    \x20 tc                tchmgr list -pv DB > FILE, tcbmgr list -pv DB > FILE\n\
+    \x20 kc-hex            kchashmgr list -pv -px DB > FILE, kctreemgr list -pv -px DB > FILE\n\
+    \x20 kc                kchashmgr list -pv DB > FILE, kctreemgr list -pv DB > FILE\n\n\
+    The hex and flat-record exports carry any bytes; the plain TSV of Tokyo and \
+    Kyoto Cabinet splits a record at a line feed in it. Bad lines are reported \
+    with their numbers and skipped, and the exit status is then non-zero. \
+    docs/operations.md (Migrating) has the whole procedure.";
 
 #[derive(Subcommand, Debug)]
 enum PerfCmd {
@@ -138,7 +163,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             keys,
         } => local::search(&name, &pattern, &mode, max, keys),
         Cmd::Export { name, file } => local::export(&name, &file),
-        Cmd::Import { name, file } => local::import(&name, &file),
+        Cmd::Import { name, file, format } => import::run(&name, &file, format),
         Cmd::Rebuild { name } => maint::rebuild(&name),
         Cmd::Restore { src, dst } => maint::restore(&src, &dst),
         Cmd::Backup { name, suffix } => maint::backup(&name, &suffix),

@@ -12,6 +12,10 @@ pub const HINT_MAGIC: &[u8; 8] = b"MSTHINT\x1a";
 /// 2: records with a varint header (1: a fixed 36-byte header, refused).
 pub const FORMAT_VERSION: u16 = 2;
 pub const FILE_HEADER_SIZE: usize = 64;
+/// How much of a file's start an open reads to decode its header: the
+/// header, and enough of a foreign file to tell which ancestor's it is (a
+/// Tkrzw tree's mark is at byte 62).
+pub const HEAD_READ: usize = 128;
 /// The shortest a record header can be: CRC, lead byte, and one byte for
 /// each of key length, stored length and CAS.
 pub const MIN_RECORD_HEADER: usize = 8;
@@ -69,6 +73,10 @@ impl FileHeader {
             |why: &str| Error::BrokenData(format!("{path} is not a memstored file: {why}"));
         // The magic first: a short foreign file is still named for what it is.
         if !b.starts_with(MAGIC) {
+            // An ancestor's file is named with the commands that migrate it.
+            if let Some(msg) = crate::ancestors::explain(b, path) {
+                return Err(Error::BrokenData(msg));
+            }
             return Err(not_ours(&foreign_magic(b)));
         }
         if b.len() < FILE_HEADER_SIZE {
@@ -110,20 +118,11 @@ impl FileHeader {
     }
 }
 
-/// Says what a foreign file is, naming well-known formats, for the error message.
+/// Says what a foreign file that is no ancestor's starts with, for the error message.
 fn foreign_magic(b: &[u8]) -> String {
     let head = &b[..b.len().min(16)];
     if head.is_empty() {
         return "it is empty".into();
-    }
-    if head.starts_with(b"Tkrzw") {
-        return "it has a Tkrzw header (TkrzwHDB/TkrzwTDB)".into();
-    }
-    if head.starts_with(b"ToKyO CaBiNeT") {
-        return "it has a Tokyo Cabinet header".into();
-    }
-    if head.starts_with(b"KC\n") || head.starts_with(b"Kyoto") {
-        return "it has a Kyoto Cabinet header".into();
     }
     format!(
         "it starts with {:?}",

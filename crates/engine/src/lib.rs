@@ -10,6 +10,7 @@
 
 pub mod access;
 pub mod activity;
+mod ancestors;
 mod arith;
 pub mod backup;
 pub mod db;

@@ -53,7 +53,7 @@ pub fn restore_with_fs(
     for i in 0..n {
         let path = shard_path(&src.path, i, n);
         let file = fs.open(&path, false, false)?;
-        let mut head = vec![0u8; (file.len()? as usize).min(FILE_HEADER_SIZE)];
+        let mut head = vec![0u8; (file.len()? as usize).min(format::HEAD_READ)];
         file.read_at(&mut head, 0)?;
         if let Err(e) = FileHeader::decode(&head, &path.display().to_string()) {
             if !head.starts_with(format::MAGIC) || FileHeader::is_intact(&head) {

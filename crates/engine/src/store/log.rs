@@ -177,7 +177,7 @@ pub fn open_file(
         fs.sync_dir(path)?;
         return Ok((file, header, FILE_HEADER_SIZE as u64));
     }
-    let mut head = vec![0u8; (len as usize).min(FILE_HEADER_SIZE)];
+    let mut head = vec![0u8; (len as usize).min(format::HEAD_READ)];
     file.read_at(&mut head, 0)?;
     let header = FileHeader::decode(&head, &shown)?;
     if header.kind != kind {
