@@ -86,3 +86,9 @@ python3 -m mypy.stubtest memstored --allowlist bindings/python/tests/stubtest-al
 # so that a newer release build lying beside it is not what gets tested.
 MEMSTORED_RUBY_EXT="${CARGO_TARGET_DIR:-target}/debug/libmemstored_ruby.so" \
   ruby -w -I bindings/ruby/lib -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb
+# Every code block of the README and docs/operations.md, as written and in
+# order (scripts/doc-blocks.py says how each kind is run). The README's
+# commands use release builds (`cargo run --release`, the bindings'
+# examples), so the tools on PATH are the release ones too.
+cargo build --release -p memstored-server -p memstored-cli
+python3 scripts/doc-blocks.py --bin "${CARGO_TARGET_DIR:-target}/release" README.md docs/operations.md

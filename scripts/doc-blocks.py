@@ -269,6 +269,7 @@ def main():
                 print(f"skip  {block.where}: {reason}")
                 skipped += 1
                 continue
+            started = time.monotonic()
             if directive.startswith("serve-first"):
                 first = logical_lines(block.body)[:1]
                 print(f"skip  {block.where} after its first line: {directive[11:].strip()}")
@@ -292,7 +293,8 @@ def main():
             else:
                 problem = f"unknown kind `{block.info}` (no file= directive)"
             ran += 1
-            print(f"{'FAIL' if problem else 'ok'}    {block.where} ({block.info or '?'})", flush=True)
+            took = time.monotonic() - started
+            print(f"{'FAIL' if problem else 'ok'}    {block.where} ({block.info or '?'}, {took:.1f} s)", flush=True)
             if problem:
                 failures.append((block, problem))
         shutil.rmtree(scratch, ignore_errors=True)

@@ -1,4 +1,4 @@
-//! The README's library example: `cargo run --release --example readme`.
+//! The README's library example: `cargo run -p memstored-engine --example readme`.
 use memstored_engine::{Db, Error, StoreMode, StoreOptions};
 
 fn main() -> Result<(), Error> {
