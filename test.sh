@@ -86,6 +86,9 @@ python3 -m mypy.stubtest memstored --allowlist bindings/python/tests/stubtest-al
 # so that a newer release build lying beside it is not what gets tested.
 MEMSTORED_RUBY_EXT="${CARGO_TARGET_DIR:-target}/debug/libmemstored_ruby.so" \
   ruby -w -I bindings/ruby/lib -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb
+# The Debian package (scripts/build-deb.sh) from the debug build above:
+# installed with dpkg, the unit's command line run and stopped, then purged.
+scripts/test-deb.sh
 # Every code block of the README and docs/operations.md, as written and in
 # order (scripts/doc-blocks.py says how each kind is run). The README's
 # commands use release builds (`cargo run --release`, the bindings'

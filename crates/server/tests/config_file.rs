@@ -98,7 +98,7 @@ fn the_systemd_unit_runs_the_config() {
         .find_map(|l| l.strip_prefix("ExecStart="))
         .expect("ExecStart line");
     let mut words = exec.split_whitespace();
-    assert_eq!(words.next(), Some("/usr/local/bin/memstored"));
+    assert_eq!(words.next(), Some("/usr/bin/memstored"));
     let config = dist("memstored.toml");
     let args: Vec<String> = words
         .map(|w| match w {
