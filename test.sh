@@ -90,8 +90,7 @@ MEMSTORED_RUBY_EXT="${CARGO_TARGET_DIR:-target}/debug/libmemstored_ruby.so" \
 # installed with dpkg, the unit's command line run and stopped, then purged.
 scripts/test-deb.sh
 # Every code block of the README and docs/operations.md, as written and in
-# order (scripts/doc-blocks.py says how each kind is run). The README's
-# commands use release builds (`cargo run --release`, the bindings'
-# examples), so the tools on PATH are the release ones too.
-cargo build --release -p memstored-server -p memstored-cli
-python3 scripts/doc-blocks.py --bin "${CARGO_TARGET_DIR:-target}/release" README.md docs/operations.md
+# order (scripts/doc-blocks.py says how each kind is run): the README's
+# release builds, its install (into a scratch CARGO_INSTALL_ROOT, whose
+# memstored and memstore the later blocks run), every example.
+python3 scripts/doc-blocks.py README.md docs/operations.md

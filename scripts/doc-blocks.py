@@ -34,7 +34,10 @@ way nothing may be left in the checkout: `git status` is compared before
 and after.
 
 Usage: doc-blocks.py [--bin DIR]... FILE.md...  (each --bin goes first on
-PATH; MEMSTORED_SRC is set to the checkout's root).
+PATH; MEMSTORED_SRC is set to the checkout's root). `cargo install` in a
+block installs into a scratch CARGO_INSTALL_ROOT whose bin goes first on
+PATH, so the README's install is what the later blocks run, and the
+user's own ~/.cargo/bin is left alone.
 
 Run as root (CI is), `memstored` refuses to start without `-u`, as memcached
 does; the blocks are written for a user's shell, so then `memstored` on PATH
@@ -223,17 +226,18 @@ def check_file(block, spec):
     return None
 
 
-def root_wrapper(path):
-    """A directory holding `memstored` that adds `-u root` when -u is not given."""
-    real = shutil.which("memstored", path=path)
-    if real is None:
-        sys.exit("doc-blocks: no memstored on PATH (give --bin DIR)")
+def root_wrapper():
+    """A directory holding `memstored` that adds `-u root` when -u is not
+    given; it runs the next `memstored` on PATH (the README installs it
+    only in one of its blocks)."""
     d = tempfile.mkdtemp(prefix="doc-blocks-bin-")
     wrapper = Path(d) / "memstored"
     wrapper.write_text(
-        "#!/bin/sh\n"
-        'for a in "$@"; do case "$a" in -u|-u*|--user|--user=*) exec ' + shlex_quote(real) + ' "$@";; esac; done\n'
-        "exec " + shlex_quote(real) + ' -u root "$@"\n'
+        "#!/bin/bash\n"
+        "# doc-blocks.py: memstored as root, as a user's shell would run it\n"
+        'real="$(PATH="${PATH#*:}" command -v memstored)" || { echo "no memstored on PATH" >&2; exit 127; }\n'
+        'for a in "$@"; do case "$a" in -u|-u*|--user|--user=*) exec "$real" "$@";; esac; done\n'
+        'exec "$real" -u root "$@"\n'
     )
     wrapper.chmod(0o755)
     return d
@@ -248,8 +252,11 @@ def main():
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(b).resolve()) for b in args.bin] + [env["PATH"]])
     env["MEMSTORED_SRC"] = str(ROOT)
+    install_root = tempfile.mkdtemp(prefix="doc-blocks-install-")
+    env["CARGO_INSTALL_ROOT"] = install_root
+    env["PATH"] = os.path.join(install_root, "bin") + os.pathsep + env["PATH"]
     if os.geteuid() == 0:
-        env["PATH"] = root_wrapper(env["PATH"]) + os.pathsep + env["PATH"]
+        env["PATH"] = root_wrapper() + os.pathsep + env["PATH"]
     before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
     failures, ran, skipped = [], 0, 0
     for name in args.files:
@@ -298,6 +305,7 @@ def main():
             if problem:
                 failures.append((block, problem))
         shutil.rmtree(scratch, ignore_errors=True)
+    shutil.rmtree(install_root, ignore_errors=True)
     after = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
     if after != before:
         failures.append((None, f"the blocks changed the checkout (git status):\n{after}"))
