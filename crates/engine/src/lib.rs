@@ -13,6 +13,7 @@ pub mod activity;
 mod arith;
 pub mod backup;
 pub mod db;
+mod existing;
 pub mod format;
 pub mod hint;
 pub mod io;
