@@ -1,0 +1,35 @@
+//! What the command line says back: a fatal error is printed once, a
+//! mistyped flag or database word gets the closest right one, and the
+//! thread-count flags answer to their names old and new.
+
+mod common;
+use std::process::Output;
+
+/// memstored with `args`, which must fail to start; returns stderr.
+fn refused(dir: &std::path::Path, args: &[&str]) -> String {
+    let out: Output = common::memstored()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?} should exit 1");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn lines_with(text: &str, part: &str) -> usize {
+    text.lines().filter(|l| l.contains(part)).count()
+}
+
+/// Issue 41: every fatal error came out twice, as a log line and as
+/// main's own message.
+#[test]
+fn a_fatal_error_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = refused(dir.path(), &["-s", "*#colour=blue", "-l", "127.0.0.1:0"]);
+    assert_eq!(lines_with(&err, "colour"), 1, "{err}");
+    // A port this test holds open: in use for as long as the test runs.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let err = refused(dir.path(), &["-l", &addr]);
+    assert_eq!(lines_with(&err, "in use"), 1, "{err}");
+}
