@@ -512,6 +512,17 @@ fn tools_refuse_a_store_that_does_not_exist_and_make_nothing() {
     }
 }
 
+/// clap's suggestions (its default `suggestions` feature) answer a
+/// mistyped subcommand or flag.
+#[test]
+fn a_mistyped_subcommand_or_flag_gets_the_closest_one() {
+    let t = tempfile::tempdir().unwrap();
+    let e = fails(t.path(), &["rebuil", "x.tkh"]);
+    assert!(e.contains("similar subcommand exists: 'rebuild'"), "{e}");
+    let e = fails(t.path(), &["list", "--item", "3", "x.tkh"]);
+    assert!(e.contains("similar argument exists: '--items'"), "{e}");
+}
+
 /// The shard count is part of the name, not of the files: a name without it
 /// beside shard files is told the name that opens them.
 #[test]

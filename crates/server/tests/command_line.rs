@@ -1,6 +1,5 @@
-//! What the command line says back: a fatal error is printed once, a
-//! mistyped flag or database word gets the closest right one, and the
-//! thread-count flags answer to their names old and new.
+//! What the command line says back: a fatal error is printed once, and a
+//! mistyped flag or database word gets the closest right one.
 
 mod common;
 use std::process::Output;
@@ -32,4 +31,35 @@ fn a_fatal_error_is_printed_once() {
     let addr = busy.local_addr().unwrap().to_string();
     let err = refused(dir.path(), &["-l", &addr]);
     assert_eq!(lines_with(&err, "in use"), 1, "{err}");
+}
+
+/// A mistyped flag, `-o` option or database word is answered with the
+/// one meant.
+#[test]
+fn a_mistyped_word_gets_the_closest_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::memstored()
+        .arg("--max-conections=5")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "clap's usage error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("similar argument exists: '--max-connections'"),
+        "{err}"
+    );
+    let err = refused(dir.path(), &["-o", "lru_crawlr", "-l", "127.0.0.1:0"]);
+    assert!(err.contains("did you mean \"lru_crawler\"?"), "{err}");
+    let err = refused(
+        dir.path(),
+        &["-s", "x.tkh#num_shard=4", "-l", "127.0.0.1:0"],
+    );
+    assert!(err.contains("did you mean \"num_shards\"?"), "{err}");
+    assert!(
+        err.contains("docs/names.md") && !err.contains("apow"),
+        "{err}"
+    );
+    std::fs::write(dir.path().join("m.toml"), "max-conection = 5\n").unwrap();
+    let err = refused(dir.path(), &["--config", "m.toml"]);
+    assert!(err.contains("did you mean \"max-connections\"?"), "{err}");
 }
