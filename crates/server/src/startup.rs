@@ -140,7 +140,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         sasl: credentials.is_some(),
         read_only: args.read_only,
         conn_memory: args.conn_memory,
-        write_threads: args.write_threads.max(1),
+        blocking_threads: args.blocking_threads.max(1),
         search_timeout: args.search_timeout,
         kt_timeout: (!args.kt_timeout.is_zero()).then_some(args.kt_timeout),
         enable_shutdown: args.enable_shutdown,
@@ -160,12 +160,12 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         Scheduler::Shared => (threads, None),
         Scheduler::PerCore => (
             1,
-            Some(Workers::start(threads, cfg.write_threads).map_err(starting)?),
+            Some(Workers::start(threads, cfg.blocking_threads).map_err(starting)?),
         ),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(main_threads)
-        .max_blocking_threads(cfg.write_threads)
+        .max_blocking_threads(cfg.blocking_threads)
         .thread_name("memstored-main")
         .enable_all()
         .build()

@@ -1,5 +1,6 @@
-//! What the command line says back: a fatal error is printed once, and a
-//! mistyped flag or database word gets the closest right one.
+//! What the command line says back: a fatal error is printed once, a
+//! mistyped flag or database word gets the closest right one, and the
+//! thread-count flags answer to their names old and new.
 
 mod common;
 use std::process::Output;
@@ -33,6 +34,18 @@ fn a_fatal_error_is_printed_once() {
     assert_eq!(lines_with(&err, "in use"), 1, "{err}");
 }
 
+/// memstored run to completion with `args`; returns stdout and stderr.
+fn run(dir: &std::path::Path, args: &[&str]) -> (String, String) {
+    let out: Output = common::memstored()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (text(&out.stdout), text(&out.stderr))
+}
+
 /// A mistyped flag, `-o` option or database word is answered with the
 /// one meant.
 #[test]
@@ -62,4 +75,39 @@ fn a_mistyped_word_gets_the_closest_one() {
     std::fs::write(dir.path().join("m.toml"), "max-conection = 5\n").unwrap();
     let err = refused(dir.path(), &["--config", "m.toml"]);
     assert!(err.contains("did you mean \"max-connections\"?"), "{err}");
+}
+
+/// `-R`/`-W` are named for what they set (worker threads, blocking-work
+/// threads); memstored 0.1's `--read-threads`/`--write-threads` still
+/// work, on the command line and as config keys.
+#[test]
+fn thread_flags_answer_to_old_and_new_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("old.toml"),
+        "read-threads = 3\nwrite-threads = 5\n",
+    )
+    .unwrap();
+    for args in [
+        &["--worker-threads", "3", "--blocking-threads", "5"][..],
+        &["--read-threads", "3", "--write-threads", "5"],
+        &["-R", "3", "-W", "5"],
+        &["--config", "old.toml"],
+    ] {
+        let (config, _) = run(dir.path(), &[args, &["--print-config"]].concat());
+        assert!(
+            config.contains("\nworker-threads = 3\n")
+                && config.contains("\nblocking-threads = 5\n"),
+            "{args:?}: {config}"
+        );
+    }
+    let (help, _) = run(dir.path(), &["--help"]);
+    assert!(
+        help.contains("--worker-threads") && help.contains("--blocking-threads"),
+        "{help}"
+    );
+    assert!(
+        !help.contains("--read-threads") && !help.contains("--write-threads"),
+        "{help}"
+    );
 }

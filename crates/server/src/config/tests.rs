@@ -52,11 +52,7 @@ fn the_command_line_wins() {
         ["b.tkh"],
         "positional names replace the file's"
     );
-    assert_eq!(
-        l.args.read_threads,
-        Some(3),
-        "keys not on the command line stay"
-    );
+    assert_eq!(l.args.workers, Some(3), "keys not on the command line stay");
     let l = load_with(text, &["-s", "c.tkh"]).unwrap();
     assert_eq!(l.args.stores(), ["c.tkh"]);
 }
