@@ -89,8 +89,14 @@ impl Dbm {
                     "the database is already open",
                 ));
             }
-            params::check_no_create(&spec)?;
-            *slot = Some(Arc::new(Db::open(&spec.name, writable)?));
+            // `no_create`: the engine's own refusal, which makes nothing
+            // and names shard files of another `num_shards`.
+            let db = if spec.no_create {
+                Db::open_existing(&spec.name, writable)?
+            } else {
+                Db::open(&spec.name, writable)?
+            };
+            *slot = Some(Arc::new(db));
             Ok(())
         })))
     }

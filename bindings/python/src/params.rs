@@ -1,9 +1,7 @@
 //! `DBM.Open(path, writable, **params)` to memstored's database name
 //! `PATH#k=v,...`, plus the open options the engine does not take itself.
 
-use crate::status::{Status, INVALID_ARGUMENT_ERROR, NOT_FOUND_ERROR};
-use memstored_engine::db::shard_path;
-use memstored_engine::DbName;
+use crate::status::{Status, INVALID_ARGUMENT_ERROR};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
 
@@ -84,23 +82,6 @@ fn build(path: &str, pairs: &[(String, String)]) -> Result<OpenSpec, Status> {
         }
     }
     Ok(spec)
-}
-
-/// Carries out `no_create`: refused when the name's first data file does
-/// not exist; in-memory names have none.
-pub fn check_no_create(spec: &OpenSpec) -> Result<(), Status> {
-    let name = DbName::parse(&spec.name)?;
-    if !name.kind.has_file() {
-        return Ok(());
-    }
-    let n = name.num_shards;
-    if spec.no_create && !shard_path(&name.path, 0, n).exists() {
-        return Err(Status::new(
-            NOT_FOUND_ERROR,
-            format!("{}: no such database (no_create)", name.path),
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

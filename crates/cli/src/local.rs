@@ -7,9 +7,17 @@ use memstored_engine::{Db, SearchMode};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-/// Opens `name`, explaining failures with the name.
+/// Opens `name`, which must exist, explaining failures with the name. Only
+/// the subcommands that store what they are given (`set`, `import`) make a
+/// missing store ([`open_or_create`]): any other tool run on a mistyped name
+/// would report success on an empty store it had just made.
 pub fn open(name: &str, writable: bool) -> Result<Db> {
-    Db::open(name, writable).with_context(|| format!("cannot open database {name:?}"))
+    Db::open_existing(name, writable).with_context(|| format!("cannot open database {name:?}"))
+}
+
+/// Opens `name` for writing, creating it when missing.
+pub fn open_or_create(name: &str) -> Result<Db> {
+    Db::open(name, true).with_context(|| format!("cannot open database {name:?}"))
 }
 
 /// Closes `db`, reporting a failure (a failed close can lose data).
@@ -67,7 +75,7 @@ pub struct SetOpts {
 }
 
 pub fn set(name: &str, key: &str, value: &str, o: &SetOpts) -> Result<()> {
-    let db = open(name, true)?;
+    let db = open_or_create(name)?;
     let k = key.as_bytes();
     if let Some(initial) = &o.incr {
         let initial: i64 = initial

@@ -477,6 +477,93 @@ fn restore_salvages_records_on_both_sides_of_damage() {
     assert!(e.contains("restoring"), "{e}");
 }
 
+/// The files in `d`, sorted by name.
+fn names_in(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Issue 41: a mistyped name used to become an empty store, and the tool
+/// reported success on it ("backup of 0 records done").
+#[test]
+fn tools_refuse_a_store_that_does_not_exist_and_make_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    for args in [
+        &["rebuild", "typo.tkh"][..],
+        &["backup", "typo.tkh"],
+        &["export", "typo.tkh", "out.tsv"],
+        &["inspect", "typo.tkh"],
+        &["restore", "typo.tkh", "new.tkh"],
+        &["remove", "typo.tkh", "k"],
+        &["get", "typo.tkt", "k"],
+        &["list", "typo.tkmt"],
+    ] {
+        let e = fails(d, args);
+        assert!(
+            e.contains("typo.tk") && e.contains("does not exist"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(names_in(d), Vec::<String>::new(), "{args:?} left files");
+    }
+}
+
+/// clap's suggestions (its default `suggestions` feature) answer a
+/// mistyped subcommand or flag.
+#[test]
+fn a_mistyped_subcommand_or_flag_gets_the_closest_one() {
+    let t = tempfile::tempdir().unwrap();
+    let e = fails(t.path(), &["rebuil", "x.tkh"]);
+    assert!(e.contains("similar subcommand exists: 'rebuild'"), "{e}");
+    let e = fails(t.path(), &["list", "--item", "3", "x.tkh"]);
+    assert!(e.contains("similar argument exists: '--items'"), "{e}");
+}
+
+/// The shard count is part of the name, not of the files: a name without it
+/// beside shard files is told the name that opens them.
+#[test]
+fn a_missing_store_beside_shard_files_names_them() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    ok(d, &["set", "big.tkt#num_shards=10", "k", "v"]);
+    let before = names_in(d);
+    for args in [
+        &["list", "big.tkt"][..],
+        &["get", "big.tkt", "k"],
+        &["rebuild", "big.tkt"],
+        &["backup", "big.tkt"],
+        &["inspect", "big.tkt#num_shards=4"],
+    ] {
+        let e = fails(d, args);
+        assert!(
+            e.contains("big.tkt-00000-of-00010 .. big.tkt-00009-of-00010")
+                && e.contains("open it as big.tkt#num_shards=10"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(names_in(d), before, "{args:?} changed the directory");
+    }
+}
+
+/// A restore from a file that is not a store fails, and leaves no
+/// `damaged.tkh.lock` beside it (its shared lock made one and kept it).
+#[test]
+fn a_failed_restore_leaves_no_lock_file() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(
+        d.join("damaged.tkh"),
+        b"not a store at all, just some bytes",
+    )
+    .unwrap();
+    let e = fails(d, &["restore", "damaged.tkh", "new.tkh"]);
+    assert!(e.contains("restoring"), "{e}");
+    assert_eq!(names_in(d), ["damaged.tkh"]);
+}
+
 // Writes that report failure have changed nothing, and a store another
 // process has open is refused with the lock file named (issue 12).
 

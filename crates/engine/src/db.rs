@@ -241,7 +241,16 @@ impl Db {
 
     /// Opens over a given file system (tests pass a simulated one).
     pub fn open_with_fs(name: &str, writable: bool, fs: Arc<dyn FileSystem>) -> Result<Db> {
-        Db::open_parsed(DbName::parse(name)?, writable, fs, 1)
+        Db::open_parsed(DbName::parse(name)?, writable, writable, fs, 1)
+    }
+
+    /// Opens a database that must exist already, even for writing (Tkrzw's
+    /// `no_create`): maintenance of a mistyped name must fail, not make an
+    /// empty store and report success on it. A missing store is
+    /// `Error::NotFound`, naming the shard files of another `num_shards`
+    /// when those exist (`existing::check`).
+    pub fn open_existing(name: &str, writable: bool) -> Result<Db> {
+        Db::open_parsed(DbName::parse(name)?, writable, false, Arc::new(RealFs), 1)
     }
 
     /// Opens a database that `writers` threads will write, as a server's
@@ -256,30 +265,33 @@ impl Db {
     ) -> Result<Db> {
         let name = DbName::parse(name)?;
         let stripes = cache_stripes(&name, writers, max_item);
-        Db::open_parsed(name, writable, Arc::new(RealFs), stripes)
+        Db::open_parsed(name, writable, writable, Arc::new(RealFs), stripes)
     }
 
+    /// `create`: a missing store is made (only a writer can); otherwise it
+    /// is refused before anything, a lock file included, is created.
     /// `cache_stripes`: lock stripes asked for a capped cache (1: none).
     fn open_parsed(
         name: DbName,
         writable: bool,
+        create: bool,
         fs: Arc<dyn FileSystem>,
         cache_stripes: usize,
     ) -> Result<Db> {
+        if name.kind.has_file() && !create {
+            crate::existing::check(&*fs, &name)?;
+        }
         // Locked before any file is read, so a writer never recovers (and
         // perhaps truncates) a file another process is writing.
-        let lock = if name.kind.has_file() {
+        // Dropped on any error below, the lock removes the lock file this
+        // open made; kept once the open has succeeded.
+        let mut lock = if name.kind.has_file() {
             fs.lock_store(Path::new(&name.path), writable)?
         } else {
             None
         };
         if name.kind.has_file() {
-            if let Err(e) = backup::check_finished(&*fs, &name.path) {
-                if let Some(lock) = lock {
-                    lock.discard();
-                }
-                return Err(e);
-            }
+            backup::check_finished(&*fs, &name.path)?;
             if writable {
                 // Under the exclusive lock: no backup of this store runs.
                 if let Err(e) = backup::sweep_unfinished(&*fs, &name.path) {
@@ -305,13 +317,14 @@ impl Db {
             match opened {
                 Ok(store) => shards.push(Shard::new(store, name.persistent)),
                 Err(e) => {
+                    // The shards' files close before the lock goes.
                     drop(shards);
-                    if let Some(lock) = lock {
-                        lock.discard();
-                    }
                     return Err(e);
                 }
             }
+        }
+        if let Some(lock) = &mut lock {
+            lock.keep();
         }
         Ok(Db {
             name,

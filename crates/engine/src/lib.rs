@@ -14,6 +14,7 @@ mod ancestors;
 mod arith;
 pub mod backup;
 pub mod db;
+mod existing;
 pub mod format;
 pub mod hint;
 pub mod io;

@@ -28,6 +28,11 @@ pub struct StoreLock {
     /// This open created the lock file: a failed open removes it again, so
     /// that a refused open leaves the directory as it found it.
     created: bool,
+    /// The open it guards succeeded ([`StoreLock::keep`]): the lock file
+    /// stays when the lock is released. Until then dropping the lock is the
+    /// failed open's cleanup, so that no error path (an early `?` included)
+    /// can leave a lock file the failed open made.
+    kept: bool,
 }
 
 impl Drop for StoreLock {
@@ -37,6 +42,9 @@ impl Drop for StoreLock {
     /// so closing our descriptor alone would leave the store locked until
     /// that child execs. `LOCK_UN` releases it for every sharer at once.
     fn drop(&mut self) {
+        if !self.kept {
+            self.remove_if_made_here();
+        }
         // SAFETY: flock on the owned, still open descriptor; no memory is passed.
         unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
     }
@@ -158,6 +166,7 @@ impl StoreLock {
     /// Locks the store at `store_path` (exclusive for a writer, shared for a
     /// reader) without waiting. `Ok(None)`: a reader in a directory where no
     /// lock file exists or can be made.
+    /// Dropped before [`StoreLock::keep`] it removes a lock file it made.
     pub fn acquire(store_path: &Path, exclusive: bool) -> Result<Option<StoreLock>> {
         let path = lock_path(store_path);
         let op = if exclusive {
@@ -201,6 +210,7 @@ impl StoreLock {
                 path,
                 exclusive,
                 created,
+                kept: false,
             }));
         }
         Err(Error::System(format!(
@@ -209,9 +219,16 @@ impl StoreLock {
         )))
     }
 
-    /// Releases the lock of an open that failed, removing the lock file when
-    /// that open created it and no one else holds it.
-    pub fn discard(self) {
+    /// The open this lock guards succeeded: the lock file now stays beside
+    /// the store for good (every open store leaves one), instead of being
+    /// removed when the lock is dropped.
+    pub fn keep(&mut self) {
+        self.kept = true;
+    }
+
+    /// The cleanup of a failed open: removes the lock file when that open
+    /// created it and no one else holds it.
+    fn remove_if_made_here(&self) {
         if self.created && (self.exclusive || try_flock(&self.file, libc::LOCK_EX).unwrap_or(false))
         {
             let _ = std::fs::remove_file(&self.path);

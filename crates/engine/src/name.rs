@@ -168,6 +168,37 @@ const KNOWN_PARAMS: &[&str] = &[
     "disable_evictions",
 ];
 
+/// Where every parameter word is listed; the error points there instead of
+/// reciting ~80 words, most of them ignored ones, in front of the typo.
+const PARAMS_DOC: &str = "docs/names.md, \"Every word\"";
+
+/// The word of `known` that `word` most likely misspells, if one is close:
+/// for "did you mean". Jaro-Winkler similarity above 0.8 (clap's own
+/// suggestions use Jaro above 0.7; Winkler's bonus for a shared prefix
+/// suits option words, which are mostly mistyped at their ends). Shared by
+/// the database name's words, memstored's `-o` options and config keys.
+pub fn closest<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|w| (strsim::jaro_winkler(word, w), w))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, w)| w)
+}
+
+/// The refusal of an unknown word: the word, the accepted word it most
+/// likely misspells, and where the full list is.
+fn unknown_param(key: &str) -> Error {
+    let known = KNOWN_PARAMS.iter().chain(IGNORED_PARAMS).chain(kc::IGNORED);
+    let hint = match closest(key, known.copied()) {
+        Some(word) => format!("; did you mean {word:?}?"),
+        None => String::new(),
+    };
+    Error::InvalidArgument(format!(
+        "unknown database parameter {key:?}{hint} (every word: {PARAMS_DOC})"
+    ))
+}
+
 impl DbName {
     /// True when the name gives `num_shards`, even `num_shards=1`: the
     /// engine then keeps exactly that many shards, without lock stripes.
@@ -329,14 +360,7 @@ impl DbName {
             _ if IGNORED_PARAMS.contains(&key) || kc::IGNORED.contains(&key) => {
                 self.ignore(key, value)
             }
-            _ => {
-                return Err(Error::InvalidArgument(format!(
-                    "unknown database parameter {key:?}; known: {}; accepted and ignored: {} {}",
-                    KNOWN_PARAMS.join(" "),
-                    IGNORED_PARAMS.join(" "),
-                    kc::IGNORED.join(" ")
-                )))
-            }
+            _ => return Err(unknown_param(key)),
         }
         Ok(())
     }
@@ -486,13 +510,24 @@ mod tests {
     }
 
     #[test]
-    fn unknown_parameter_lists_known_ones() {
-        let e = DbName::parse("*#colour=blue").unwrap_err();
-        let text = e.to_string();
+    fn unknown_parameter_names_the_closest_word_and_the_list() {
+        let text = DbName::parse("*#num_shard=4").unwrap_err().to_string();
         assert!(
-            text.contains("colour") && text.contains("num_shards") && text.contains("capsiz"),
+            text.contains("\"num_shard\"; did you mean \"num_shards\"?"),
             "{text}"
         );
+        assert!(
+            text.contains("docs/names.md") && !text.contains("apow"),
+            "{text}"
+        );
+        let text = DbName::parse("x.tkh#capsize_mb=1").unwrap_err().to_string();
+        assert!(text.contains("did you mean \"capsiz\"?"), "{text}");
+        let text = DbName::parse("*#colour=blue").unwrap_err().to_string();
+        assert!(
+            text.contains("\"colour\"") && !text.contains("did you mean"),
+            "{text}"
+        );
+        assert!(text.len() < 120, "{text}");
         assert!(matches!(
             DbName::parse("x.unknown"),
             Err(Error::InvalidArgument(_))
@@ -500,6 +535,16 @@ mod tests {
         assert!(DbName::parse("*#num_shards=0").is_err());
         assert!(DbName::parse("*#capsiz=12q").is_err());
         assert!(DbName::parse("*#capsiz").is_err());
+    }
+
+    /// The error points to docs/names.md for the full list: it must be full.
+    #[test]
+    fn every_word_is_in_the_documented_list() {
+        let doc = include_str!("../../../docs/names.md");
+        let list = doc.split("## Every word").nth(1).expect("the section");
+        for w in KNOWN_PARAMS.iter().chain(IGNORED_PARAMS).chain(kc::IGNORED) {
+            assert!(list.contains(&format!("`{w}`")), "{w} is not listed");
+        }
     }
 
     /// Regression (fuzz target `db_name`): `*#num_shards=1g` parsed, and

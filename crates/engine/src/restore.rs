@@ -39,7 +39,9 @@ pub fn restore_with_fs(
             "{src_name} has no file to restore from"
         )));
     }
+    crate::existing::check(&*fs, &src)?;
     // Shared: a restore reads while no writer writes, beside other readers.
+    // Never kept: a lock file it made goes when it ends, failed or not.
     let _src_lock = fs.lock_store(std::path::Path::new(&src.path), false)?;
     // A backup a crash interrupted holds some shards, or parts of them:
     // salvaging it would pass a part for the whole.

@@ -123,6 +123,14 @@ pub fn edit_distance<T: PartialEq>(a: &[T], b: &[T]) -> usize {
 /// the computation stops at the first row whose every cell exceeds `bound`,
 /// so a small bound costs `O(bound * len)` instead of `O(len²)`. `poll` is
 /// told the cells of each row and may stop the computation with an error.
+///
+/// Hand-written rather than `strsim` (which the name parser uses for its
+/// "did you mean"): `strsim::generic_levenshtein` always fills the whole
+/// `len(a) * len(b)` table and cannot be stopped inside it. Here both
+/// lengths can come from clients (a key and a search pattern, each up to
+/// the item size), so one pair can be ~10^12 cells: polling only between
+/// keys would not bound the time between polls, and without the band a
+/// `match_similar` with a small range would pay the full table per key.
 pub fn edit_distance_within<T: PartialEq>(
     a: &[T],
     b: &[T],

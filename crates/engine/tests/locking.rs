@@ -145,3 +145,38 @@ fn a_refused_open_leaves_no_lock_file_behind() {
     let left: Vec<String> = files(dir.path()).into_iter().map(|(n, _)| n).collect();
     assert_eq!(left, ["foreign.tkh"]);
 }
+
+/// A restore takes its source's lock (shared) before reading the headers;
+/// a refused source used to leave the lock file that lock made.
+#[test]
+fn a_failed_restore_leaves_no_lock_file_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("foreign.tkh"), b"not a store, some bytes").unwrap();
+    let src = format!("{}/foreign.tkh", dir.path().display());
+    let dst = format!("{}/new.tkh", dir.path().display());
+    assert!(memstored_engine::restore::restore(&src, &dst).is_err());
+    let left: Vec<String> = files(dir.path()).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(left, ["foreign.tkh"]);
+}
+
+/// `open_existing` refuses a missing store even for writing, making
+/// nothing, and names the shard files of another shard count.
+#[test]
+fn open_existing_makes_nothing_and_names_shard_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{}/big.tkh", dir.path().display());
+    let e = Db::open_existing(&base, true).err().unwrap();
+    assert!(e.is_not_found(), "{e}");
+    assert!(files(dir.path()).is_empty());
+    Db::open(&format!("{base}#num_shards=3"), true)
+        .unwrap()
+        .close()
+        .unwrap();
+    let e = Db::open_existing(&base, true).err().unwrap().to_string();
+    assert!(
+        e.contains("big.tkh-00000-of-00003 .. ")
+            && e.contains(&format!("open it as {base}#num_shards=3")),
+        "{e}"
+    );
+    Db::open_existing(&format!("{base}#num_shards=3"), true).unwrap();
+}

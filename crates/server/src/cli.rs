@@ -77,19 +77,29 @@ pub struct Args {
     /// Free space kept before each read (at most 1m).
     #[arg(short = 'N', long = "reserve-size", default_value = "1024", value_parser = parse_buffer_size)]
     pub reserve_size: usize,
-    /// Threads for blocking work (disk sync, backup, rebuild).
-    #[arg(short = 'W', long = "write-threads", default_value_t = 2)]
-    pub write_threads: usize,
-    /// Worker threads (default: number of cores). `--threads` is
-    /// tkrzw_server's name for it.
-    /// `-t` is memcached's letter for it.
+    /// Threads for blocking work: disk sync, backup, rebuild, RPC key
+    /// searches (they keep it off the worker threads).
+    // Named for what it sets: `--write-threads`, memstored 0.1's name, is
+    // kept as a hidden alias (writes run on the worker threads, not here).
+    #[arg(
+        short = 'W',
+        long = "blocking-threads",
+        alias = "write-threads",
+        default_value_t = 2
+    )]
+    pub blocking_threads: usize,
+    /// Worker threads, which serve every connection, reads and writes
+    /// alike (default: number of cores). `--threads` is tkrzw_server's
+    /// name for it, `-t` memcached's letter.
+    // `--read-threads`, memstored 0.1's name, is kept as a hidden alias.
     #[arg(
         short = 'R',
-        long = "read-threads",
+        long = "worker-threads",
+        alias = "read-threads",
         visible_alias = "threads",
         visible_short_alias = 't'
     )]
-    pub read_threads: Option<usize>,
+    pub workers: Option<usize>,
     /// How connections are scheduled: `per-core` (each worker thread runs
     /// its own event loop and keeps a connection for life, as memcached's
     /// threads do) or `shared` (one tokio runtime whose workers steal tasks
@@ -267,7 +277,7 @@ impl Args {
 
     /// Worker threads to run: `-R`, else the number of cores.
     pub fn worker_threads(&self) -> usize {
-        self.read_threads.filter(|n| *n > 0).unwrap_or_else(|| {
+        self.workers.filter(|n| *n > 0).unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(2)

@@ -45,11 +45,12 @@ pub enum ConfigError {
         path: PathBuf,
         source: toml::de::Error,
     },
-    #[error("config file {}: unknown key {key:?}; the keys are memstored's long flag names: {known}", path.display())]
+    #[error("config file {}: unknown key {key:?}{hint}; the keys are memstored's long flag names (memstored --help)", path.display())]
     UnknownKey {
         path: PathBuf,
         key: String,
-        known: String,
+        /// "; did you mean ...?" when a key is close, else empty.
+        hint: String,
     },
     #[error("config file {}: key {key:?}: {why}", path.display())]
     BadValue {
@@ -126,13 +127,13 @@ fn file_flags(
     let mut flags = Vec::new();
     for (key, value) in &table {
         let Some(arg) = file_arg(command, key) else {
+            let keys = file_args(command).flat_map(arg_names);
             return Err(ConfigError::UnknownKey {
                 path: path.to_owned(),
                 key: key.clone(),
-                known: file_args(command)
-                    .filter_map(Arg::get_long)
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                hint: memstored_engine::name::closest(key, keys)
+                    .map(|k| format!("; did you mean {k:?}?"))
+                    .unwrap_or_default(),
             });
         };
         let id = arg.get_id().as_str();
@@ -194,8 +195,17 @@ fn file_args(command: &clap::Command) -> impl Iterator<Item = &Arg> {
         .filter(|a| a.get_long().is_some_and(|l| !NOT_IN_FILE.contains(&l)))
 }
 
+/// A flag's long name and its aliases, hidden ones included: a config
+/// file written before a flag was renamed keeps working, as its command
+/// line does.
+fn arg_names(arg: &Arg) -> impl Iterator<Item = &str> {
+    arg.get_long()
+        .into_iter()
+        .chain(arg.get_all_aliases().into_iter().flatten())
+}
+
 fn file_arg<'a>(command: &'a clap::Command, key: &str) -> Option<&'a Arg> {
-    file_args(command).find(|a| a.get_long() == Some(key))
+    file_args(command).find(|a| arg_names(a).any(|n| n == key))
 }
 
 /// The settings in effect as a config file: every key, with its flag's

@@ -95,7 +95,14 @@ fn refusal(key: &str) -> String {
     } else if key == "idle_timeout" {
         "memstored does not close idle connections; -c bounds how many there are"
     } else {
-        "memcached 1.6 has no such option either"
+        let known = ["lru_crawler", "no_lru_crawler", "slab_automove"];
+        return match memstored_engine::name::closest(
+            key,
+            known.into_iter().chain(IGNORED.iter().copied()),
+        ) {
+            Some(word) => format!("-o {key}: no such option; did you mean {word:?}?"),
+            None => format!("-o {key}: memcached 1.6 has no such option either"),
+        };
     };
     format!("-o {key}: {why}")
 }
@@ -119,6 +126,10 @@ mod tests {
         assert!(of("ssl_chain_cert=a").unwrap_err().contains("TLS"));
         assert!(of("idle_timeout=30").unwrap_err().contains("idle"));
         assert!(of("bogus").unwrap_err().contains("no such option"));
+        assert_eq!(
+            of("lru_crawlr").unwrap_err(),
+            "-o lru_crawlr: no such option; did you mean \"lru_crawler\"?"
+        );
         assert!(of("slab_automove=7").unwrap_err().contains("0, 1 or 2"));
         let two = parse(&["modern".into(), "no_lru_crawler".into()]).unwrap();
         assert_eq!(two.lru_crawler, Some(false));

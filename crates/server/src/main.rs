@@ -23,8 +23,9 @@ fn main() -> ExitCode {
     init_logging(args.verbose);
     match startup::run(args) {
         Ok(()) => ExitCode::SUCCESS,
+        // Printed once, as the config errors above are: not also as a log
+        // line, which showed every fatal error twice on the same stderr.
         Err(e) => {
-            tracing::error!("{e:#}");
             eprintln!("memstored: {e:#}");
             ExitCode::FAILURE
         }

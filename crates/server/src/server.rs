@@ -33,7 +33,7 @@ pub struct Config {
     /// Server-wide bytes for connection buffers (`--conn-memory`, `budget.rs`).
     pub conn_memory: usize,
     /// `-W`: how many RPC slow calls run at once.
-    pub write_threads: usize,
+    pub blocking_threads: usize,
     /// `--search-timeout`: how long one RPC key search may run.
     pub search_timeout: Duration,
     /// `--kt-timeout`: how long a Kyoto Tycoon port connection may idle.
@@ -112,7 +112,7 @@ impl Config {
             sasl: false,
             read_only: false,
             conn_memory: crate::budget::DEFAULT_LIMIT,
-            write_threads: 2,
+            blocking_threads: 2,
             search_timeout: Duration::from_secs(5),
             kt_timeout: Some(Duration::from_secs(30)),
             enable_shutdown: false,
@@ -156,7 +156,7 @@ impl Server {
             crate::budget::DEFAULT_WAIT,
             Budget::oversize_for_item(cfg.max_item_size),
         );
-        let slow = SlowCalls::new(cfg.write_threads);
+        let slow = SlowCalls::new(cfg.blocking_threads);
         let cfg_verbose = cfg.verbose;
         Server {
             db,

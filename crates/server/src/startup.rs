@@ -80,10 +80,6 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     } else {
         None
     };
-    let unix_listener = match &args.unix_socket {
-        Some(path) => Some(bind_unix(path, args.unix_mask, &mut cleanup)?),
-        None => None,
-    };
     let kt_listener = match args.kt_listen {
         Some(a) => Some(
             std::net::TcpListener::bind(a)
@@ -91,9 +87,20 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         ),
         None => None,
     };
-    if let Some(user) = &args.user {
-        crate::privileges::become_user(user).map_err(StartError::Flags)?;
-    }
+    let became = match &args.user {
+        Some(user) => crate::privileges::become_user(user).map_err(StartError::Flags)?,
+        None => false,
+    };
+    // Made after giving up root, as memcached makes it: as -u's user, who
+    // can then remove it at exit. Made as root in a directory the user
+    // cannot write (a sticky /tmp, a root-owned /run), it outlived every run.
+    let unix_listener = match &args.unix_socket {
+        Some(path) => {
+            let user = args.user.as_deref().filter(|_| became);
+            Some(bind_unix(path, args.unix_mask, user, &mut cleanup)?)
+        }
+        None => None,
+    };
     // Every database is opened before any is served; a failure closes the
     // ones already open (dropped) and names the one that failed.
     let mut dbs = Vec::new();
@@ -140,7 +147,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         sasl: credentials.is_some(),
         read_only: args.read_only,
         conn_memory: args.conn_memory,
-        write_threads: args.write_threads.max(1),
+        blocking_threads: args.blocking_threads.max(1),
         search_timeout: args.search_timeout,
         kt_timeout: (!args.kt_timeout.is_zero()).then_some(args.kt_timeout),
         enable_shutdown: args.enable_shutdown,
@@ -160,12 +167,12 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         Scheduler::Shared => (threads, None),
         Scheduler::PerCore => (
             1,
-            Some(Workers::start(threads, cfg.write_threads).map_err(starting)?),
+            Some(Workers::start(threads, cfg.blocking_threads).map_err(starting)?),
         ),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(main_threads)
-        .max_blocking_threads(cfg.write_threads)
+        .max_blocking_threads(cfg.blocking_threads)
         .thread_name("memstored-main")
         .enable_all()
         .build()
@@ -220,9 +227,12 @@ struct Started {
 /// did not stop cleanly) is replaced, as memcached does; one a live server
 /// listens on, or any other file there, is an error. The socket made is
 /// added to `cleanup`, so that exit removes it only while it is ours.
+/// `user`: the `-u` user this process became, named in the error when the
+/// file cannot be made (the directory must be the user's to write).
 fn bind_unix(
     path: &std::path::Path,
     mask: u32,
+    user: Option<&str>,
     cleanup: &mut Cleanup,
 ) -> Result<std::os::unix::net::UnixListener, StartError> {
     use std::os::unix::fs::FileTypeExt;
@@ -250,7 +260,17 @@ fn bind_unix(
     let bound = std::os::unix::net::UnixListener::bind(path);
     // SAFETY: as above.
     unsafe { libc::umask(old) };
-    let bound = bound.map_err(|e| io(what(), e))?;
+    let bound = bound.map_err(|e| match user {
+        Some(user) if e.kind() == std::io::ErrorKind::PermissionDenied => io(
+            format!(
+                "{} as -u's user {user} (made after giving up root, as memcached does, so \
+                 that it can be removed at exit: the directory must be writable by {user})",
+                what()
+            ),
+            e,
+        ),
+        _ => io(what(), e),
+    })?;
     cleanup
         .0
         .push(runfiles::Owned::claim(path).map_err(|e| io(what(), e))?);

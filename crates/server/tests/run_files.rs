@@ -200,3 +200,39 @@ fn a_unix_socket_is_removed_at_exit_only_while_it_is_ours() {
     assert!(version_over(&path).starts_with("VERSION"));
     assert!(third.terminate().success());
 }
+
+/// Issue 41: with `-u USER` the socket was made as root before the server
+/// became USER, who could not remove it at exit from a directory such as
+/// a sticky /tmp (only a file's owner may remove it there). It is now made
+/// as USER, as memcached makes it. Only root can give up root: run as
+/// anyone else there is nothing to check.
+#[test]
+fn with_dash_u_the_unix_socket_is_made_as_the_user_and_removed_at_exit() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !is_root() {
+        return;
+    }
+    const NOBODY: u32 = 65534;
+    let dir = tempfile::tempdir().unwrap();
+    // Sticky and world-writable, as /tmp is.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let path = dir.path().join("memstored.sock");
+    let start = |path: &Path| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memstored"));
+        cmd.args(["-u", "nobody", "-p", "0", "--unix-socket"])
+            .arg(path);
+        cmd
+    };
+    let server = common::Spawned::launch(&mut start(&path), "memstored", common::Announce::Stdout);
+    assert_eq!(std::fs::symlink_metadata(&path).unwrap().uid(), NOBODY);
+    assert!(version_over(&path).starts_with("VERSION"));
+    assert!(server.terminate().success());
+    assert!(!path.exists(), "the socket is removed at exit");
+    // A directory the user cannot write: refused at start, saying why,
+    // rather than a socket left behind at every exit.
+    let closed = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(closed.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = refusal(&mut start(&closed.path().join("memstored.sock")));
+    assert!(err.contains("must be writable by nobody"), "{err}");
+    assert_eq!(std::fs::read_dir(closed.path()).unwrap().count(), 0);
+}

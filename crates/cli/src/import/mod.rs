@@ -9,7 +9,7 @@ mod lines;
 mod raw;
 mod tkrzw_escape;
 
-use crate::local::{close, open};
+use crate::local::{close, open_or_create};
 use crate::progress;
 use crate::tsv;
 use anyhow::{bail, Context, Result};
@@ -136,7 +136,7 @@ pub fn run(name: &str, file: &str, format: Format) -> Result<()> {
     let mut r = BufReader::with_capacity(1 << 20, f);
     let format = resolve(format, &mut r, file)?;
     let mut src = source(format, r, file);
-    let db = open(name, true)?;
+    let db = open_or_create(name)?;
     let bar = progress::bytes_bar(size, "importing");
     let (mut items, mut stored, mut bad) = (0u64, 0u64, 0u64);
     let outcome = loop {

@@ -52,11 +52,7 @@ fn the_command_line_wins() {
         ["b.tkh"],
         "positional names replace the file's"
     );
-    assert_eq!(
-        l.args.read_threads,
-        Some(3),
-        "keys not on the command line stay"
-    );
+    assert_eq!(l.args.workers, Some(3), "keys not on the command line stay");
     let l = load_with(text, &["-s", "c.tkh"]).unwrap();
     assert_eq!(l.args.stores(), ["c.tkh"]);
 }
@@ -78,7 +74,7 @@ fn mistakes_are_named() {
     };
     let m = msg("max-conections = 5\n");
     assert!(
-        m.contains("unknown key \"max-conections\"") && m.contains("max-connections"),
+        m.contains("unknown key \"max-conections\"; did you mean \"max-connections\"?"),
         "{m}"
     );
     assert!(msg("config = \"x\"\n").contains("unknown key \"config\""));

@@ -1,0 +1,113 @@
+//! What the command line says back: a fatal error is printed once, a
+//! mistyped flag or database word gets the closest right one, and the
+//! thread-count flags answer to their names old and new.
+
+mod common;
+use std::process::Output;
+
+/// memstored with `args`, which must fail to start; returns stderr.
+fn refused(dir: &std::path::Path, args: &[&str]) -> String {
+    let out: Output = common::memstored()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?} should exit 1");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn lines_with(text: &str, part: &str) -> usize {
+    text.lines().filter(|l| l.contains(part)).count()
+}
+
+/// Issue 41: every fatal error came out twice, as a log line and as
+/// main's own message.
+#[test]
+fn a_fatal_error_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = refused(dir.path(), &["-s", "*#colour=blue", "-l", "127.0.0.1:0"]);
+    assert_eq!(lines_with(&err, "colour"), 1, "{err}");
+    // A port this test holds open: in use for as long as the test runs.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let err = refused(dir.path(), &["-l", &addr]);
+    assert_eq!(lines_with(&err, "in use"), 1, "{err}");
+}
+
+/// memstored run to completion with `args`; returns stdout and stderr.
+fn run(dir: &std::path::Path, args: &[&str]) -> (String, String) {
+    let out: Output = common::memstored()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (text(&out.stdout), text(&out.stderr))
+}
+
+/// A mistyped flag, `-o` option or database word is answered with the
+/// one meant.
+#[test]
+fn a_mistyped_word_gets_the_closest_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::memstored()
+        .arg("--max-conections=5")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "clap's usage error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("similar argument exists: '--max-connections'"),
+        "{err}"
+    );
+    let err = refused(dir.path(), &["-o", "lru_crawlr", "-l", "127.0.0.1:0"]);
+    assert!(err.contains("did you mean \"lru_crawler\"?"), "{err}");
+    let err = refused(
+        dir.path(),
+        &["-s", "x.tkh#num_shard=4", "-l", "127.0.0.1:0"],
+    );
+    assert!(err.contains("did you mean \"num_shards\"?"), "{err}");
+    assert!(
+        err.contains("docs/names.md") && !err.contains("apow"),
+        "{err}"
+    );
+    std::fs::write(dir.path().join("m.toml"), "max-conection = 5\n").unwrap();
+    let err = refused(dir.path(), &["--config", "m.toml"]);
+    assert!(err.contains("did you mean \"max-connections\"?"), "{err}");
+}
+
+/// `-R`/`-W` are named for what they set (worker threads, blocking-work
+/// threads); memstored 0.1's `--read-threads`/`--write-threads` still
+/// work, on the command line and as config keys.
+#[test]
+fn thread_flags_answer_to_old_and_new_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("old.toml"),
+        "read-threads = 3\nwrite-threads = 5\n",
+    )
+    .unwrap();
+    for args in [
+        &["--worker-threads", "3", "--blocking-threads", "5"][..],
+        &["--read-threads", "3", "--write-threads", "5"],
+        &["-R", "3", "-W", "5"],
+        &["--config", "old.toml"],
+    ] {
+        let (config, _) = run(dir.path(), &[args, &["--print-config"]].concat());
+        assert!(
+            config.contains("\nworker-threads = 3\n")
+                && config.contains("\nblocking-threads = 5\n"),
+            "{args:?}: {config}"
+        );
+    }
+    let (help, _) = run(dir.path(), &["--help"]);
+    assert!(
+        help.contains("--worker-threads") && help.contains("--blocking-threads"),
+        "{help}"
+    );
+    assert!(
+        !help.contains("--read-threads") && !help.contains("--write-threads"),
+        "{help}"
+    );
+}
