@@ -70,7 +70,8 @@ class Block:
 
     @property
     def where(self):
-        return f"{self.path.relative_to(ROOT)}:{self.line}"
+        path = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{path}:{self.line}"
 
 
 def blocks_of(path):
