@@ -8,44 +8,13 @@
 //! protocol-neutral, counts stats) → engine → `command::Outcome` → the
 //! protocol's reply table.
 
-pub mod admin;
-pub mod binary;
-pub mod budget;
-pub mod cachedump;
-pub mod cli;
+pub mod app;
 pub mod command;
-pub mod config;
-pub mod connection;
-pub mod conns;
-pub mod databases;
-pub mod detail;
-pub mod extended;
-pub mod kt_conn;
-pub mod kt_port;
-pub mod listener;
-pub mod marks;
-pub mod meta;
-pub mod metrics;
-pub mod out;
-pub mod privileges;
-pub mod replay;
+pub mod exec;
+pub mod net;
+pub mod protocols;
 pub mod replication;
-pub mod rpc;
-pub mod rpc_conn;
-pub mod runfiles;
-pub mod sasl;
-pub mod server;
-pub mod session;
-pub mod settings;
-pub mod signals;
-pub mod slow;
-pub mod socket;
-pub mod startup;
-pub mod stats;
-pub mod text;
-pub mod ulog;
-pub mod uring;
-pub mod workers;
+pub mod state;
 
 /// Reported by `version` / VERSION / `stats version`: the memcached protocol
 /// level memstored speaks, not memstored's own version. libmemcached (and so

@@ -1,8 +1,8 @@
 //! memstored: a memcached-protocol (binary, text, meta) server over a
 //! pluggable memstored store.
 
-use memstored_server::config::{self, ConfigError};
-use memstored_server::startup;
+use memstored_server::app::config::{self, ConfigError};
+use memstored_server::app::startup;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 

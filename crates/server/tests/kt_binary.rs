@@ -296,14 +296,14 @@ fn a_request_in_pieces_is_served_once_whole() {
 /// size is answered exactly as when it arrives at once.
 #[test]
 fn every_read_size_gives_the_same_replies() {
-    use memstored_server::replay::replay;
+    use memstored_server::net::replay::replay;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .build()
         .unwrap();
     let fresh = || {
         let db = memstored_engine::Db::open("*", true).unwrap();
-        memstored_server::server::Server::standalone(std::sync::Arc::new(db))
+        memstored_server::state::server::Server::standalone(std::sync::Arc::new(db))
     };
     let mut pipeline = set_bulk(
         0,

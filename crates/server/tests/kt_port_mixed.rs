@@ -6,7 +6,7 @@
 mod common;
 use common::kt_http::{start_kt, Http};
 use common::Text;
-use memstored_server::listener::TOO_MANY;
+use memstored_server::net::listener::TOO_MANY;
 use std::io::{Read, Write};
 
 /// get_bulk of one key; the reply's value when there is one.

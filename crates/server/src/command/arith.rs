@@ -2,8 +2,8 @@
 //! `increment`/`increment_double`.
 
 use super::{Number, Outcome};
-use crate::server::Server;
-use crate::stats::bump;
+use crate::protocols::stats::bump;
+use crate::state::server::Server;
 use bytes::Bytes;
 pub use memstored_engine::Origin;
 

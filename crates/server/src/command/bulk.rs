@@ -5,8 +5,8 @@
 //! count the same calls without `atomic`.
 
 use super::{check_size, Outcome};
-use crate::server::Server;
-use crate::stats::{add, bump};
+use crate::protocols::stats::{add, bump};
+use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::Error;
 

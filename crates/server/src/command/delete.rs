@@ -1,9 +1,9 @@
 //! `delete`, binary DELETE, meta `md` (with `I`: invalidate), RPC `remove`.
 
 use super::{outcome, Outcome};
-use crate::marks::Mark;
-use crate::server::Server;
-use crate::stats::bump;
+use crate::protocols::stats::bump;
+use crate::state::marks::Mark;
+use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::{Action, Error};
 

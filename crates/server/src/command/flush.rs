@@ -1,8 +1,8 @@
 //! `flush_all`, binary FLUSH, RPC `clear`.
 
 use super::Outcome;
-use crate::server::Server;
-use crate::stats::bump;
+use crate::protocols::stats::bump;
+use crate::state::server::Server;
 use std::sync::Arc;
 
 /// Removes every item now, or after `delay` seconds (a later flush replaces

@@ -1,8 +1,8 @@
 //! `get`, `gets`, `gat`, binary GET/GETK/GAT, meta `mg`, RPC `get`/`check`.
 
 use super::{outcome, Outcome};
-use crate::server::Server;
-use crate::stats::bump;
+use crate::protocols::stats::bump;
+use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::{Access, Lookup, Record};
 

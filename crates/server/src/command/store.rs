@@ -2,9 +2,9 @@
 //! set/add/replace/append.
 
 use super::{check_size, Absence, Outcome};
-use crate::marks::Mark;
-use crate::server::Server;
-use crate::stats::bump;
+use crate::protocols::stats::bump;
+use crate::state::marks::Mark;
+use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::{Action, Error, StoreMode, StoreOptions};
 

@@ -1,7 +1,7 @@
 //! Kyoto Tycoon's `seize` (get and remove) and `cas` (compare and exchange by value).
 
 use super::{outcome, Outcome};
-use crate::server::Server;
+use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::{Action, Error};
 

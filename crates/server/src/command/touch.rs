@@ -1,8 +1,8 @@
 //! `touch`, binary TOUCH.
 
 use super::{outcome, Outcome};
-use crate::server::Server;
-use crate::stats::bump;
+use crate::protocols::stats::bump;
+use crate::state::server::Server;
 use bytes::Bytes;
 
 /// Sets a record's expiry, keeping its value, flags and CAS.

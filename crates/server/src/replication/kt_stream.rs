@@ -24,7 +24,7 @@
 
 use super::master::{StreamRequest, POLL, STALL};
 use super::progress::StreamProgress;
-use crate::server::Server;
+use crate::state::server::Server;
 use bytes::BytesMut;
 use memstored_engine::ulog::{UlogOp, Update, UpdateLog};
 use memstored_protocol::kt::ulog::{self as kt, LogOp};
@@ -62,7 +62,7 @@ pub fn run(
     white: bool,
     progress: &Arc<StreamProgress>,
 ) -> Result<&'static str, Box<dyn std::error::Error>> {
-    let persistent: Vec<bool> = crate::databases::all(srv)
+    let persistent: Vec<bool> = crate::state::databases::all(srv)
         .iter()
         .map(|db| db.name().persistent)
         .collect();

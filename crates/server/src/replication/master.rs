@@ -16,7 +16,7 @@
 use super::liveness::Liveness;
 use super::progress::StreamProgress;
 use super::wire;
-use crate::server::Server;
+use crate::state::server::Server;
 use bytes::BytesMut;
 use memstored_engine::ulog::{Update, UpdateLog};
 use std::net::TcpStream;

@@ -3,6 +3,8 @@
 //! (`--replicate-from`) follows it, applies each update and remembers how
 //! far it got in a timestamp file (`replica`, `rts`).
 
+pub mod ulog;
+
 pub mod kt_stream;
 pub mod liveness;
 pub mod master;
@@ -95,9 +97,9 @@ impl Replication {
 /// databases as a replica (unless `--replica-writable`), loads the saved
 /// position and starts the thread. `Err` is a configuration error.
 pub fn start(
-    srv: &crate::server::Server,
+    srv: &crate::state::server::Server,
     args: &ReplicaArgs,
-    ulog: &crate::ulog::UlogArgs,
+    ulog: &crate::replication::ulog::UlogArgs,
 ) -> Result<Option<replica::Handle>, String> {
     if args.sync_replicas > 0 {
         if srv.replication.ulog.get().is_none() {
@@ -117,7 +119,7 @@ pub fn start(
             "--replicate-from needs --ulog-dir (the replica's position is kept there)".into(),
         );
     };
-    let dbs = crate::databases::all(srv);
+    let dbs = crate::state::databases::all(srv);
     if dbs.iter().any(|db| !db.is_writable()) {
         return Err("--replicate-from cannot be combined with --read-only: the replica writes what it applies".into());
     }
@@ -134,7 +136,8 @@ pub fn start(
             db.set_replica(true);
         }
     }
-    let fsync = crate::ulog::strictest_sync(&dbs) == memstored_engine::SyncMode::Always;
+    let fsync =
+        crate::replication::ulog::strictest_sync(&dbs) == memstored_engine::SyncMode::Always;
     let path = rts::path_in(dir);
     let (rts, saved) =
         rts::Rts::open(&path, fsync).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -163,17 +166,17 @@ pub fn start(
 /// it stops following and accepts client writes. Only on a server started
 /// with `--replicate-from` (it has the position file and the thread).
 pub fn change_master(
-    srv: &crate::server::Server,
+    srv: &crate::state::server::Server,
     params: &[memstored_protocol::rpc::Value],
-) -> Result<memstored_protocol::rpc::Value, crate::rpc::RpcError> {
-    use crate::rpc::{code, RpcError};
+) -> Result<memstored_protocol::rpc::Value, crate::protocols::rpc::RpcError> {
+    use crate::protocols::rpc::{code, RpcError};
     let Some(status) = srv.replication.replica.get() else {
         return Err(RpcError::new(
             code::LOGICAL,
             "not a replica: start the server with --replicate-from (and --ulog-dir)",
         ));
     };
-    let a = crate::rpc::Args::new(params, 0);
+    let a = crate::protocols::rpc::Args::new(params, 0);
     let master = match a.pos_or_opt(0, "master") {
         None => String::new(),
         Some(v) => memstored_protocol::rpc::value_bytes(v)
@@ -185,7 +188,7 @@ pub fn change_master(
     let skew_ms = a.opt_i64("ts_skew")?.unwrap_or(0).max(0);
     let skew_us = u64::try_from(skew_ms).unwrap_or(0).saturating_mul(1000);
     let writable = master.is_empty() || srv.replication.replica_writable.load(Relaxed);
-    for db in crate::databases::all(srv) {
+    for db in crate::state::databases::all(srv) {
         db.set_replica(!writable);
     }
     tracing::info!(
@@ -203,7 +206,7 @@ pub fn change_master(
 /// Called by a connection before it sends a batch of replies, with the
 /// timestamp of the batch's last logged write (0: it wrote nothing): with
 /// `--sync-replicas`, waits for the replicas to have it (`semisync`).
-pub async fn before_replies(srv: &crate::server::Server, wrote: u64) {
+pub async fn before_replies(srv: &crate::state::server::Server, wrote: u64) {
     if wrote == 0 {
         return;
     }

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use memstored_engine::Db;
-use memstored_server::server::{Config, Server};
+use memstored_server::state::server::{Config, Server};
 use rmpv::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -35,7 +35,7 @@ impl InProc {
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .expect("bind");
         let addr = listener.local_addr().expect("local addr");
-        rt.spawn(memstored_server::listener::run(listener, srv.clone()));
+        rt.spawn(memstored_server::net::listener::run(listener, srv.clone()));
         InProc { addr, srv, _rt: rt }
     }
 
@@ -48,7 +48,7 @@ impl InProc {
 
     /// A counter of `stats` by its memcached name.
     pub fn stat(&self, name: &str) -> u64 {
-        let list = memstored_server::stats::listing(&self.srv, None).expect("stats");
+        let list = memstored_server::protocols::stats::listing(&self.srv, None).expect("stats");
         list.iter()
             .find(|(k, _)| k == name)
             .and_then(|(_, v)| v.parse().ok())
@@ -57,7 +57,7 @@ impl InProc {
 
     pub fn counter(
         &self,
-        c: impl Fn(&memstored_server::stats::Counters) -> &std::sync::atomic::AtomicU64,
+        c: impl Fn(&memstored_server::protocols::stats::Counters) -> &std::sync::atomic::AtomicU64,
     ) -> u64 {
         c(&self.srv.counters).load(Relaxed)
     }

@@ -1,0 +1,9 @@
+//! Composition: the command line, config file, startup.
+
+pub mod cli;
+pub mod config;
+pub mod extended;
+pub mod privileges;
+pub mod runfiles;
+pub mod signals;
+pub mod startup;

@@ -1,0 +1,449 @@
+//! Starting and stopping the server the flags describe: bind, open the
+//! store, announce the port, serve until a signal, close the store.
+
+use crate::app::runfiles::{self, Cleanup};
+use crate::app::{cli, signals};
+use crate::net::listener;
+use crate::net::workers::{Scheduler, Workers};
+use crate::state::sasl;
+use crate::state::server::{Config, Server};
+use crate::MEMSTORED_VERSION;
+use memstored_engine::Db;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// How long in-flight batches get to finish after SIGTERM.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// Why the server could not start, or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{what}{}{source}", if what.is_empty() { "" } else { ": " })]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("opening store {store:?}: {source}")]
+    Open {
+        store: String,
+        source: memstored_engine::Error,
+    },
+    #[error("closing the store: {0}")]
+    Close(String),
+    #[error("{0}")]
+    Flags(String),
+}
+
+fn io(what: String, source: std::io::Error) -> StartError {
+    StartError::Io { what, source }
+}
+
+/// Runs the server the flags describe until a stop signal.
+pub fn run(args: cli::Args) -> Result<(), StartError> {
+    if let Some(why) = args.conflicts() {
+        return Err(StartError::Flags(why));
+    }
+    crate::app::privileges::check_root(args.user.as_deref()).map_err(StartError::Flags)?;
+    let extended = crate::app::extended::parse(&args.extended).map_err(StartError::Flags)?;
+    for o in &extended.ignored {
+        tracing::info!(
+            "-o {o}: tunes memcached's own machinery, which memstored does not have; ignored"
+        );
+    }
+    if args.kt_listen.is_some() && args.sasl_file.is_some() {
+        return Err(StartError::Flags(
+            "--kt-listen cannot be combined with --sasl-file: Kyoto Tycoon's port has no authentication".into(),
+        ));
+    }
+    let credentials = match &args.sasl_file {
+        Some(p) => {
+            let c = sasl::Credentials::load(p).map_err(|e| io(String::new(), e))?;
+            tracing::info!("SASL PLAIN enabled: {} users", c.len());
+            Some(c)
+        }
+        None => None,
+    };
+    let stores = args.stores_to_open();
+    for (what, path) in [("pid file", &args.pid_file), ("port file", &args.port_file)] {
+        if let Some(p) = path {
+            runfiles::check_number_file(what, p, &stores).map_err(StartError::Flags)?;
+        }
+    }
+    // What this run makes by path, removed on every way out (dropped last).
+    let mut cleanup = Cleanup::default();
+    // Bound before the store is opened: a busy port must not leave new store files behind.
+    let listen = args.listen_addr();
+    let listener = if args.tcp_wanted() {
+        let l = std::net::TcpListener::bind(listen)
+            .map_err(|e| io(format!("listening on {listen}"), e))?;
+        Some(l)
+    } else {
+        None
+    };
+    let kt_listener = match args.kt_listen {
+        Some(a) => Some(
+            std::net::TcpListener::bind(a)
+                .map_err(|e| io(format!("listening on {a} (--kt-listen)"), e))?,
+        ),
+        None => None,
+    };
+    let became = match &args.user {
+        Some(user) => crate::app::privileges::become_user(user).map_err(StartError::Flags)?,
+        None => false,
+    };
+    // Made after giving up root, as memcached makes it: as -u's user, who
+    // can then remove it at exit. Made as root in a directory the user
+    // cannot write (a sticky /tmp, a root-owned /run), it outlived every run.
+    let unix_listener = match &args.unix_socket {
+        Some(path) => {
+            let user = args.user.as_deref().filter(|_| became);
+            Some(bind_unix(path, args.unix_mask, user, &mut cleanup)?)
+        }
+        None => None,
+    };
+    // Every database is opened before any is served; a failure closes the
+    // ones already open (dropped) and names the one that failed.
+    let mut dbs = Vec::new();
+    for store in stores {
+        let db = Db::open_for_writers(
+            &store,
+            !args.read_only,
+            args.worker_threads(),
+            args.max_item_size,
+        )
+        .map_err(|e| StartError::Open {
+            store: store.clone(),
+            source: e,
+        })?;
+        dbs.push((store, Arc::new(db)));
+    }
+    let all: Vec<Arc<Db>> = dbs.iter().map(|(_, db)| db.clone()).collect();
+    let ulog =
+        crate::replication::ulog::attach(&args.ulog, &all).map_err(|e| StartError::Open {
+            store: format!(
+                "update log {:?}",
+                args.ulog.ulog_dir.clone().unwrap_or_default()
+            ),
+            source: e,
+        })?;
+    let (store, db) = dbs.remove(0);
+    if let Some(p) = &args.pid_file {
+        let pid = format!("{}\n", std::process::id());
+        let written = runfiles::write_number_file(p, &pid)
+            .map_err(|e| io(format!("writing pid file {}", p.display()), e))?;
+        cleanup.0.push(written);
+    }
+    let threads = args.worker_threads();
+    let cfg = Config {
+        store,
+        listen,
+        unix_socket: None,
+        unix_mask: args.unix_mask,
+        initial_size: args.initial_size,
+        reserve_size: args.reserve_size,
+        max_connections: args.max_connections,
+        max_item_size: args.max_item_size,
+        threads,
+        verbose: args.verbose,
+        sasl: credentials.is_some(),
+        read_only: args.read_only,
+        conn_memory: args.conn_memory,
+        blocking_threads: args.blocking_threads.max(1),
+        search_timeout: args.search_timeout,
+        kt_timeout: (!args.kt_timeout.is_zero()).then_some(args.kt_timeout),
+        enable_shutdown: args.enable_shutdown,
+        flush_enabled: !args.disable_flush_all,
+        scheduler: args.scheduler,
+        io: crate::net::uring::choose(
+            args.io,
+            args.scheduler == Scheduler::PerCore,
+            args.replica.sync_replicas > 0,
+        )
+        .map_err(StartError::Flags)?,
+    };
+    let starting = |e| io("starting the runtime".into(), e);
+    // Per-core: connections run on their workers' own runtimes; the main
+    // one keeps the accept loops, signals and timers, on one thread.
+    let (main_threads, workers) = match cfg.scheduler {
+        Scheduler::Shared => (threads, None),
+        Scheduler::PerCore => (
+            1,
+            Some(Workers::start(threads, cfg.blocking_threads).map_err(starting)?),
+        ),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(main_threads)
+        .max_blocking_threads(cfg.blocking_threads)
+        .thread_name("memstored-main")
+        .enable_all()
+        .build()
+        .map_err(starting)?;
+    let started = Started {
+        extended,
+        listener,
+        unix_listener,
+        kt_listener,
+        port_file: args.port_file.clone(),
+        sync_interval: args.sync_interval,
+        workers,
+        ulog,
+        replica: args.replica.clone(),
+        ulog_args: args.ulog.clone(),
+    };
+    let result = runtime.block_on(serve(
+        db.clone(),
+        dbs,
+        cfg,
+        credentials,
+        started,
+        &mut cleanup,
+    ));
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    result
+}
+
+/// What `run` prepared before the runtime started.
+struct Started {
+    /// memcached's `-o` options that act (`extended.rs`).
+    extended: crate::app::extended::Extended,
+    /// Already bound (`-l`, port 0 = a free one chosen by the kernel);
+    /// `None` with `--unix-socket` alone.
+    listener: Option<std::net::TcpListener>,
+    /// `--unix-socket`'s, already bound.
+    unix_listener: Option<std::os::unix::net::UnixListener>,
+    /// `--kt-listen`'s, already bound.
+    kt_listener: Option<std::net::TcpListener>,
+    port_file: Option<std::path::PathBuf>,
+    sync_interval: Option<u64>,
+    /// The per-core scheduler's workers (`--scheduler per-core`).
+    workers: Option<Arc<Workers>>,
+    /// `--ulog-dir`'s log, opened; replication streams it.
+    ulog: Option<Arc<memstored_engine::ulog::UpdateLog>>,
+    replica: crate::replication::ReplicaArgs,
+    ulog_args: crate::replication::ulog::UlogArgs,
+}
+
+/// Binds `--unix-socket`'s listener with the access mask `mask` (`-a`). A
+/// socket file already at `path` that nobody listens on (left by a run that
+/// did not stop cleanly) is replaced, as memcached does; one a live server
+/// listens on, or any other file there, is an error. The socket made is
+/// added to `cleanup`, so that exit removes it only while it is ours.
+/// `user`: the `-u` user this process became, named in the error when the
+/// file cannot be made (the directory must be the user's to write).
+fn bind_unix(
+    path: &std::path::Path,
+    mask: u32,
+    user: Option<&str>,
+    cleanup: &mut Cleanup,
+) -> Result<std::os::unix::net::UnixListener, StartError> {
+    use std::os::unix::fs::FileTypeExt;
+    let what = || format!("listening on unix socket {}", path.display());
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if m.file_type().is_socket() {
+            match std::os::unix::net::UnixStream::connect(path) {
+                Ok(_) => {
+                    return Err(StartError::Flags(format!(
+                        "{}: another server is listening on this unix socket",
+                        what()
+                    )))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(io(format!("{}: is it in use?", what()), e)),
+            }
+            std::fs::remove_file(path).map_err(|e| io(what(), e))?;
+        }
+    }
+    // The mask holds from the moment the socket file exists (memcached sets
+    // the umask around its bind too): nobody else can connect in between.
+    // No other thread creates files yet.
+    // SAFETY: umask has no preconditions; the old mask is put back below.
+    let old = unsafe { libc::umask(!mask & 0o777) };
+    let bound = std::os::unix::net::UnixListener::bind(path);
+    // SAFETY: as above.
+    unsafe { libc::umask(old) };
+    let bound = bound.map_err(|e| match user {
+        Some(user) if e.kind() == std::io::ErrorKind::PermissionDenied => io(
+            format!(
+                "{} as -u's user {user} (made after giving up root, as memcached does, so \
+                 that it can be removed at exit: the directory must be writable by {user})",
+                what()
+            ),
+            e,
+        ),
+        _ => io(what(), e),
+    })?;
+    cleanup
+        .0
+        .push(runfiles::Owned::claim(path).map_err(|e| io(what(), e))?);
+    Ok(bound)
+}
+
+/// Tells whoever started us where we listen, once the store is open and the
+/// accept loop about to run: a line on stdout and, with `--port-file`, the
+/// port number in a file that appears whole (written aside, then renamed;
+/// `runfiles`). Tests start the server on port 0 and wait for one of these
+/// instead of guessing a free port.
+fn announce(
+    addr: std::net::SocketAddr,
+    port_file: Option<&std::path::Path>,
+    cleanup: &mut Cleanup,
+) -> Result<(), StartError> {
+    use std::io::Write;
+    if let Some(p) = port_file {
+        let written = runfiles::write_number_file(p, &format!("{}\n", addr.port()))
+            .map_err(|e| io(format!("writing port file {}", p.display()), e))?;
+        cleanup.0.push(written);
+    }
+    // Nobody reading stdout (closed, a full pipe's reader gone) is not an error.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "memstored listening on {addr}").and_then(|()| out.flush());
+    Ok(())
+}
+
+/// The Unix socket's line on stdout, after the TCP ports' lines:
+/// `memstored listening on unix:PATH`.
+fn announce_unix(path: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "memstored listening on unix:{path}").and_then(|()| out.flush());
+}
+
+async fn serve(
+    db: Arc<Db>,
+    others: Vec<(String, Arc<Db>)>,
+    mut cfg: Config,
+    credentials: Option<sasl::Credentials>,
+    started: Started,
+    cleanup: &mut Cleanup,
+) -> Result<(), StartError> {
+    let listening = |e| io("setting up the listener".into(), e);
+    let listener = match started.listener {
+        Some(l) => {
+            l.set_nonblocking(true).map_err(listening)?;
+            let l = TcpListener::from_std(l).map_err(listening)?;
+            cfg.listen = l.local_addr().map_err(listening)?;
+            Some(l)
+        }
+        None => None,
+    };
+    let unix_listener = match started.unix_listener {
+        Some(l) => {
+            l.set_nonblocking(true).map_err(listening)?;
+            Some(tokio::net::UnixListener::from_std(l).map_err(listening)?)
+        }
+        None => None,
+    };
+    let unix_path = unix_listener
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .and_then(|a| a.as_pathname().map(|p| p.display().to_string()));
+    cfg.unix_socket = unix_path.clone();
+    let addr = cfg.listen;
+    let on = match (&listener, &unix_path) {
+        (Some(_), Some(p)) => format!("{addr} and unix:{p}"),
+        (None, Some(p)) => format!("unix:{p}"),
+        _ => addr.to_string(),
+    };
+    tracing::info!(
+        "memstored {MEMSTORED_VERSION} listening on {on}, store {:?} ({} engine, {} shards), {} worker threads on {}",
+        cfg.store,
+        db.name().kind.label(),
+        db.shard_count(),
+        cfg.threads,
+        cfg.io.label()
+    );
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let others: Vec<Arc<Server>> = others
+        .into_iter()
+        .map(|(store, db)| {
+            tracing::info!("also serving {store:?} ({} engine)", db.name().kind.label());
+            let cfg = Config {
+                store,
+                ..cfg.clone()
+            };
+            Arc::new(Server::new(db, cfg, None, stop_rx.clone()))
+        })
+        .collect();
+    let srv = Arc::new(
+        Server::new(db.clone(), cfg, credentials, stop_rx)
+            .with_others(others)
+            .with_workers(started.workers),
+    );
+    if let Some(on) = started.extended.lru_crawler {
+        srv.lru_crawler.store(on, Relaxed);
+    }
+    if let Some(level) = started.extended.slab_automove {
+        srv.slab_automove.store(level, Relaxed);
+    }
+    if let Some(log) = started.ulog {
+        let _ = srv.replication.ulog.set(log);
+    }
+    let replica = crate::replication::start(&srv, &started.replica, &started.ulog_args)
+        .map_err(StartError::Flags)?;
+    let stop =
+        signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
+    if srv.cfg.io == crate::net::uring::IoEngine::IoUring {
+        let workers = crate::net::uring::UringWorkers::start(srv.cfg.threads, &srv)
+            .map_err(|e| io("starting the io_uring workers".into(), e))?;
+        let _ = srv.uring.set(workers);
+    }
+    let accept = listener.map(|l| tokio::spawn(listener::run(l, srv.clone())));
+    if accept.is_some() {
+        announce(addr, started.port_file.as_deref(), cleanup)?;
+    }
+    let kt_accept = match started.kt_listener {
+        Some(l) => Some(crate::net::kt_port::start(l, srv.clone()).map_err(listening)?),
+        None => None,
+    };
+    let unix_accept = unix_listener.map(|l| tokio::spawn(listener::run_unix(l, srv.clone())));
+    if let Some(p) = &unix_path {
+        announce_unix(p);
+    }
+    if let Some(secs) = started.sync_interval {
+        signals::spawn_periodic_sync(srv.clone(), secs);
+    }
+    let why = tokio::select! {
+        why = stop.wait(crate::state::databases::all(&srv)) => why,
+        () = srv.stop_requested.notified() => "shutdown command",
+    };
+    tracing::info!("{why}: stopping");
+    let _ = stop_tx.send(true);
+    for a in accept.into_iter().chain(unix_accept) {
+        let _ = a.await;
+    }
+    if let Some(kt) = kt_accept {
+        let _ = kt.await;
+    }
+    // After the accept loops: nothing is handed to a stopped worker.
+    if let Some(u) = srv.uring.get() {
+        u.stop();
+    }
+    // Let connections finish the batch they are working on, and running RPC
+    // slow calls finish (searches stop at once; queued ones never start).
+    let deadline = Instant::now() + GRACE;
+    let busy = || {
+        let c = &srv.counters;
+        c.curr_connections.load(Relaxed) > 0 || c.slow_calls_running.load(Relaxed) > 0
+    };
+    while busy() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if let Some(r) = replica {
+        // It applies its last batch and stops before the stores close.
+        let _ = tokio::task::spawn_blocking(move || r.stop()).await;
+    }
+    for closing in crate::state::databases::all(&srv) {
+        tokio::task::spawn_blocking(move || {
+            closing.synchronize(true)?;
+            closing.close()
+        })
+        .await
+        .map_err(|e| StartError::Close(e.to_string()))?
+        .map_err(|e| StartError::Close(e.to_string()))?;
+    }
+    tracing::info!("store synchronized and closed; bye");
+    Ok(())
+}

@@ -1,0 +1,3 @@
+//! Where slow work runs.
+
+pub mod slow;

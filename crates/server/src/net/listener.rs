@@ -1,0 +1,246 @@
+//! The accept loop: connection limit, one task per connection.
+
+use crate::net::connection;
+use crate::net::workers::Workers;
+use crate::protocols::stats::bump;
+use crate::state::server::Server;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream, UnixListener};
+
+/// What memcached writes to a connection over `-c` before closing it.
+pub const TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
+
+/// Decrements `curr_connections` (and the Kyoto Tycoon port's count) when
+/// a connection task ends, even by panic.
+pub(crate) struct Live(pub(crate) Arc<Server>, Pool);
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let c = &self.0.counters;
+        c.curr_connections.fetch_sub(1, Relaxed);
+        if self.1 == Pool::Kt {
+            c.kt_connections.fetch_sub(1, Relaxed);
+        }
+    }
+}
+
+/// Which `-c` a connection counts against: the memcached port's (with the
+/// Unix socket), or the Kyoto Tycoon port's own. Separate, so that clients
+/// of one port, idle or not, never lock the other's out
+/// (docs/design.md, "Connection limits").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pool {
+    Memcached,
+    Kt,
+}
+
+/// Accepts until shutdown; then the listener is dropped (no more accepts).
+pub async fn run(listener: TcpListener, srv: Arc<Server>) {
+    let listed = srv.clone();
+    let _listed = listed
+        .conns
+        .register(&listener, listener.local_addr(), None);
+    accept(listener, srv, connection::serve, Pool::Memcached).await
+}
+
+/// `run` for the Kyoto Tycoon port (`serve` is its connection handler):
+/// the same counters, and a connection limit of its own of `-c`.
+pub async fn run_with<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F)
+where
+    F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    accept(listener, srv, serve, Pool::Kt).await
+}
+
+/// The accept loop; the memcached port's connections may go to the
+/// io_uring workers (which serve the memcached protocols, and hand the
+/// others to `connection::serve_from`).
+async fn accept<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F, pool: Pool)
+where
+    F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let uring = srv.uring.get().filter(|_| pool == Pool::Memcached);
+    let mut shutdown = srv.shutdown.clone();
+    let max = srv.cfg.max_connections as u64;
+    loop {
+        let (stream, peer) = match next(&mut shutdown, "the port", listener.accept()).await {
+            Accepted::Stream(x) => x,
+            Accepted::Failed => continue,
+            Accepted::Shutdown => break,
+        };
+        let Some(live) = admit(&srv, max, &peer, |m| stream.try_write(m), pool) else {
+            continue;
+        };
+        if let Some(u) = uring {
+            match stream.into_std() {
+                Ok(stream) => u.place(crate::net::uring::Arrival { stream, peer, live }),
+                Err(e) => tracing::warn!("{peer}: handing over: {e}"),
+            }
+            continue;
+        }
+        match &srv.workers {
+            None => {
+                let serving = serve(stream, peer, live.0.clone());
+                tokio::spawn(async move {
+                    serving.await;
+                    drop(live);
+                });
+            }
+            Some(workers) => place(workers, stream, peer, live, serve.clone()),
+        }
+    }
+    tracing::info!("stopped accepting connections");
+}
+
+/// What waiting for the next connection gave.
+enum Accepted<T> {
+    Stream(T),
+    /// accept failed (EMFILE and friends), and the loop has backed off.
+    Failed,
+    Shutdown,
+}
+
+/// Waits for `accept` or shutdown, whichever comes first.
+async fn next<T>(
+    shutdown: &mut tokio::sync::watch::Receiver<bool>,
+    what: &str,
+    accept: impl Future<Output = std::io::Result<T>>,
+) -> Accepted<T> {
+    let accepted = tokio::select! {
+        r = accept => r,
+        _ = shutdown.changed() => return Accepted::Shutdown,
+    };
+    match accepted {
+        Ok(x) => Accepted::Stream(x),
+        Err(e) => {
+            // Back off instead of spinning on an error that persists.
+            tracing::warn!("accept on {what}: {e}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Accepted::Failed
+        }
+    }
+}
+
+/// Counts a new connection in, or refuses it (written `TOO_MANY` and
+/// closed, as memcached does) when `-c` of its pool are open already.
+fn admit(
+    srv: &Arc<Server>,
+    max: u64,
+    peer: &dyn std::fmt::Display,
+    write: impl FnOnce(&[u8]) -> std::io::Result<usize>,
+    pool: Pool,
+) -> Option<Live> {
+    let c = &srv.counters;
+    let kt = c.kt_connections.load(Relaxed);
+    let open = match pool {
+        Pool::Memcached => c.curr_connections.load(Relaxed).saturating_sub(kt),
+        Pool::Kt => kt,
+    };
+    if open >= max {
+        bump(&c.rejected_connections);
+        tracing::warn!("{peer}: refused, {max} connections open (-c)");
+        let _ = write(TOO_MANY);
+        return None;
+    }
+    c.curr_connections.fetch_add(1, Relaxed);
+    if pool == Pool::Kt {
+        c.kt_connections.fetch_add(1, Relaxed);
+    }
+    bump(&c.total_connections);
+    Some(Live(srv.clone(), pool))
+}
+
+/// The accept loop of `--unix-socket` (memcached's `-s`): the same
+/// connection limit and counters as the TCP port's, connections served
+/// on the per-core workers' event loops (or the shared runtime), never on
+/// io_uring.
+pub async fn run_unix(listener: UnixListener, srv: Arc<Server>) {
+    let path = listener
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_pathname().map(|p| format!("unix:{}", p.display())))
+        .unwrap_or_default();
+    let _listed = srv.conns.register_as(&listener, path.clone(), None);
+    let mut shutdown = srv.shutdown.clone();
+    let max = srv.cfg.max_connections as u64;
+    loop {
+        let stream = match next(&mut shutdown, &path, listener.accept()).await {
+            Accepted::Stream((stream, _)) => stream,
+            Accepted::Failed => continue,
+            Accepted::Shutdown => break,
+        };
+        let Some(live) = admit(&srv, max, &path, |m| stream.try_write(m), Pool::Memcached) else {
+            continue;
+        };
+        match &srv.workers {
+            None => spawn_unix(stream, live),
+            Some(workers) => {
+                match stream.into_std() {
+                    Ok(stream) => workers.place(Box::new(move || {
+                        match tokio::net::UnixStream::from_std(stream) {
+                            Ok(stream) => spawn_unix(stream, live),
+                            Err(e) => {
+                                tracing::warn!("registering a unix socket client on a worker: {e}")
+                            }
+                        }
+                    })),
+                    Err(e) => tracing::warn!("{path}: handing over: {e}"),
+                }
+            }
+        }
+    }
+    tracing::info!("stopped accepting connections on {path}");
+}
+
+/// Serves a Unix socket connection as a task of the current runtime.
+fn spawn_unix(stream: tokio::net::UnixStream, live: Live) {
+    let serving = connection::serve_unix(stream, live.0.clone());
+    tokio::spawn(async move {
+        serving.await;
+        drop(live);
+    });
+}
+
+/// Hands an accepted connection to the next per-core worker, which
+/// registers its socket with its own reactor and serves it for life.
+fn place<F, Fut>(workers: &Workers, stream: TcpStream, peer: SocketAddr, live: Live, serve: F)
+where
+    F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    // Leaves the socket non-blocking, as `from_std` wants it.
+    match stream.into_std() {
+        Ok(stream) => place_std(workers, stream, peer, live, serve),
+        Err(e) => tracing::warn!("{peer}: handing over: {e}"),
+    }
+}
+
+/// `place` for a socket already out of the reactor (an io_uring worker
+/// hands over the protocols it does not serve); `serve` runs once.
+pub(crate) fn place_std<F, Fut>(
+    workers: &Workers,
+    stream: std::net::TcpStream,
+    peer: SocketAddr,
+    live: Live,
+    serve: F,
+) where
+    F: FnOnce(TcpStream, SocketAddr, Arc<Server>) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    workers.place(Box::new(move || match TcpStream::from_std(stream) {
+        Ok(stream) => {
+            let serving = serve(stream, peer, live.0.clone());
+            tokio::spawn(async move {
+                serving.await;
+                drop(live);
+            });
+        }
+        Err(e) => tracing::warn!("{peer}: registering on a worker: {e}"),
+    }));
+}

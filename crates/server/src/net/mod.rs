@@ -1,0 +1,9 @@
+//! Sockets and IO drivers.
+
+pub mod connection;
+pub mod kt_port;
+pub mod listener;
+pub mod replay;
+pub mod socket;
+pub mod uring;
+pub mod workers;

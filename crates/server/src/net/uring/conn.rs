@@ -1,0 +1,312 @@
+//! One connection on an io_uring worker: the same steps as the epoll path's
+//! loop (`connection::run`), as a state machine the worker drives with the
+//! completions of one receive or one send at a time.
+
+use crate::net::connection::{
+    refuse_for_memory, sniff, AnySession, ReadLimits, ReadSpace, UNBUDGETED_OUT,
+};
+use crate::net::listener::Live;
+use crate::protocols::out::Out;
+use crate::protocols::session::{ConnState, Cx, LateTx, Step};
+use crate::protocols::stats;
+use crate::state::budget::Charge;
+use crate::state::conns::Registered;
+use crate::state::server::Server;
+use bytes::BytesMut;
+use io_uring::{opcode, squeue, types};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What the worker does for a connection next.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Next {
+    Recv,
+    Send,
+    /// Retry `read_next` on the next tick: the memory budget is spent.
+    WaitMemory,
+    Close,
+    /// Another protocol: serve it on a tokio worker.
+    Handover,
+}
+
+/// A connection and its buffers; the kernel owns the buffer of the
+/// operation in flight (`busy`) until its completion arrives.
+pub(super) struct Conn<'s> {
+    /// Unlisted before `stream` closes its descriptor (fields drop in order).
+    listed: Option<Registered<'s>>,
+    pub stream: std::net::TcpStream,
+    pub peer: SocketAddr,
+    pub live: Live,
+    pub rbuf: BytesMut,
+    out: Out,
+    charge: Charge<'s>,
+    cs: ConnState,
+    session: Option<AnySession>,
+    limits: ReadLimits,
+    /// Bytes the buffer must hold for the next request (0 = unknown).
+    need: usize,
+    /// What the batch said to do once its replies are written.
+    after: Step,
+    sent: usize,
+    iov: Vec<libc::iovec>,
+    msg: Box<libc::msghdr>,
+    /// Since when a watched reply (charged, or started with the budget
+    /// spent) has had no byte taken by its client.
+    pub send_since: Option<Instant>,
+    /// When a read buffer started to wait for the memory budget.
+    pub memory_since: Option<Instant>,
+    /// An operation is in flight.
+    pub busy: bool,
+    /// The operation in flight is a send.
+    pub sending: bool,
+    /// Close when the operation in flight completes.
+    pub closing: bool,
+    /// Stopping: write what is pending, then close.
+    pub draining: bool,
+}
+
+impl<'s> Conn<'s> {
+    pub fn new(
+        srv: &'s Server,
+        stream: std::net::TcpStream,
+        peer: SocketAddr,
+        live: Live,
+    ) -> Conn<'s> {
+        let _ = stream.set_nodelay(true);
+        let listed = srv.conns.register(&stream, stream.local_addr(), Some(peer));
+        let limits = ReadLimits::of(srv);
+        Conn {
+            listed,
+            stream,
+            peer,
+            live,
+            rbuf: BytesMut::with_capacity(limits.initial),
+            out: Out::new(),
+            charge: Charge::new(&srv.budget),
+            cs: ConnState::default(),
+            session: None,
+            limits,
+            need: 0,
+            after: Step::NeedInput(0),
+            sent: 0,
+            iov: Vec::new(),
+            // SAFETY: an all-zero msghdr is a valid empty one.
+            msg: Box::new(unsafe { std::mem::zeroed() }),
+            send_since: None,
+            memory_since: None,
+            busy: false,
+            sending: false,
+            closing: false,
+            draining: false,
+        }
+    }
+
+    /// Unlists the connection (before it is handed over: the new owner lists it again).
+    pub fn unlist(&mut self) {
+        self.listed = None;
+    }
+
+    /// The receive into the buffer's free space.
+    pub fn recv_entry(&mut self, user_data: u64) -> squeue::Entry {
+        let max = self.limits.read_max(&self.rbuf, self.need);
+        let spare = self.rbuf.spare_capacity_mut();
+        let len = u32::try_from(spare.len().min(max)).unwrap_or(u32::MAX);
+        opcode::Recv::new(
+            types::Fd(self.stream.as_raw_fd()),
+            spare.as_mut_ptr().cast(),
+            len,
+        )
+        .build()
+        .user_data(user_data)
+    }
+
+    /// The send of what is pending after the `sent` bytes already written.
+    pub fn send_entry(&mut self, user_data: u64) -> squeue::Entry {
+        let fd = types::Fd(self.stream.as_raw_fd());
+        self.iov.clear();
+        let iov = &mut self.iov;
+        self.out.each_piece(self.sent, |p| {
+            iov.push(libc::iovec {
+                iov_base: p.as_ptr() as *mut libc::c_void,
+                iov_len: p.len(),
+            })
+        });
+        let entry = match self.iov.as_slice() {
+            [one] => opcode::Send::new(fd, one.iov_base.cast(), one.iov_len.min(1 << 30) as u32)
+                .flags(libc::MSG_NOSIGNAL)
+                .build(),
+            _ => {
+                self.msg.msg_iov = self.iov.as_mut_ptr();
+                self.msg.msg_iovlen = self.iov.len();
+                opcode::SendMsg::new(fd, &*self.msg)
+                    .flags(libc::MSG_NOSIGNAL as u32)
+                    .build()
+            }
+        };
+        entry.user_data(user_data)
+    }
+
+    /// `n` bytes arrived in the buffer's free space.
+    pub fn received(&mut self, srv: &Arc<Server>, late: &LateTx, n: usize) -> Next {
+        let n = n.min(self.rbuf.capacity() - self.rbuf.len());
+        // SAFETY: the kernel wrote n bytes into the spare capacity the
+        // receive was given, which nobody touched while it was in flight.
+        unsafe { self.rbuf.set_len(self.rbuf.len() + n) };
+        stats::add(&srv.counters.here().bytes_read, n as u64);
+        if self.cs.discard(&mut self.rbuf) || self.rbuf.is_empty() {
+            return self.read_next(srv);
+        }
+        if self.session.is_none() {
+            match sniff(srv, &self.rbuf) {
+                None => return Next::Close,
+                Some(AnySession::Rpc(_) | AnySession::Kt(_)) => return Next::Handover,
+                Some(s) => self.session = Some(s),
+            }
+        }
+        if let Some(l) = &self.listed {
+            l.info.begin();
+        }
+        self.batch(srv, late)
+    }
+
+    /// Serves every complete request in the buffer, until a reply must go out.
+    fn batch(&mut self, srv: &Arc<Server>, late: &LateTx) -> Next {
+        let Some(s) = self.session.as_mut() else {
+            return Next::Close;
+        };
+        loop {
+            let mut cx = Cx {
+                srv,
+                out: &mut self.out,
+                late,
+            };
+            let step = s.process(&mut cx, &mut self.cs, &mut self.rbuf);
+            if !self.out.is_empty() {
+                self.after = step;
+                return self.start_send(srv);
+            }
+            match step {
+                Step::NeedInput(n) => return self.await_input(srv, n),
+                Step::Flush => continue,
+                Step::Close => return Next::Close,
+            }
+        }
+    }
+
+    fn await_input(&mut self, srv: &Server, need: usize) -> Next {
+        // Before the next read, as on the epoll path.
+        if let Some(capacity) = self.limits.renew(&self.rbuf, self.need, need) {
+            self.rbuf = BytesMut::with_capacity(capacity);
+            self.charge.set(self.limits.charge(capacity));
+        }
+        self.need = need;
+        if let Some(l) = &self.listed {
+            l.info.end();
+        }
+        self.read_next(srv)
+    }
+
+    /// Writes acknowledged in the batch reach the OS before the reply does.
+    fn start_send(&mut self, srv: &Server) -> Next {
+        if !crate::net::connection::hand_writes_to_os(srv) {
+            return Next::Close;
+        }
+        let charged = self.out.held() > UNBUDGETED_OUT;
+        if charged {
+            self.charge
+                .set(self.limits.charge(self.rbuf.capacity()) + self.out.held());
+        }
+        self.sent = 0;
+        // Watched as on the epoll path (`connection::write`).
+        self.send_since = (charged || srv.budget.is_spent()).then(Instant::now);
+        Next::Send
+    }
+
+    /// Whether a client that takes none of its replies for the budget's
+    /// wait is dropped now (`Charge::must_progress`).
+    pub fn must_progress(&self) -> bool {
+        self.charge.must_progress()
+    }
+
+    /// `n` bytes of the pending replies were written.
+    pub fn sent(&mut self, srv: &Arc<Server>, late: &LateTx, n: usize) -> Next {
+        self.sent += n;
+        if self.sent < self.out.len() {
+            // Progress: the client's wait starts again.
+            if self.send_since.is_some() {
+                self.send_since = Some(Instant::now());
+            }
+            return Next::Send;
+        }
+        stats::add(&srv.counters.here().bytes_written, self.out.len() as u64);
+        self.out.clear();
+        self.send_since = None;
+        self.charge.set(self.limits.charge(self.rbuf.capacity()));
+        match self.after {
+            Step::NeedInput(n) => self.await_input(srv, n),
+            Step::Flush => self.batch(srv, late),
+            Step::Close => Next::Close,
+        }
+    }
+
+    /// Makes room for the next receive, as the epoll path does; when the
+    /// budget has no room, waits for it (ticks) up to the budget's wait,
+    /// then refuses the request as memcached does.
+    pub fn read_next(&mut self, srv: &Server) -> Next {
+        match self.limits.plan(&self.rbuf, self.need) {
+            ReadSpace::Enough => {}
+            ReadSpace::Fresh(capacity) => {
+                self.rbuf = BytesMut::with_capacity(capacity);
+                self.charge.set(self.limits.charge(capacity));
+            }
+            ReadSpace::Grow {
+                want,
+                grow,
+                charged,
+            } => {
+                if charged && !self.charge.try_grow(grow) {
+                    let since = *self.memory_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() < srv.budget.wait() {
+                        return Next::WaitMemory;
+                    }
+                    self.memory_since = None;
+                    let go_on = refuse_for_memory(
+                        srv,
+                        self.session.as_mut(),
+                        &mut self.rbuf,
+                        &mut self.cs,
+                        self.need,
+                        &mut self.out,
+                    );
+                    self.after = if go_on {
+                        Step::NeedInput(0)
+                    } else {
+                        Step::Close
+                    };
+                    return match (self.out.is_empty(), go_on) {
+                        (false, _) => self.start_send(srv),
+                        (true, true) => {
+                            self.need = 0;
+                            self.read_next(srv)
+                        }
+                        (true, false) => Next::Close,
+                    };
+                }
+                self.memory_since = None;
+                self.rbuf.reserve(want);
+                self.charge.set(self.limits.charge(self.rbuf.capacity()));
+            }
+        }
+        Next::Recv
+    }
+
+    /// Stops the connection's operation in flight (it completes with an
+    /// error or end of file); the worker drops it then.
+    pub fn cut(&mut self) {
+        self.closing = true;
+        // SAFETY: shutdown on a descriptor we own.
+        unsafe { libc::shutdown(self.stream.as_raw_fd(), libc::SHUT_RDWR) };
+    }
+}

@@ -1,0 +1,288 @@
+//! Kyoto Tycoon's binary protocol on the main port (first byte 0xB0–0xBF):
+//! set_bulk, remove_bulk and get_bulk as `ktserver`'s `do_bin_*` serve them,
+//! through the command layer so counters, `-I` and read-only hold.
+//!
+//! Where we follow `ktserver` and where not:
+//! - `dbidx` picks the database by its place on the command line (`-s A -s
+//!   B`: 0 is A, 1 is B; `crate::state::databases`). A record whose `dbidx` names
+//!   no database is skipped (not a hit, not an error), as `ktserver` does.
+//! - The first record that fails ends the request: no further records are
+//!   applied and the reply is the error byte 0xBF. `ktserver` then hangs up
+//!   because it has not read the rest; we have, so the connection goes on.
+//! - A size over `-I` (or the frame limit) is answered 0xBF and the
+//!   connection closed, as `ktserver` does for sizes over its own limit.
+//! - play_script answers 0xBF (no scripting here, as a `ktserver` without
+//!   `-scr`).
+//! - replication (0xB1) turns the connection into a stream of the update
+//!   log (`replication::kt_stream`); without `--ulog-dir` it answers 0xBF
+//!   and hangs up, as a `ktserver` without `-ulog`.
+//! - The protocol has no authentication, so a server with `--sasl-file`
+//!   refuses these connections outright (`connection::sniff`).
+
+use crate::command::{Delete, Get, Outcome, Store, StoreKind};
+use crate::protocols::out::Out;
+use crate::protocols::session::{Cx, Flow, Session};
+use crate::replication::kt_stream;
+use crate::replication::master::{StreamRequest, StreamSlot, Wire, MAX_STREAMS};
+use crate::state::server::Server;
+use bytes::Bytes;
+use memstored_engine::Record;
+use memstored_protocol::kt::ulog::FLAG_WHITE_SID;
+use memstored_protocol::kt::{
+    self, KeyRecord, KtFramer, Limits, Refusal, Request, SetRecord, MAGIC_REMOVE_BULK,
+    MAGIC_SET_BULK,
+};
+use std::sync::Arc;
+
+/// Per-connection state.
+pub struct KtSession {
+    framer: KtFramer,
+    /// An accepted replication command, served once the session has closed.
+    stream: Option<StreamRequest>,
+}
+
+impl KtSession {
+    pub fn new(srv: &Server) -> KtSession {
+        KtSession {
+            framer: KtFramer::new(limits(srv)),
+            stream: None,
+        }
+    }
+
+    /// The accepted replication command, once the session has closed for it.
+    pub fn take_stream(&mut self) -> Option<StreamRequest> {
+        self.stream.take()
+    }
+
+    /// 0xB1: accepted (the session closes and the connection hands its
+    /// socket to `replication::master`), or 0xBF.
+    fn replication(&mut self, srv: &Arc<Server>, flags: u32, ts: u64, sid: u16, out: &mut Out) {
+        let min_ts = kt_stream::first_after(ts);
+        let slot = if srv.replication.ulog.get().is_none() {
+            tracing::info!("replication asked for: this server keeps no update log (--ulog-dir)");
+            None
+        } else if let Some(gap) = crate::replication::master::gap(srv, min_ts) {
+            tracing::warn!("replication refused to server id {sid}: {gap}");
+            None
+        } else {
+            let slot = StreamSlot::take(srv);
+            if slot.is_none() {
+                tracing::warn!("replication asked for: {MAX_STREAMS} streams already run");
+            }
+            slot
+        };
+        match slot {
+            Some(slot) => {
+                self.stream = Some(StreamRequest {
+                    wire: Wire::Kt {
+                        white: flags & FLAG_WHITE_SID != 0,
+                    },
+                    min_ts,
+                    replica_id: sid,
+                    slot,
+                })
+            }
+            None => kt::encode_error(out.buf()),
+        }
+    }
+}
+
+/// Values are held to `-I`, keys too (Kyoto Tycoon has no key limit below
+/// its 256 MiB data limit); a whole request to the RPC's frame limit,
+/// `-I` + 1 MiB and at least 64 MiB.
+pub fn limits(srv: &Server) -> Limits {
+    let max_value = srv.cfg.max_item_size;
+    Limits {
+        max_key: max_value,
+        max_value,
+        max_frame: max_frame(srv),
+    }
+}
+
+/// The largest request: `-I` + 1 MiB, at least 64 MiB (also the KT port's
+/// largest HTTP body).
+pub fn max_frame(srv: &Server) -> u64 {
+    srv.cfg.max_item_size.saturating_add(1 << 20).max(64 << 20)
+}
+
+impl Session for KtSession {
+    type Framer = KtFramer;
+
+    fn framer(&mut self) -> &mut KtFramer {
+        &mut self.framer
+    }
+
+    fn serve(&mut self, cx: &mut Cx<'_>, req: Request) -> Flow {
+        let out = &mut *cx.out;
+        match req {
+            Request::SetBulk { no_reply, records } => {
+                let r = set_bulk(cx.srv, &records);
+                answer_hits(MAGIC_SET_BULK, r, no_reply, out);
+            }
+            Request::RemoveBulk { no_reply, keys } => {
+                let r = remove_bulk(cx.srv, &keys);
+                answer_hits(MAGIC_REMOVE_BULK, r, no_reply, out);
+            }
+            Request::GetBulk { keys } => match get_bulk(cx.srv, &keys) {
+                Ok(found) => encode_found(&found, out),
+                Err(o) => fail(&o, out),
+            },
+            Request::PlayScript { no_reply, name, .. } => {
+                tracing::debug!(
+                    "play_script {:?}: no scripting",
+                    String::from_utf8_lossy(&name)
+                );
+                if !no_reply {
+                    kt::encode_error(out.buf());
+                }
+            }
+            Request::Replication { flags, ts, sid } => {
+                self.replication(cx.srv, flags, ts, sid, out);
+                return Flow::Close;
+            }
+        }
+        Flow::Continue
+    }
+
+    fn refuse(&mut self, cx: &mut Cx<'_>, r: Refusal, _closing: bool) -> Flow {
+        tracing::debug!("closing Kyoto Tycoon connection: {}", r.error);
+        if !r.no_reply {
+            kt::encode_error(cx.out.buf());
+        }
+        Flow::Close
+    }
+}
+
+/// A bulk reply: the count, or the error byte; nothing with no-reply.
+fn answer_hits(magic: u8, r: Result<u32, Outcome>, no_reply: bool, out: &mut Out) {
+    match r {
+        _ if no_reply => {}
+        Ok(hits) => kt::encode_hits(magic, hits, out.buf()),
+        Err(o) => fail(&o, out),
+    }
+}
+
+fn fail(o: &Outcome, out: &mut Out) {
+    tracing::debug!("Kyoto Tycoon bulk request failed: {o:?}");
+    kt::encode_error(out.buf());
+}
+
+/// The server of database `dbidx` (0: `srv` itself), if there is one.
+pub fn database(srv: &Server, dbidx: u16) -> Option<&Server> {
+    match dbidx {
+        0 => Some(srv),
+        i => srv.others.get(usize::from(i) - 1).map(|s| &**s),
+    }
+}
+
+/// Hands the writes of the databases after the first to the OS after a
+/// write request (the connection does the first's after each batch).
+/// A failure fails the request: its writes may not be acknowledged.
+fn flush_others(srv: &Server) -> Result<(), Outcome> {
+    for s in &srv.others {
+        if let Err(e) = s.db.flush_dirty() {
+            tracing::error!("flushing {:?}: {e}", s.cfg.store);
+            return Err(Outcome::Failed(e));
+        }
+    }
+    Ok(())
+}
+
+/// Stores each record in its database until one fails; how many were stored.
+fn set_bulk(srv: &Server, records: &[SetRecord]) -> Result<u32, Outcome> {
+    let now = memstored_engine::now_secs();
+    let mut hits = 0u32;
+    let result = records.iter().try_for_each(|r| {
+        let Some(db) = database(srv, r.dbidx) else {
+            return Ok(());
+        };
+        let cmd = Store {
+            // Copied: the request's slices share the read buffer's memory.
+            key: Bytes::copy_from_slice(&r.key),
+            value: Bytes::copy_from_slice(&r.value),
+            kind: StoreKind::Set,
+            flags: 0,
+            expires_at: kt::expires_at(r.xt, now),
+            cas: None,
+        };
+        match cmd.apply(db) {
+            Outcome::Stored { .. } => {
+                hits = hits.saturating_add(1);
+                Ok(())
+            }
+            o => Err(o),
+        }
+    });
+    flush_others(srv)?;
+    result.map(|()| hits)
+}
+
+/// Removes each key from its database; absent keys are not hits, any other
+/// failure ends the request.
+fn remove_bulk(srv: &Server, keys: &[KeyRecord]) -> Result<u32, Outcome> {
+    let mut hits = 0u32;
+    let result = keys.iter().try_for_each(|k| {
+        let Some(db) = database(srv, k.dbidx) else {
+            return Ok(());
+        };
+        let cmd = Delete {
+            key: Bytes::copy_from_slice(&k.key),
+            cas: None,
+        };
+        match cmd.apply(db) {
+            Outcome::Deleted => hits = hits.saturating_add(1),
+            Outcome::NotFound => {}
+            o => return Err(o),
+        }
+        Ok(())
+    });
+    flush_others(srv)?;
+    result.map(|()| hits)
+}
+
+/// The live records of the keys, each from its database, in request order
+/// (a key named twice is answered twice, as `ktserver` does). A reply whose
+/// keys and values would exceed `rpc::max_reply` is refused (`TooLarge`):
+/// the values go out by reference, but a client naming one large value
+/// over and over would have the reply, and its charge to the memory
+/// budget, grow with every mention.
+fn get_bulk<'k>(
+    srv: &Server,
+    keys: &'k [KeyRecord],
+) -> Result<Vec<(&'k KeyRecord, Record)>, Outcome> {
+    let limit = crate::protocols::rpc::max_reply(srv);
+    let mut total = 0usize;
+    let mut found = Vec::new();
+    for k in keys {
+        let Some(db) = database(srv, k.dbidx) else {
+            continue;
+        };
+        match Get::new(k.key.clone()).apply(db) {
+            Outcome::Found(r) => {
+                total = total.saturating_add(k.key.len().saturating_add(r.value.len()));
+                if total > limit {
+                    return Err(Outcome::TooLarge {
+                        size: total as u64,
+                        cap: limit as u64,
+                    });
+                }
+                found.push((k, r));
+            }
+            Outcome::NotFound => {}
+            o => return Err(o),
+        }
+    }
+    Ok(found)
+}
+
+/// get_bulk's reply; values go out without a copy.
+fn encode_found(found: &[(&KeyRecord, Record)], out: &mut Out) {
+    let hits = u32::try_from(found.len()).unwrap_or(u32::MAX);
+    kt::encode_get_head(hits, out.buf());
+    for (k, r) in found {
+        let xt = kt::xt_of(r.meta.expires_at);
+        kt::encode_record_head(k.dbidx, k.key.len(), r.value.len(), xt, out.buf());
+        out.put(&k.key);
+        out.value(r.value.clone());
+    }
+}

@@ -1,0 +1,9 @@
+//! Bytes <-> commands, no sockets.
+
+pub mod binary;
+pub mod kt;
+pub mod out;
+pub mod rpc;
+pub mod session;
+pub mod stats;
+pub mod text;

@@ -1,0 +1,359 @@
+//! Server counters (atomics) and the `stats` listings memcached tools expect.
+
+pub mod metrics;
+pub mod settings;
+
+use crate::state::server::Server;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Counters bumped on every request. Each thread bumps its own copy (one
+/// of `STRIPES`, each on cache lines of its own) and `stats` sums them, so
+/// no line is written by all workers on the hot path: with one shared copy
+/// every request on every core would pull the same lines back and forth.
+#[derive(Debug, Default)]
+pub struct RequestCounters {
+    pub cmd_get: AtomicU64,
+    pub cmd_set: AtomicU64,
+    pub cmd_flush: AtomicU64,
+    pub cmd_touch: AtomicU64,
+    /// memcached's `cmd_meta`: `me` requests (the one meta command it counts).
+    pub cmd_meta: AtomicU64,
+    pub get_hits: AtomicU64,
+    pub get_misses: AtomicU64,
+    pub get_expired: AtomicU64,
+    pub delete_hits: AtomicU64,
+    pub delete_misses: AtomicU64,
+    pub incr_hits: AtomicU64,
+    pub incr_misses: AtomicU64,
+    pub decr_hits: AtomicU64,
+    pub decr_misses: AtomicU64,
+    pub cas_hits: AtomicU64,
+    pub cas_misses: AtomicU64,
+    pub cas_badval: AtomicU64,
+    pub touch_hits: AtomicU64,
+    pub touch_misses: AtomicU64,
+    /// Stores refused for size: over `-I`, or more than the cache holds.
+    pub store_too_large: AtomicU64,
+    /// Stores refused for memory: the connection buffers' budget was spent.
+    pub store_no_memory: AtomicU64,
+    pub total_items: AtomicU64,
+    pub bytes_read: AtomicU64,
+    pub bytes_written: AtomicU64,
+}
+
+impl RequestCounters {
+    fn all(&self) -> [&AtomicU64; 24] {
+        [
+            &self.cmd_get,
+            &self.cmd_set,
+            &self.cmd_flush,
+            &self.cmd_touch,
+            &self.cmd_meta,
+            &self.get_hits,
+            &self.get_misses,
+            &self.get_expired,
+            &self.delete_hits,
+            &self.delete_misses,
+            &self.incr_hits,
+            &self.incr_misses,
+            &self.decr_hits,
+            &self.decr_misses,
+            &self.cas_hits,
+            &self.cas_misses,
+            &self.cas_badval,
+            &self.touch_hits,
+            &self.touch_misses,
+            &self.store_too_large,
+            &self.store_no_memory,
+            &self.total_items,
+            &self.bytes_read,
+            &self.bytes_written,
+        ]
+    }
+}
+
+/// Copies of [`RequestCounters`]: threads beyond this many share copies
+/// (still correct, only contended again). A power of two.
+const STRIPES: usize = 16;
+
+/// One copy, aligned so that no two copies share a cache line (128 bytes:
+/// adjacent-line prefetch pulls pairs of 64-byte lines).
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Stripe(RequestCounters);
+
+static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's copy, handed out round-robin on first use.
+    static MY_STRIPE: usize = NEXT_STRIPE.fetch_add(1, Relaxed) % STRIPES;
+}
+
+/// One counter per memcached stat name; all relaxed atomics. Per-request
+/// counters are striped per thread (`here`, `sum`); connection and
+/// authentication counters and gauges, bumped far less often, are shared.
+#[derive(Debug)]
+pub struct Counters {
+    pub curr_connections: AtomicU64,
+    /// Of `curr_connections`, those of the Kyoto Tycoon port (its own `-c`).
+    pub kt_connections: AtomicU64,
+    pub total_connections: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub auth_cmds: AtomicU64,
+    pub auth_errors: AtomicU64,
+    /// RPC slow calls waiting for a blocking thread (a gauge; `slow.rs`).
+    pub slow_calls_queued: AtomicU64,
+    /// RPC slow calls running on a blocking thread (a gauge).
+    pub slow_calls_running: AtomicU64,
+    /// Slow calls refused as busy (per-connection or server-wide bound).
+    pub slow_calls_rejected: AtomicU64,
+    /// Searches stopped by `--search-timeout`.
+    pub slow_calls_timed_out: AtomicU64,
+    stripes: Box<[Stripe]>,
+}
+
+impl Default for Counters {
+    fn default() -> Counters {
+        Counters {
+            curr_connections: AtomicU64::new(0),
+            kt_connections: AtomicU64::new(0),
+            total_connections: AtomicU64::new(0),
+            rejected_connections: AtomicU64::new(0),
+            auth_cmds: AtomicU64::new(0),
+            auth_errors: AtomicU64::new(0),
+            slow_calls_queued: AtomicU64::new(0),
+            slow_calls_running: AtomicU64::new(0),
+            slow_calls_rejected: AtomicU64::new(0),
+            slow_calls_timed_out: AtomicU64::new(0),
+            stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
+        }
+    }
+}
+
+impl Counters {
+    /// The calling thread's copy of the per-request counters: bump these.
+    #[inline]
+    pub fn here(&self) -> &RequestCounters {
+        let i = MY_STRIPE.with(|i| *i);
+        &self.stripes[i % self.stripes.len()].0
+    }
+
+    /// One per-request counter summed over every thread's copy.
+    pub fn sum(&self, field: impl Fn(&RequestCounters) -> &AtomicU64) -> u64 {
+        self.stripes
+            .iter()
+            .map(|s| field(&s.0).load(Relaxed))
+            .fold(0u64, u64::wrapping_add)
+    }
+}
+
+/// Adds one to a counter.
+#[inline]
+pub fn bump(c: &AtomicU64) {
+    c.fetch_add(1, Relaxed);
+}
+
+/// Adds `n` to a counter.
+#[inline]
+pub fn add(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Relaxed);
+}
+
+fn get(c: &AtomicU64) -> String {
+    c.load(Relaxed).to_string()
+}
+
+fn unix_now_f64() -> (u64, u64) {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    (d.as_secs(), u64::from(d.subsec_micros()))
+}
+
+/// User and system CPU time of this process, as `secs.micros` strings.
+pub(crate) fn rusage() -> (String, String) {
+    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    if rc != 0 {
+        return ("0.000000".into(), "0.000000".into());
+    }
+    let f = |t: libc::timeval| format!("{}.{:06}", t.tv_sec, t.tv_usec);
+    (f(ru.ru_utime), f(ru.ru_stime))
+}
+
+/// Name/value pairs of one `stats` group; `None` for an unknown group.
+pub fn listing(srv: &Server, group: Option<&[u8]>) -> Option<Vec<(String, String)>> {
+    match group {
+        None | Some(b"") => Some(general(srv)),
+        Some(b"settings") => Some(crate::protocols::stats::settings::listing(srv)),
+        Some(b"engine") | Some(b"memstored") => Some(srv.db.inspect()),
+        Some(b"items") => Some(crate::protocols::text::admin::items(srv)),
+        Some(b"slabs") => Some(crate::protocols::text::admin::slabs(srv)),
+        Some(b"sizes") => Some(crate::protocols::text::admin::sizes()),
+        Some(b"conns") => Some(srv.conns.listing()),
+        Some(b"extstore") => Some(Vec::new()),
+        _ => None,
+    }
+}
+
+/// Zeroes the resettable counters (`stats reset`).
+pub fn reset(srv: &Server) {
+    srv.detail.clear();
+    let c = &srv.counters;
+    for a in [
+        &c.total_connections,
+        &c.rejected_connections,
+        &c.auth_cmds,
+        &c.auth_errors,
+        &c.slow_calls_rejected,
+        &c.slow_calls_timed_out,
+    ] {
+        a.store(0, Relaxed);
+    }
+    for s in c.stripes.iter() {
+        for a in s.0.all() {
+            a.store(0, Relaxed);
+        }
+    }
+}
+
+fn general(srv: &Server) -> Vec<(String, String)> {
+    let c = &srv.counters;
+    let sum = |f: fn(&RequestCounters) -> &AtomicU64| c.sum(f).to_string();
+    let (now, _) = unix_now_f64();
+    let uptime = srv.started.elapsed().as_secs();
+    let (utime, stime) = rusage();
+    let st = srv.db.stats();
+    let name = srv.db.name();
+    let [running, starts, reclaimed, checked] = crate::protocols::text::admin::crawler_stats();
+    let mut v: Vec<(&str, String)> = vec![
+        ("pid", std::process::id().to_string()),
+        ("uptime", uptime.to_string()),
+        ("time", now.to_string()),
+        ("version", crate::VERSION.to_string()),
+        ("memstored_version", crate::MEMSTORED_VERSION.to_string()),
+        ("libevent", "tokio".to_string()),
+        (
+            "pointer_size",
+            (8 * std::mem::size_of::<usize>()).to_string(),
+        ),
+        ("rusage_user", utime),
+        ("rusage_system", stime),
+        ("max_connections", srv.cfg.max_connections.to_string()),
+        ("curr_connections", get(&c.curr_connections)),
+        ("total_connections", get(&c.total_connections)),
+        ("rejected_connections", get(&c.rejected_connections)),
+        ("connection_structures", get(&c.curr_connections)),
+        ("cmd_get", sum(|r| &r.cmd_get)),
+        ("cmd_set", sum(|r| &r.cmd_set)),
+        ("cmd_flush", sum(|r| &r.cmd_flush)),
+        ("cmd_touch", sum(|r| &r.cmd_touch)),
+        ("cmd_meta", sum(|r| &r.cmd_meta)),
+        ("get_hits", sum(|r| &r.get_hits)),
+        ("get_misses", sum(|r| &r.get_misses)),
+        ("get_expired", sum(|r| &r.get_expired)),
+        ("get_flushed", "0".to_string()),
+        ("delete_misses", sum(|r| &r.delete_misses)),
+        ("delete_hits", sum(|r| &r.delete_hits)),
+        ("incr_misses", sum(|r| &r.incr_misses)),
+        ("incr_hits", sum(|r| &r.incr_hits)),
+        ("decr_misses", sum(|r| &r.decr_misses)),
+        ("decr_hits", sum(|r| &r.decr_hits)),
+        ("cas_misses", sum(|r| &r.cas_misses)),
+        ("cas_hits", sum(|r| &r.cas_hits)),
+        ("cas_badval", sum(|r| &r.cas_badval)),
+        ("touch_hits", sum(|r| &r.touch_hits)),
+        ("touch_misses", sum(|r| &r.touch_misses)),
+        ("store_too_large", sum(|r| &r.store_too_large)),
+        ("store_no_memory", sum(|r| &r.store_no_memory)),
+        ("auth_cmds", get(&c.auth_cmds)),
+        ("auth_errors", get(&c.auth_errors)),
+        ("bytes_read", sum(|r| &r.bytes_read)),
+        ("bytes_written", sum(|r| &r.bytes_written)),
+        ("conn_buffer_bytes", srv.budget.held().to_string()),
+        ("conn_buffer_limit", srv.budget.limit().to_string()),
+        ("conn_buffer_refused", get(&srv.budget.refused)),
+        ("slow_calls_queued", get(&c.slow_calls_queued)),
+        ("slow_calls_running", get(&c.slow_calls_running)),
+        ("slow_calls_rejected", get(&c.slow_calls_rejected)),
+        ("slow_calls_timed_out", get(&c.slow_calls_timed_out)),
+        ("limit_maxbytes", name.cap_mem_size.to_string()),
+        // memcached stops listening at its connection limit (without
+        // maxconns_fast); memstored never does: past -c it accepts and
+        // refuses (`rejected_connections`), so the listener is disabled
+        // only once it has stopped for good, at shutdown.
+        (
+            "accepting_conns",
+            u8::from(!*srv.shutdown.borrow()).to_string(),
+        ),
+        ("listen_disabled_num", "0".to_string()),
+        ("time_in_listen_disabled_us", "0".to_string()),
+        ("threads", srv.cfg.threads.to_string()),
+        ("io_engine", srv.cfg.io.label().to_string()),
+        running,
+        starts,
+        ("curr_items", srv.db.count().to_string()),
+        ("total_items", sum(|r| &r.total_items)),
+        ("bytes", st.bytes.to_string()),
+        ("expired_unfetched", st.expired_unfetched.to_string()),
+        ("evicted_unfetched", st.evicted_unfetched.to_string()),
+        // memcached's: evicted though recently bumped in its segmented
+        // LRU; the cache here evicts only items not read since their
+        // last pass.
+        ("evicted_active", "0".to_string()),
+        ("evictions", st.evictions.to_string()),
+        reclaimed,
+        checked,
+        ("engine", name.kind.label().to_string()),
+        ("shards", srv.db.shard_count().to_string()),
+        ("file_size", st.file_size.to_string()),
+    ];
+    v.push(("store", srv.cfg.store.clone()));
+    let mut out: Vec<(String, String)> = v.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    out.extend(crate::state::databases::stats(srv));
+    let ulog = srv.db.update_log_stats();
+    out.extend(
+        ulog.into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
+    out.extend(srv.replication.stats());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bumps from many threads land in their own copies and all count.
+    #[test]
+    fn striped_counters_sum_every_threads_bumps() {
+        let c = Counters::default();
+        std::thread::scope(|s| {
+            for _ in 0..(STRIPES + 3) {
+                s.spawn(|| {
+                    for _ in 0..1000 {
+                        bump(&c.here().cmd_get);
+                    }
+                    add(&c.here().bytes_read, 7);
+                });
+            }
+        });
+        assert_eq!(c.sum(|r| &r.cmd_get), 1000 * (STRIPES as u64 + 3));
+        assert_eq!(c.sum(|r| &r.bytes_read), 7 * (STRIPES as u64 + 3));
+        // More than one copy was used.
+        let used = c
+            .stripes
+            .iter()
+            .filter(|s| s.0.cmd_get.load(Relaxed) > 0)
+            .count();
+        assert!(used > 1, "{used}");
+    }
+
+    #[test]
+    fn a_copy_owns_its_cache_lines() {
+        assert_eq!(std::mem::align_of::<Stripe>(), 128);
+        assert_eq!(std::mem::size_of::<Stripe>() % 128, 0);
+    }
+}

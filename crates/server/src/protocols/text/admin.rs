@@ -1,0 +1,505 @@
+//! memcached's administrative text commands: `shutdown`, `cache_memlimit`,
+//! `lru_crawler`, and the `stats` groups that are not plain
+//! name/value listings (`detail`, `items`, `slabs`, `sizes`). Replies are
+//! memcached 1.6's, checked by tests/python/test_memcached_differential.py.
+
+use crate::protocols::out::Out;
+use crate::state::server::Server;
+use bytes::Bytes;
+use memstored_engine::CursorPlace;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The slab class every item is reported under (memstored has no slabs;
+/// `stats cachedump` uses the same class, see cachedump.rs).
+const THE_CLASS: u32 = 1;
+/// memcached's largest slab class id.
+const MAX_CLASS: u32 = 63;
+
+/// `shutdown [graceful]`: refused unless the server runs with
+/// `--enable-shutdown` (memcached's `-A`). Both forms stop the server the
+/// way SIGTERM does (finish running requests, synchronize, close); the
+/// connection is closed without a reply, as memcached closes it.
+/// Returns false when the connection must close.
+pub fn shutdown(srv: &Server, args: &[Bytes], out: &mut Out) -> bool {
+    if !srv.cfg.enable_shutdown {
+        out.put(b"ERROR: shutdown not enabled\r\n");
+        return true;
+    }
+    match args {
+        [] => {}
+        [mode] if &mode[..] == b"graceful" => {}
+        _ => {
+            out.put(b"CLIENT_ERROR invalid shutdown mode\r\n");
+            return true;
+        }
+    }
+    tracing::info!("shutdown command received");
+    srv.request_stop();
+    false
+}
+
+/// `cache_memlimit <megabytes>`. memstored's memory cap is the store's
+/// (`capsiz` in its name), fixed when the store is opened, so a new limit
+/// cannot be applied: like memcached when its slabs cannot shrink, the
+/// answer is `MEMLIMIT_ADJUST_FAILED`, unless the limit asked for is the
+/// one in force (then `OK`, nothing to do).
+pub fn cache_memlimit(srv: &Server, megabytes: Option<u32>, noreply: bool, out: &mut Out) {
+    let reply: &[u8] = match megabytes {
+        None => b"ERROR\r\n",
+        Some(m) if m < 8 => b"MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n",
+        Some(m) if m > 1_000_000_000 => {
+            b"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"
+        }
+        Some(m) if u64::from(m) << 20 == srv.db.name().cap_mem_size => b"OK\r\n",
+        Some(_) => b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
+    };
+    if !noreply {
+        out.put(reply);
+    }
+}
+
+/// `lru_crawler <sub> [arg]`, answered as memcached 1.6.18's
+/// `process_lru_crawler_command` answers:
+/// - `metadump all|hash|<class>[,<class>...]`: one line per live item,
+///   `key=<uri-encoded> exp=<unix time|-1> la=<unix time> cas=<n>
+///   fetch=<yes|no> cls=1 size=<value bytes>` ended by `\n` (not `\r\n`, as
+///   memcached writes them), then `END\r\n`. Every item is in class 1, so a
+///   class list without 1 lists nothing. Written a window at a time as the
+///   client reads it (the returned place, `metadump_more`), as memcached's
+///   crawler thread writes it, so that neither a large cache nor a client
+///   that never reads makes the reply, or one worker's turn, unbounded.
+/// - `crawl all|<class>[,<class>...]`: `OK`, and like memcached's a
+///   background pass frees the expired items (`Db::vacuum`) when the
+///   classes include every item's; `BUSY` while one runs.
+/// - `enable`, `disable`: switch the crawler, which `crawl` and `metadump`
+///   then refuse (`stats settings`' `lru_crawler` follows).
+/// - `sleep <usecs>`, `tocrawl <n>`: memcached's checks, then `OK`; they
+///   pace a crawler memstored does not run.
+pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) -> Option<CursorPlace> {
+    let enabled = srv.lru_crawler.load(Relaxed);
+    match args {
+        [sub, which] if &sub[..] == b"crawl" || &sub[..] == b"metadump" => {
+            if !enabled {
+                out.put(b"CLIENT_ERROR lru crawler disabled\r\n");
+                return None;
+            }
+            let dump = &sub[..] == b"metadump";
+            let listed = match crawl_classes(which) {
+                Crawl::All => true,
+                // The hash walk is metadump's only: memcached's crawl
+                // answers it with its generic error.
+                Crawl::Hash if dump => true,
+                Crawl::Hash => {
+                    out.put(b"ERROR an unknown error happened\r\n");
+                    return None;
+                }
+                Crawl::Classes(has_the_class) => has_the_class,
+                Crawl::None => {
+                    out.put(b"NOTSTARTED no items to crawl\r\n");
+                    return None;
+                }
+                Crawl::Bad => {
+                    out.put(b"BADCLASS invalid class id\r\n");
+                    return None;
+                }
+            };
+            if !dump {
+                if listed && !start_vacuum(srv) {
+                    out.put(b"BUSY currently processing crawler request\r\n");
+                } else {
+                    out.put(b"OK\r\n");
+                }
+                return None;
+            }
+            if !listed {
+                out.put(b"END\r\n");
+                return None;
+            }
+            let mut cursor = srv.db.cursor();
+            if cursor.first().is_err() {
+                out.put(b"END\r\n");
+                return None;
+            }
+            return metadump_more(srv, cursor.detach(), out);
+        }
+        [sub, n] if &sub[..] == b"tocrawl" || &sub[..] == b"sleep" => match safe_strtoul(n) {
+            None => out.put(b"CLIENT_ERROR bad command line format\r\n"),
+            Some(n) if &sub[..] == b"sleep" && n > 1_000_000 => {
+                out.put(b"CLIENT_ERROR sleep must be one second or less\r\n")
+            }
+            Some(_) => out.put(b"OK\r\n"),
+        },
+        [sub] if &sub[..] == b"enable" => {
+            if srv.lru_crawler.swap(true, Relaxed) {
+                out.put(b"ERROR failed to start lru crawler thread\r\n")
+            } else {
+                out.put(b"OK\r\n")
+            }
+        }
+        [sub] if &sub[..] == b"disable" => {
+            srv.lru_crawler.store(false, Relaxed);
+            out.put(b"OK\r\n")
+        }
+        _ => out.put(b"ERROR\r\n"),
+    }
+    None
+}
+
+/// One crawl at a time in the process, as memcached runs one crawler.
+static CRAWLING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// memcached's crawler counters, process-wide as the crawl is: crawls
+/// started, records they looked at, expired records they removed.
+static CRAWLS: [std::sync::atomic::AtomicU64; 3] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; 3];
+
+/// `stats`' crawler lines, memcached's names: `lru_crawler_running`,
+/// `lru_crawler_starts`, then `crawler_reclaimed`, `crawler_items_checked`.
+pub fn crawler_stats() -> [(&'static str, String); 4] {
+    let [starts, checked, reclaimed] = &CRAWLS;
+    [
+        (
+            "lru_crawler_running",
+            u8::from(CRAWLING.load(Relaxed)).to_string(),
+        ),
+        ("lru_crawler_starts", starts.load(Relaxed).to_string()),
+        ("crawler_reclaimed", reclaimed.load(Relaxed).to_string()),
+        ("crawler_items_checked", checked.load(Relaxed).to_string()),
+    ]
+}
+
+/// Starts freeing expired records on a blocking thread; false when a pass
+/// is already running.
+fn start_vacuum(srv: &Server) -> bool {
+    if CRAWLING.swap(true, Relaxed) {
+        return false;
+    }
+    let db = srv.db.clone();
+    let [starts, checked, reclaimed] = &CRAWLS;
+    starts.fetch_add(1, Relaxed);
+    let pass = move || {
+        // The pass looks at every record there is when it starts.
+        checked.fetch_add(db.count(), Relaxed);
+        match db.vacuum() {
+            Ok(n) => {
+                reclaimed.fetch_add(n, Relaxed);
+                tracing::debug!("lru_crawler crawl: {n} expired records removed");
+            }
+            // A read-only server has nothing to free.
+            Err(e) => tracing::debug!("lru_crawler crawl: {e}"),
+        }
+        CRAWLING.store(false, Relaxed);
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => drop(rt.spawn_blocking(pass)),
+        Err(_) => pass(),
+    }
+    true
+}
+
+/// What a crawl's class argument names.
+enum Crawl {
+    All,
+    Hash,
+    /// Valid class ids; true when class 1 (every item's) is among them.
+    Classes(bool),
+    /// No ids at all (only commas): memcached starts nothing.
+    None,
+    Bad,
+}
+
+/// memcached's `lru_crawler_crawl` argument: `all`, `hash`, or ids 1..63
+/// separated by commas (empty pieces skipped, as `strtok_r` skips them).
+fn crawl_classes(which: &[u8]) -> Crawl {
+    match which {
+        b"all" => return Crawl::All,
+        b"hash" => return Crawl::Hash,
+        _ => {}
+    }
+    let mut any = false;
+    let mut has_the_class = false;
+    for id in which.split(|&b| b == b',').filter(|c| !c.is_empty()) {
+        match safe_strtoul(id) {
+            Some(id) if (1..=MAX_CLASS).contains(&id) => {
+                any = true;
+                has_the_class |= id == THE_CLASS;
+            }
+            _ => return Crawl::Bad,
+        }
+    }
+    if any {
+        Crawl::Classes(has_the_class)
+    } else {
+        Crawl::None
+    }
+}
+
+/// `slabs automove N` and `slabs reassign SRC DST`, answered as memcached
+/// 1.6.18 answers them with slab reassignment disabled (which `stats
+/// settings` reports: memstored has no slabs to move). The automove level
+/// is kept and shown in `stats settings`, as memcached does.
+pub fn slabs_command(srv: &Server, args: &[Bytes], out: &mut Out) {
+    let reply: &[u8] = match args {
+        [sub, _, _] if &sub[..] == b"reassign" => b"CLIENT_ERROR slab reassignment disabled\r\n",
+        [sub, level, ..] if &sub[..] == b"automove" => {
+            let reply = automove(srv, level, args.get(2));
+            // Only automove looks for a trailing `noreply`, as in memcached.
+            if args.last().is_some_and(|a| &a[..] == b"noreply") {
+                return;
+            }
+            reply
+        }
+        _ => b"ERROR\r\n",
+    };
+    out.put(reply);
+}
+
+/// `slabs automove LEVEL` or `slabs automove ratio R`: memcached's reply.
+fn automove(srv: &Server, level: &[u8], ratio: Option<&Bytes>) -> &'static [u8] {
+    if level == b"ratio" {
+        let ratio = ratio.filter(|r| &r[..] != b"noreply");
+        return match ratio.and_then(|r| std::str::from_utf8(r).ok()?.parse::<f64>().ok()) {
+            Some(_) => b"OK\r\n",
+            None => b"ERROR\r\n",
+        };
+    }
+    match safe_strtoul(level) {
+        None => b"CLIENT_ERROR bad command line format\r\n",
+        Some(n @ 0..=2) => {
+            srv.slab_automove.store(n, Relaxed);
+            b"OK\r\n"
+        }
+        Some(_) => b"ERROR\r\n",
+    }
+}
+
+/// memcached's `safe_strtoul`: `strtoul` (leading blanks, a sign, decimal
+/// digits, nothing after them), refusing a negative number that wraps, and
+/// keeping the low 32 bits of what fits in 64 (the C assigns an unsigned
+/// long to a uint32_t).
+fn safe_strtoul(tok: &[u8]) -> Option<u32> {
+    let s = std::str::from_utf8(tok).ok()?.trim_start();
+    let (negative, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let magnitude: u64 = digits.parse().ok()?; // ERANGE above 2^64-1
+    let value = if negative {
+        magnitude.wrapping_neg()
+    } else {
+        magnitude
+    };
+    if negative && (value as i64) < 0 {
+        return None;
+    }
+    Some(value as u32)
+}
+
+/// Bytes of metadump lines one window writes (about 700 records, under a
+/// millisecond of work); the connection writes them out, and the worker
+/// turns to its other connections, before the dump goes on.
+const METADUMP_WINDOW: usize = 64 << 10;
+/// Records one window visits at most, listed or not (expired ones are not).
+const METADUMP_VISITS: usize = 4096;
+
+/// Writes metadump lines from the record `place` is on, until a window is
+/// full; where to go on, or `None` once `END` is written.
+pub fn metadump_more(srv: &Server, place: CursorPlace, out: &mut Out) -> Option<CursorPlace> {
+    let now = memstored_engine::now_secs();
+    let mut cursor = srv.db.resume_cursor(place);
+    let end = out.len().saturating_add(METADUMP_WINDOW);
+    let mut visits = 0;
+    while let Ok(key) = cursor.key() {
+        if let Ok(Some(r)) = srv.db.get_record(&key) {
+            if !r.meta.is_expired(now) {
+                metadump_line(srv, &key, &r, out);
+            }
+        }
+        if cursor.next().is_err() {
+            break;
+        }
+        visits += 1;
+        if out.len() >= end || visits >= METADUMP_VISITS {
+            return Some(cursor.detach());
+        }
+    }
+    out.put(b"END\r\n");
+    None
+}
+
+fn metadump_line(srv: &Server, key: &[u8], r: &memstored_engine::Record, out: &mut Out) {
+    let exp = match r.meta.expires_at {
+        0 => -1,
+        t => i64::try_from(t).unwrap_or(i64::MAX),
+    };
+    out.put(b"key=");
+    uri_encode(key, out);
+    // Stores other than the cache keep no access state: la=0,
+    // fetch=no (docs/memcached-compat.md).
+    let access = srv.db.access(key).ok().flatten();
+    let line = format!(
+        " exp={exp} la={} cas={} fetch={} cls={THE_CLASS} size={}\n",
+        access.map_or(0, |a| a.last_access_unix()),
+        r.meta.cas,
+        if access.is_some_and(|a| a.fetched) {
+            "yes"
+        } else {
+            "no"
+        },
+        r.value.len()
+    );
+    out.put(line.as_bytes());
+}
+
+/// memcached's `uriencode`: RFC 3986 unreserved bytes as they are, the rest
+/// as `%XX`.
+fn uri_encode(key: &[u8], out: &mut Out) {
+    let mut s = Vec::with_capacity(key.len());
+    for &b in key {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            s.push(b);
+        } else {
+            s.extend_from_slice(format!("%{b:02X}").as_bytes());
+        }
+    }
+    out.put(&s);
+}
+
+/// `stats detail on|off|dump`.
+pub fn stats_detail(srv: &Server, args: &[Bytes], out: &mut Out) {
+    match args.first().map(|a| &a[..]) {
+        Some(b"on") => {
+            srv.detail.set_enabled(true);
+            out.put(b"OK\r\n");
+        }
+        Some(b"off") => {
+            srv.detail.set_enabled(false);
+            out.put(b"OK\r\n");
+        }
+        Some(b"dump") => out.put(&srv.detail.dump()),
+        _ => out.put(b"CLIENT_ERROR usage: stats detail on|off|dump\r\n"),
+    }
+}
+
+/// `stats items`: every item is in class 1; nothing when empty (as
+/// memcached with no items). Counters memstored does not keep (LRU
+/// segments) are 0.
+pub fn items(srv: &Server) -> Vec<(String, String)> {
+    let n = srv.db.count();
+    if n == 0 {
+        return Vec::new();
+    }
+    let st = srv.db.stats();
+    let mut v = vec![
+        ("number", n.to_string()),
+        ("number_hot", "0".into()),
+        ("number_warm", "0".into()),
+        ("number_cold", n.to_string()),
+        ("age_hot", "0".into()),
+        ("age_warm", "0".into()),
+        ("age", "0".into()),
+        ("mem_requested", st.bytes.to_string()),
+        ("evicted", st.evictions.to_string()),
+    ];
+    let unfetched = [
+        ("expired_unfetched", st.expired_unfetched.to_string()),
+        ("evicted_unfetched", st.evicted_unfetched.to_string()),
+    ];
+    for zero in [
+        "evicted_nonzero",
+        "evicted_time",
+        "outofmemory",
+        "tailrepairs",
+        "reclaimed",
+    ] {
+        v.push((zero, "0".into()));
+    }
+    v.extend(unfetched);
+    v.push(("evicted_active", "0".into()));
+    // Every record is in the one class, so the crawls' totals are its own.
+    let [_, _, reclaimed, checked] = crawler_stats();
+    v.extend([reclaimed, checked]);
+    for zero in [
+        "lrutail_reflocked",
+        "moves_to_cold",
+        "moves_to_warm",
+        "moves_within_lru",
+        "direct_reclaims",
+        "hits_to_hot",
+        "hits_to_warm",
+        "hits_to_cold",
+        "hits_to_temp",
+    ] {
+        v.push((zero, "0".into()));
+    }
+    v.into_iter()
+        .map(|(k, val)| (format!("items:{THE_CLASS}:{k}"), val))
+        .collect()
+}
+
+/// `stats slabs`: class 1's counters when there are items, then
+/// `active_slabs` and `total_malloced` (the store's bytes).
+pub fn slabs(srv: &Server) -> Vec<(String, String)> {
+    let n = srv.db.count();
+    let c = &srv.counters;
+    let mut v = Vec::new();
+    if n > 0 {
+        for (k, val) in [
+            ("used_chunks", n),
+            ("get_hits", c.sum(|r| &r.get_hits)),
+            ("cmd_set", c.sum(|r| &r.cmd_set)),
+            ("delete_hits", c.sum(|r| &r.delete_hits)),
+            ("incr_hits", c.sum(|r| &r.incr_hits)),
+            ("decr_hits", c.sum(|r| &r.decr_hits)),
+            ("cas_hits", c.sum(|r| &r.cas_hits)),
+            ("cas_badval", c.sum(|r| &r.cas_badval)),
+            ("touch_hits", c.sum(|r| &r.touch_hits)),
+        ] {
+            v.push((format!("{THE_CLASS}:{k}"), val.to_string()));
+        }
+    }
+    v.push(("active_slabs".into(), u64::from(n > 0).to_string()));
+    let bytes = if n > 0 { srv.db.stats().bytes } else { 0 };
+    v.push(("total_malloced".into(), bytes.to_string()));
+    v
+}
+
+/// `stats sizes`: memcached answers `sizes_status disabled` unless started
+/// with `-o track_sizes`; memstored does not track sizes.
+pub fn sizes() -> Vec<(String, String)> {
+    vec![("sizes_status".into(), "disabled".into())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_strtoul_reads_numbers_as_memcached() {
+        assert_eq!(safe_strtoul(b"100"), Some(100));
+        assert_eq!(safe_strtoul(b"+7"), Some(7));
+        assert_eq!(safe_strtoul(b"-0"), Some(0));
+        assert_eq!(safe_strtoul(b"-1"), None);
+        assert_eq!(safe_strtoul(b"x"), None);
+        assert_eq!(safe_strtoul(b"5x"), None);
+        assert_eq!(safe_strtoul(b""), None);
+        assert_eq!(safe_strtoul(b"4294967296"), Some(0));
+        assert_eq!(safe_strtoul(b"18446744073709551616"), None);
+    }
+
+    #[test]
+    fn crawl_classes_as_memcached_parses_them() {
+        assert!(matches!(crawl_classes(b"all"), Crawl::All));
+        assert!(matches!(crawl_classes(b"hash"), Crawl::Hash));
+        assert!(matches!(crawl_classes(b"1,2"), Crawl::Classes(true)));
+        assert!(matches!(crawl_classes(b"2,,3"), Crawl::Classes(false)));
+        assert!(matches!(crawl_classes(b","), Crawl::None));
+        assert!(matches!(crawl_classes(b"0"), Crawl::Bad));
+        assert!(matches!(crawl_classes(b"64"), Crawl::Bad));
+        assert!(matches!(crawl_classes(b"1,x"), Crawl::Bad));
+    }
+}

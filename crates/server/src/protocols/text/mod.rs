@@ -1,0 +1,341 @@
+//! memcached text protocol: line parsing, data blocks, classic commands.
+//! Meta commands share the connection and live in `meta.rs`.
+
+pub mod admin;
+pub mod cachedump;
+pub mod meta;
+
+use crate::command::store::refuse_oversized;
+use crate::command::{self, Arith, Delete, Flush, Get, Number, Outcome, Store, Touch};
+use crate::protocols::out::Out;
+use crate::protocols::session::{Cx, Flow, Session};
+use crate::protocols::stats;
+use crate::state::server::{expires_at_text, Server};
+use bytes::Bytes;
+use memstored_engine::Record;
+use memstored_protocol::text::response::{
+    encode_number, encode_server_error, encode_stat, encode_value_head, encode_version,
+    CLIENT_ERROR_FLUSH_DISABLED, CLIENT_ERROR_NON_NUMERIC, CRLF, DELETED, END, ERROR, EXISTS,
+    NOT_FOUND, NOT_STORED, OK, RESET, SERVER_ERROR_OUT_OF_MEMORY, SERVER_ERROR_TOO_LARGE, STORED,
+    TOUCHED,
+};
+use memstored_protocol::text::{Command, IncrDecr, Refusal, StoreCommand, StoreKind, TextFramer};
+use memstored_protocol::Expiry;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Text-protocol state of one connection.
+pub struct TextSession {
+    framer: TextFramer,
+    /// Where an `lru_crawler metadump` goes on (`Session::resume`).
+    dump: Option<memstored_engine::CursorPlace>,
+}
+
+impl TextSession {
+    pub fn new(srv: &Server) -> TextSession {
+        TextSession {
+            framer: TextFramer::new(srv.cfg.max_item_size),
+            dump: None,
+        }
+    }
+}
+
+impl Session for TextSession {
+    type Framer = TextFramer;
+
+    fn framer(&mut self) -> &mut TextFramer {
+        &mut self.framer
+    }
+
+    fn serve(&mut self, cx: &mut Cx<'_>, (cmd, value): (Command, Option<Bytes>)) -> Flow {
+        let (srv, out) = (cx.srv, &mut *cx.out);
+        match (cmd, value) {
+            (Command::Store(s), Some(value)) => store(srv, s, value, out),
+            (Command::MetaSet(m), Some(value)) => meta::set(srv, *m, value, out),
+            (Command::LruCrawler { args }, _) => {
+                self.dump = crate::protocols::text::admin::lru_crawler(srv, &args, out);
+            }
+            (cmd, _) => {
+                if !execute(srv, cmd, out) {
+                    return Flow::Close;
+                }
+            }
+        }
+        Flow::Continue
+    }
+
+    fn resume(&mut self, cx: &mut Cx<'_>) -> bool {
+        let Some(place) = self.dump.take() else {
+            return false;
+        };
+        self.dump = crate::protocols::text::admin::metadump_more(cx.srv, place, cx.out);
+        true
+    }
+
+    fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal, closing: bool) -> Flow {
+        match answer {
+            Refusal::TooLarge(cmd) => too_large(cx.srv, &cmd, cx.out),
+            Refusal::Invalid { error, reply } => {
+                if reply {
+                    cx.out.put(error.reply());
+                }
+            }
+        }
+        if closing {
+            Flow::Close
+        } else {
+            Flow::Continue
+        }
+    }
+}
+
+/// A storage command whose declared length is over `-I`: refused before its
+/// data block is read (the block is skipped).
+fn too_large(srv: &Server, cmd: &Command, out: &mut Out) {
+    let (key, kind) = match cmd {
+        Command::Store(s) => (&s.key, store_kind(s.kind)),
+        Command::MetaSet(m) => (&m.key, meta::store_kind(m.mode)),
+        _ => return,
+    };
+    let size = cmd.data_len().unwrap_or(0) as u64;
+    let o = refuse_oversized(srv, key, kind, size);
+    match cmd {
+        Command::MetaSet(m) => meta::set_reply(&m.flags, &m.key, &o, out),
+        _ => reply(&o, cmd.noreply(), out),
+    }
+}
+
+fn store_kind(k: StoreKind) -> command::StoreKind {
+    match k {
+        StoreKind::Set | StoreKind::Cas => command::StoreKind::Set,
+        StoreKind::Add => command::StoreKind::Add,
+        StoreKind::Replace => command::StoreKind::Replace,
+        StoreKind::Append => command::StoreKind::Append,
+        StoreKind::Prepend => command::StoreKind::Prepend,
+    }
+}
+
+/// Runs one command without a data block. False = close the connection.
+fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
+    match cmd {
+        Command::Get { keys, return_cas } => get(srv, keys, None, return_cas, out),
+        Command::GetPart { keys, return_cas } => {
+            values(srv, keys, None, return_cas, out);
+        }
+        Command::GetAndTouch {
+            exptime,
+            keys,
+            return_cas,
+        } => get(srv, keys, Some(expires_at_text(exptime)), return_cas, out),
+        Command::Delete { key, noreply } => {
+            srv.detail.delete(&key);
+            let o = Delete { key, cas: None }.apply(srv);
+            reply(&o, noreply, out);
+        }
+        Command::IncrDecr {
+            op,
+            key,
+            delta,
+            noreply,
+        } => {
+            let cmd = Arith::new(key, delta, op == IncrDecr::Decr);
+            reply(&cmd.apply(srv), noreply, out);
+        }
+        Command::Touch {
+            key,
+            exptime,
+            noreply,
+        } => {
+            let cmd = Touch {
+                key,
+                expires_at: expires_at_text(exptime),
+            };
+            reply(&cmd.apply(srv), noreply, out);
+        }
+        Command::FlushAll { delay, noreply } => {
+            let now = memstored_engine::now_secs();
+            let delay = match Expiry::from_exptime(delay.unwrap_or(0), now) {
+                Expiry::At(t) => t.saturating_sub(now),
+                Expiry::Never | Expiry::Expired => 0,
+            };
+            let cmd = Flush {
+                delay,
+                count_refused: true,
+            };
+            reply(&cmd.apply(srv), noreply, out);
+        }
+        Command::Version => encode_version(crate::VERSION, out.buf()),
+        Command::Verbosity { level, noreply } => {
+            // memcached caps the level at its MAX_VERBOSITY_LEVEL (2).
+            srv.verbosity
+                .store(level.min(2), std::sync::atomic::Ordering::Relaxed);
+            if !noreply {
+                out.put(OK);
+            }
+        }
+        Command::Shutdown { args } => {
+            return crate::protocols::text::admin::shutdown(srv, &args, out)
+        }
+        Command::CacheMemlimit { megabytes, noreply } => {
+            crate::protocols::text::admin::cache_memlimit(srv, megabytes, noreply, out)
+        }
+        // `TextSession::serve` runs it, a window per turn; here (no session
+        // to go on in) the dump is written whole.
+        Command::LruCrawler { args } => {
+            let mut place = crate::protocols::text::admin::lru_crawler(srv, &args, out);
+            while let Some(p) = place {
+                place = crate::protocols::text::admin::metadump_more(srv, p, out);
+            }
+        }
+        Command::Slabs { args } => crate::protocols::text::admin::slabs_command(srv, &args, out),
+        Command::Quit => return false,
+        Command::Stats { args } => stats_reply(srv, &args, out),
+        Command::MetaGet(m) => meta::get(srv, *m, out),
+        Command::MetaDelete(m) => meta::delete(srv, *m, out),
+        Command::MetaArith(m) => meta::arith(srv, *m, out),
+        Command::MetaNoop => out.put(b"MN\r\n"),
+        Command::MetaDebug { key, base64 } => meta::debug(srv, key, base64, out),
+        // Storage commands come through `store` with their data block.
+        Command::Store(_) | Command::MetaSet(_) => out.put(ERROR),
+    }
+    true
+}
+
+/// `get`/`gets`/`gat`/`gats`: a `VALUE` block per hit, then `END`. An error
+/// (a touch on a read-only server, a failing disk) ends the reply with its
+/// `SERVER_ERROR` line instead, as memcached ends a get it cannot finish.
+///
+/// A key named more than once is looked up once (`Get::repeat`).
+fn get(srv: &Server, keys: Vec<Bytes>, touch: Option<u64>, return_cas: bool, out: &mut Out) {
+    if values(srv, keys, touch, return_cas, out) {
+        out.put(END);
+    }
+}
+
+/// The `VALUE` blocks of a get's hits; false if an error reply was written
+/// instead of the rest (the error line then ends the reply: no `END`).
+fn values(
+    srv: &Server,
+    keys: Vec<Bytes>,
+    touch: Option<u64>,
+    return_cas: bool,
+    out: &mut Out,
+) -> bool {
+    // Only multi-key gets pay for remembering what was found.
+    let mut seen: Option<HashMap<Bytes, Option<Record>>> = (keys.len() > 1).then(HashMap::new);
+    for key in keys {
+        let cmd = Get { key, touch };
+        let o = match seen.as_mut() {
+            None => cmd.apply(srv),
+            Some(s) => match s.get(&cmd.key) {
+                Some(earlier) => cmd.repeat(srv, earlier.as_ref()),
+                None => {
+                    let o = cmd.apply(srv);
+                    match &o {
+                        Outcome::Found(r) => s.insert(cmd.key.clone(), Some(r.clone())),
+                        Outcome::NotFound => s.insert(cmd.key.clone(), None),
+                        _ => None,
+                    };
+                    o
+                }
+            },
+        };
+        srv.detail.get(&cmd.key, matches!(o, Outcome::Found(_)));
+        match o {
+            Outcome::Found(r) => value_block(&cmd.key, r, return_cas, out),
+            Outcome::NotFound => {}
+            o => {
+                reply(&o, false, out);
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// `VALUE <key> <flags> <len> [<cas>]`, the value as its own piece, `\r\n`.
+fn value_block(key: &[u8], r: memstored_engine::Record, return_cas: bool, out: &mut Out) {
+    let cas = return_cas.then_some(r.meta.cas);
+    encode_value_head(key, r.meta.flags, r.value.len(), cas, out.buf());
+    out.value(r.value);
+    out.put(CRLF);
+}
+
+/// set/add/replace/append/prepend/cas with its data block.
+fn store(srv: &Server, s: StoreCommand, value: Bytes, out: &mut Out) {
+    srv.detail.set(&s.key);
+    let cmd = Store {
+        key: s.key,
+        value,
+        kind: store_kind(s.kind),
+        flags: s.flags,
+        expires_at: expires_at_text(s.exptime),
+        cas: s.cas,
+    };
+    reply(&cmd.apply(srv), s.noreply, out);
+}
+
+/// The text protocol's one table from outcomes to reply lines (`noreply`
+/// silences all of them, errors included, as in memcached).
+fn reply(o: &Outcome, noreply: bool, out: &mut Out) {
+    if noreply {
+        return;
+    }
+    match o {
+        Outcome::Stored { .. } => out.put(STORED),
+        Outcome::NotStored(_) => out.put(NOT_STORED),
+        Outcome::Exists => out.put(EXISTS),
+        Outcome::NotFound => out.put(NOT_FOUND),
+        Outcome::Deleted => out.put(DELETED),
+        Outcome::Found(_) => out.put(TOUCHED),
+        Outcome::Counted { value, .. } => match value {
+            Number::Unsigned(n) => encode_number(*n, out.buf()),
+            Number::Signed(n) => out.put(format!("{n}\r\n").as_bytes()),
+            Number::Float(n) => out.put(format!("{n}\r\n").as_bytes()),
+        },
+        Outcome::Done => out.put(OK),
+        Outcome::NonNumeric => out.put(CLIENT_ERROR_NON_NUMERIC),
+        Outcome::TooLarge { .. } => out.put(SERVER_ERROR_TOO_LARGE),
+        Outcome::NoMemory => out.put(SERVER_ERROR_OUT_OF_MEMORY),
+        Outcome::ReadOnly => encode_server_error("read only", out.buf()),
+        Outcome::FlushDisabled => out.put(CLIENT_ERROR_FLUSH_DISABLED),
+        Outcome::Overflow => encode_server_error("the increment overflows", out.buf()),
+        Outcome::Failed(e) => {
+            tracing::debug!("text command failed: {e}");
+            encode_server_error(&e.to_string(), out.buf())
+        }
+    }
+}
+
+/// `stats [group]`: STAT lines then END; `stats reset` = RESET.
+fn stats_reply(srv: &Server, args: &[Bytes], out: &mut Out) {
+    let group = args.first().map(|g| &g[..]);
+    if group == Some(b"cachedump") {
+        return crate::protocols::text::cachedump::reply(
+            srv,
+            args.get(1..).unwrap_or_default(),
+            out,
+        );
+    }
+    if group == Some(b"detail") {
+        return crate::protocols::text::admin::stats_detail(
+            srv,
+            args.get(1..).unwrap_or_default(),
+            out,
+        );
+    }
+    if group == Some(b"reset") {
+        stats::reset(srv);
+        out.put(RESET);
+        return;
+    }
+    match stats::listing(srv, group) {
+        Some(list) => {
+            for (k, v) in list {
+                encode_stat(&k, v, out.buf());
+            }
+            out.put(END);
+        }
+        None => out.put(ERROR),
+    }
+}

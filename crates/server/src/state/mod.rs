@@ -1,0 +1,9 @@
+//! Shared data and atomics; no runtime, ring or task.
+
+pub mod budget;
+pub mod conns;
+pub mod databases;
+pub mod detail;
+pub mod marks;
+pub mod sasl;
+pub mod server;

@@ -1,0 +1,253 @@
+//! State shared by every connection: the store, settings, counters.
+
+use crate::exec::slow::SlowCalls;
+use crate::protocols::stats::Counters;
+use crate::state::budget::Budget;
+use crate::state::marks::Marks;
+use crate::state::sasl::Credentials;
+use memstored_engine::Db;
+use memstored_protocol::Expiry;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{watch, Notify};
+
+/// Settings taken from the command line.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub store: String,
+    pub listen: SocketAddr,
+    /// `--unix-socket`'s path, once bound (`stats settings domain_socket`).
+    pub unix_socket: Option<String>,
+    /// `--unix-mask` (`stats settings umask`).
+    pub unix_mask: u32,
+    pub initial_size: usize,
+    pub reserve_size: usize,
+    pub max_connections: usize,
+    pub max_item_size: u64,
+    pub threads: usize,
+    pub verbose: u8,
+    pub sasl: bool,
+    pub read_only: bool,
+    /// Server-wide bytes for connection buffers (`--conn-memory`, `budget.rs`).
+    pub conn_memory: usize,
+    /// `-W`: how many RPC slow calls run at once.
+    pub blocking_threads: usize,
+    /// `--search-timeout`: how long one RPC key search may run.
+    pub search_timeout: Duration,
+    /// `--kt-timeout`: how long a Kyoto Tycoon port connection may idle.
+    pub kt_timeout: Option<Duration>,
+    /// `-A`/`--enable-shutdown`: the text `shutdown` command stops the server.
+    pub enable_shutdown: bool,
+    /// False with `-F`/`--disable-flush-all`: flushes are refused.
+    pub flush_enabled: bool,
+    /// `--scheduler`: how connections are placed on threads (`workers.rs`).
+    pub scheduler: crate::net::workers::Scheduler,
+    /// What connections wait on (`--io`, chosen at start: `uring`).
+    pub io: crate::net::uring::IoEngine,
+}
+
+/// Everything a connection needs, shared through an `Arc`.
+pub struct Server {
+    pub db: Arc<Db>,
+    pub cfg: Config,
+    pub counters: Counters,
+    pub started: Instant,
+    pub credentials: Option<Credentials>,
+    /// Memory for connection buffers, shared by every connection.
+    pub budget: Budget,
+    /// Bumped by every flush; a delayed flush only runs if no later one came.
+    flush_generation: AtomicU64,
+    /// Stale and recache-token bits of the meta protocol (`marks.rs`).
+    pub marks: Marks,
+    /// RPC slow calls queued and running (`slow.rs`).
+    pub slow: SlowCalls,
+    /// Turns true when the server is shutting down.
+    pub shutdown: watch::Receiver<bool>,
+    /// The databases after the first (`-s` given more than once), each in
+    /// a `Server` of its own; MessagePack-RPC picks one by `DB` (databases.rs).
+    pub others: Vec<Arc<Server>>,
+    /// The sending side of `shutdown` for a standalone server (which has no
+    /// signal handler), kept so that `shutdown` never reports a closed channel.
+    standalone_stop: Option<watch::Sender<bool>>,
+    /// `stats detail` per-prefix counters (`detail.rs`).
+    pub detail: crate::state::detail::Detail,
+    /// The level last set by `verbosity` (starts at `-v`'s count).
+    pub verbosity: AtomicU32,
+    /// Woken by the `shutdown` command; startup.rs waits on it beside the
+    /// stop signals.
+    pub stop_requested: Notify,
+    /// The per-core scheduler's worker threads, which the accept loops hand
+    /// connections to; `None`: connections are tasks on the shared runtime.
+    pub workers: Option<Arc<crate::net::workers::Workers>>,
+    /// The io_uring workers the memcached port hands connections to, when
+    /// `cfg.io` is io_uring (started once the server exists).
+    pub uring: std::sync::OnceLock<crate::net::uring::UringWorkers>,
+    /// The update log it streams and, on a replica, its state (`replication`).
+    pub replication: crate::replication::Replication,
+    /// The memcached port's listeners and connections, for `stats conns`.
+    pub conns: crate::state::conns::Conns,
+    /// `lru_crawler enable|disable` (memcached's `settings.lru_crawler`).
+    pub lru_crawler: std::sync::atomic::AtomicBool,
+    /// `slabs automove N` (memcached's `settings.slab_automove`; nothing
+    /// here moves, the level is only reported).
+    pub slab_automove: std::sync::atomic::AtomicU32,
+}
+
+impl Config {
+    /// memstored's defaults (those of its flags) for `store`.
+    pub fn defaults(store: &str) -> Config {
+        Config {
+            store: store.to_string(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 11211)),
+            unix_socket: None,
+            unix_mask: 0o700,
+            initial_size: 2048,
+            reserve_size: 1024,
+            max_connections: 1024,
+            max_item_size: 64 << 20,
+            threads: 1,
+            verbose: 0,
+            sasl: false,
+            read_only: false,
+            conn_memory: crate::state::budget::DEFAULT_LIMIT,
+            blocking_threads: 2,
+            search_timeout: Duration::from_secs(5),
+            kt_timeout: Some(Duration::from_secs(30)),
+            enable_shutdown: false,
+            flush_enabled: true,
+            scheduler: crate::net::workers::Scheduler::Shared,
+            io: crate::net::uring::IoEngine::Epoll,
+        }
+    }
+}
+
+impl Server {
+    /// A server around an open database with default settings and no
+    /// listener: for tests, fuzzing and embedding the protocol handlers.
+    /// The `shutdown` command: asks the server to stop as on SIGTERM.
+    pub fn request_stop(&self) {
+        self.stop_requested.notify_one();
+    }
+
+    pub fn standalone(db: Arc<Db>) -> Arc<Server> {
+        let mut cfg = Config::defaults(&db.name().path);
+        cfg.read_only = !db.is_writable();
+        Server::standalone_with(db, cfg)
+    }
+
+    /// `standalone` with settings of the caller's.
+    pub fn standalone_with(db: Arc<Db>, cfg: Config) -> Arc<Server> {
+        let (stop, shutdown) = watch::channel(false);
+        let mut srv = Server::new(db, cfg, None, shutdown);
+        srv.standalone_stop = Some(stop);
+        Arc::new(srv)
+    }
+
+    pub fn new(
+        db: Arc<Db>,
+        cfg: Config,
+        credentials: Option<Credentials>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Server {
+        let budget = Budget::new(
+            cfg.conn_memory,
+            crate::state::budget::DEFAULT_WAIT,
+            Budget::oversize_for_item(cfg.max_item_size),
+        );
+        let slow = SlowCalls::new(cfg.blocking_threads);
+        let cfg_verbose = cfg.verbose;
+        Server {
+            db,
+            budget,
+            cfg,
+            counters: Counters::default(),
+            started: Instant::now(),
+            credentials,
+            flush_generation: AtomicU64::new(0),
+            marks: Marks::default(),
+            slow,
+            shutdown,
+            others: Vec::new(),
+            standalone_stop: None,
+            detail: crate::state::detail::Detail::default(),
+            verbosity: AtomicU32::new(u32::from(cfg_verbose)),
+            stop_requested: Notify::new(),
+            workers: None,
+            uring: std::sync::OnceLock::new(),
+            replication: Default::default(),
+            conns: Default::default(),
+            lru_crawler: std::sync::atomic::AtomicBool::new(true),
+            slab_automove: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+
+    /// This server handing its connections to per-core `workers`.
+    pub fn with_workers(mut self, workers: Option<Arc<crate::net::workers::Workers>>) -> Server {
+        self.workers = workers;
+        self
+    }
+
+    /// This server with further databases (`databases.rs`).
+    pub fn with_others(mut self, others: Vec<Arc<Server>>) -> Server {
+        self.others = others;
+        self
+    }
+
+    /// Removes every item now (`delay` 0) or after `delay` seconds. A later
+    /// flush replaces a pending delayed one, as in memcached.
+    pub fn flush(self: &Arc<Self>, delay: u64) -> memstored_engine::Result<()> {
+        let generation = self.flush_generation.fetch_add(1, Ordering::SeqCst) + 1;
+        if delay == 0 {
+            let db = self.db.clone();
+            self.marks.clear();
+            return crate::net::workers::block_here(move || db.clear());
+        }
+        let srv = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(delay)).await;
+            if srv.flush_generation.load(Ordering::SeqCst) != generation {
+                return;
+            }
+            srv.marks.clear();
+            let db = srv.db.clone();
+            match tokio::task::spawn_blocking(move || db.clear()).await {
+                Ok(Ok(())) => tracing::debug!("delayed flush done"),
+                Ok(Err(e)) => tracing::warn!("delayed flush failed: {e}"),
+                Err(e) => tracing::warn!("delayed flush task failed: {e}"),
+            }
+        });
+        Ok(())
+    }
+}
+
+/// memcached exptime (already typed as an [`Expiry`]) to the engine's
+/// absolute seconds: 0 = never; an already expired item gets a time in the
+/// past, so it is stored but never seen.
+pub fn expires_at(e: Expiry) -> u64 {
+    match e {
+        Expiry::Never => 0,
+        Expiry::At(t) => t,
+        Expiry::Expired => 1,
+    }
+}
+
+/// Converts a signed text/meta exptime.
+pub fn expires_at_text(exptime: i64) -> u64 {
+    expires_at(Expiry::from_exptime(exptime, memstored_engine::now_secs()))
+}
+
+/// Converts the unsigned binary exptime field.
+pub fn expires_at_binary(exptime: u32) -> u64 {
+    expires_at(Expiry::from_binary(exptime, memstored_engine::now_secs()))
+}
+
+/// Remaining TTL in seconds for meta `t` (-1 = never expires).
+pub fn ttl_remaining(expires: u64) -> i64 {
+    if expires == 0 {
+        return -1;
+    }
+    let now = memstored_engine::now_secs();
+    i64::try_from(expires.saturating_sub(now)).unwrap_or(i64::MAX)
+}
