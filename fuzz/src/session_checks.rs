@@ -4,8 +4,8 @@
 //! each, in request order.
 
 use memstored_engine::Db;
-use memstored_server::replay::{output_bound, replay, Replay};
-use memstored_server::server::{Config, Server};
+use memstored_server::net::replay::{output_bound, replay, Replay};
+use memstored_server::state::server::{Config, Server};
 use std::sync::{Arc, OnceLock};
 
 /// The item limit of the fuzzed server: small, so that the output bound

@@ -111,7 +111,7 @@ pub struct Args {
         default_value = "per-core",
         env = "MEMSTORED_SCHEDULER"
     )]
-    pub scheduler: crate::net::workers::Scheduler,
+    pub scheduler: crate::state::server::Scheduler,
     /// What the memcached port's connections wait on: io_uring (one system
     /// call for many receives and replies) or epoll. `auto` takes io_uring
     /// when the kernel allows it, the scheduler is per-core and

@@ -4,8 +4,9 @@
 use crate::app::runfiles::{self, Cleanup};
 use crate::app::{cli, signals};
 use crate::net::listener;
-use crate::net::workers::{Scheduler, Workers};
+use crate::net::workers::Workers;
 use crate::state::sasl;
+use crate::state::server::Scheduler;
 use crate::state::server::{Config, Server};
 use crate::MEMSTORED_VERSION;
 use memstored_engine::Db;
@@ -385,7 +386,7 @@ async fn serve(
         .map_err(StartError::Flags)?;
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
-    if srv.cfg.io == crate::net::uring::IoEngine::IoUring {
+    if srv.cfg.io == crate::state::server::IoEngine::IoUring {
         let workers = crate::net::uring::UringWorkers::start(srv.cfg.threads, &srv)
             .map_err(|e| io("starting the io_uring workers".into(), e))?;
         let _ = srv.uring.set(workers);

@@ -2,7 +2,7 @@
 //! `increment`/`increment_double`.
 
 use super::{Number, Outcome};
-use crate::protocols::stats::bump;
+use crate::state::counters::bump;
 use crate::state::server::Server;
 use bytes::Bytes;
 pub use memstored_engine::Origin;

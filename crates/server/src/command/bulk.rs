@@ -5,7 +5,7 @@
 //! count the same calls without `atomic`.
 
 use super::{check_size, Outcome};
-use crate::protocols::stats::{add, bump};
+use crate::state::counters::{add, bump};
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::Error;

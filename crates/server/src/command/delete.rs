@@ -1,7 +1,7 @@
 //! `delete`, binary DELETE, meta `md` (with `I`: invalidate), RPC `remove`.
 
 use super::{outcome, Outcome};
-use crate::protocols::stats::bump;
+use crate::state::counters::bump;
 use crate::state::marks::Mark;
 use crate::state::server::Server;
 use bytes::Bytes;

@@ -1,7 +1,7 @@
 //! `flush_all`, binary FLUSH, RPC `clear`.
 
 use super::Outcome;
-use crate::protocols::stats::bump;
+use crate::state::counters::bump;
 use crate::state::server::Server;
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! `get`, `gets`, `gat`, binary GET/GETK/GAT, meta `mg`, RPC `get`/`check`.
 
 use super::{outcome, Outcome};
-use crate::protocols::stats::bump;
+use crate::state::counters::bump;
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::{Access, Lookup, Record};

@@ -2,7 +2,7 @@
 //! set/add/replace/append.
 
 use super::{check_size, Absence, Outcome};
-use crate::protocols::stats::bump;
+use crate::state::counters::bump;
 use crate::state::marks::Mark;
 use crate::state::server::Server;
 use bytes::Bytes;

@@ -1,7 +1,7 @@
 //! `touch`, binary TOUCH.
 
 use super::{outcome, Outcome};
-use crate::protocols::stats::bump;
+use crate::state::counters::bump;
 use crate::state::server::Server;
 use bytes::Bytes;
 

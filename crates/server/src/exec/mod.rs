@@ -1,3 +1,4 @@
 //! Where slow work runs.
 
+pub mod block;
 pub mod slow;

@@ -20,7 +20,7 @@
 //! `stats` shows `slow_calls_queued` and `slow_calls_running`.
 
 use crate::protocols::rpc::{code, RpcError};
-use crate::protocols::stats;
+use crate::state::counters as stats;
 use crate::state::server::Server;
 use memstored_engine::search::{SearchLimits, INTERRUPTED};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};

@@ -2,7 +2,7 @@
 
 use crate::net::connection;
 use crate::net::workers::Workers;
-use crate::protocols::stats::bump;
+use crate::state::counters::bump;
 use crate::state::server::Server;
 use std::future::Future;
 use std::net::SocketAddr;

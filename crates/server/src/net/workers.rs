@@ -24,25 +24,6 @@ use tokio::sync::mpsc;
 /// worker's runtime (it is called inside it).
 pub type Job = Box<dyn FnOnce() + Send>;
 
-/// How connections are scheduled onto threads (`--scheduler`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Scheduler {
-    /// One single-threaded runtime per worker; a connection stays on its worker.
-    PerCore,
-    /// One tokio multi-threaded runtime whose workers steal tasks from each other.
-    Shared,
-}
-
-impl Scheduler {
-    /// The name `stats settings` reports.
-    pub fn label(self) -> &'static str {
-        match self {
-            Scheduler::PerCore => "per-core",
-            Scheduler::Shared => "shared",
-        }
-    }
-}
-
 /// The worker threads of the per-core scheduler.
 pub struct Workers {
     queues: Vec<mpsc::UnboundedSender<Job>>,
@@ -100,35 +81,6 @@ impl Workers {
     }
 }
 
-/// Runs `f`, which blocks, from synchronous code called by a connection:
-/// on the shared runtime through `block_in_place` (other tasks move to
-/// other workers meanwhile); on a per-core worker, where `block_in_place`
-/// is not allowed, in place: the worker's other connections wait, as
-/// memcached's do while their thread runs a long command.
-/// An io_uring worker (which has the main runtime's handle entered, for
-/// `tokio::spawn`, but is none of its threads) runs it in place too.
-pub fn block_here<R>(f: impl FnOnce() -> R) -> R {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    if OFF_RUNTIME.get() {
-        return f();
-    }
-    match Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
-        _ => f(),
-    }
-}
-
-thread_local! {
-    /// Set on threads that enter a runtime's handle without being one of
-    /// its workers (`block_in_place` would panic there).
-    static OFF_RUNTIME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Marks this thread as one that blocks in place (see [`block_here`]).
-pub fn blocks_in_place() {
-    OFF_RUNTIME.set(true);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,19 +109,5 @@ mod tests {
             })
             .collect();
         assert_eq!(seen, want);
-    }
-
-    #[test]
-    fn block_here_works_on_both_runtimes() {
-        let shared = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .build()
-            .unwrap();
-        assert_eq!(shared.block_on(async { block_here(|| 1) }), 1);
-        let single = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        assert_eq!(single.block_on(async { block_here(|| 2) }), 2);
-        assert_eq!(block_here(|| 3), 3);
     }
 }

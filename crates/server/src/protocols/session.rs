@@ -40,7 +40,7 @@ impl LateAnswer {
     pub fn charged(srv: Arc<Server>, bytes: BytesMut) -> Option<LateAnswer> {
         let n = bytes.len();
         if !srv.budget.try_take(n) {
-            crate::protocols::stats::bump(&srv.budget.refused);
+            crate::state::counters::bump(&srv.budget.refused);
             return None;
         }
         Some(LateAnswer {

@@ -2,6 +2,7 @@
 
 pub mod budget;
 pub mod conns;
+pub mod counters;
 pub mod databases;
 pub mod detail;
 pub mod marks;

@@ -1,7 +1,7 @@
 //! SASL PLAIN for the binary protocol (and RPC's `auth`), from a
 //! `user:password` per line file.
 
-use crate::protocols::stats::bump;
+use crate::state::counters::bump;
 use crate::state::server::Server;
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,8 +1,8 @@
 //! State shared by every connection: the store, settings, counters.
 
 use crate::exec::slow::SlowCalls;
-use crate::protocols::stats::Counters;
 use crate::state::budget::Budget;
+use crate::state::counters::Counters;
 use crate::state::marks::Marks;
 use crate::state::sasl::Credentials;
 use memstored_engine::Db;
@@ -43,9 +43,9 @@ pub struct Config {
     /// False with `-F`/`--disable-flush-all`: flushes are refused.
     pub flush_enabled: bool,
     /// `--scheduler`: how connections are placed on threads (`workers.rs`).
-    pub scheduler: crate::net::workers::Scheduler,
+    pub scheduler: crate::state::server::Scheduler,
     /// What connections wait on (`--io`, chosen at start: `uring`).
-    pub io: crate::net::uring::IoEngine,
+    pub io: crate::state::server::IoEngine,
 }
 
 /// Everything a connection needs, shared through an `Arc`.
@@ -117,8 +117,8 @@ impl Config {
             kt_timeout: Some(Duration::from_secs(30)),
             enable_shutdown: false,
             flush_enabled: true,
-            scheduler: crate::net::workers::Scheduler::Shared,
-            io: crate::net::uring::IoEngine::Epoll,
+            scheduler: crate::state::server::Scheduler::Shared,
+            io: crate::state::server::IoEngine::Epoll,
         }
     }
 }
@@ -202,7 +202,7 @@ impl Server {
         if delay == 0 {
             let db = self.db.clone();
             self.marks.clear();
-            return crate::net::workers::block_here(move || db.clear());
+            return crate::exec::block::block_here(move || db.clear());
         }
         let srv = self.clone();
         tokio::spawn(async move {
@@ -250,4 +250,39 @@ pub fn ttl_remaining(expires: u64) -> i64 {
     }
     let now = memstored_engine::now_secs();
     i64::try_from(expires.saturating_sub(now)).unwrap_or(i64::MAX)
+}
+
+/// What the server runs on, reported by `stats` and `stats settings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoEngine {
+    IoUring,
+    Epoll,
+}
+
+impl IoEngine {
+    pub fn label(self) -> &'static str {
+        match self {
+            IoEngine::IoUring => "io_uring",
+            IoEngine::Epoll => "epoll",
+        }
+    }
+}
+
+/// How connections are scheduled onto threads (`--scheduler`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scheduler {
+    /// One single-threaded runtime per worker; a connection stays on its worker.
+    PerCore,
+    /// One tokio multi-threaded runtime whose workers steal tasks from each other.
+    Shared,
+}
+
+impl Scheduler {
+    /// The name `stats settings` reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scheduler::PerCore => "per-core",
+            Scheduler::Shared => "shared",
+        }
+    }
 }

@@ -57,7 +57,7 @@ impl InProc {
 
     pub fn counter(
         &self,
-        c: impl Fn(&memstored_server::protocols::stats::Counters) -> &std::sync::atomic::AtomicU64,
+        c: impl Fn(&memstored_server::state::counters::Counters) -> &std::sync::atomic::AtomicU64,
     ) -> u64 {
         c(&self.srv.counters).load(Relaxed)
     }

@@ -163,7 +163,7 @@ impl Boundary {
                 tracing::info!(
                     "closing a Kyoto Tycoon port connection: the connection memory budget is spent"
                 );
-                crate::protocols::stats::bump(&srv.budget.refused);
+                crate::state::counters::bump(&srv.budget.refused);
                 return Ok(false);
             }
             self.pending.reserve(want);
@@ -176,7 +176,7 @@ impl Boundary {
                 Err(_) => return Err(idle_error(after)),
             },
         };
-        crate::protocols::stats::add(&srv.counters.here().bytes_read, n as u64);
+        crate::state::counters::add(&srv.counters.here().bytes_read, n as u64);
         let cap = self.pending.capacity();
         charge.set(if cap > UNBUDGETED_READ { cap } else { 0 });
         Ok(n > 0)
@@ -186,7 +186,7 @@ impl Boundary {
     /// A reply going out is activity too: the idle wait starts again.
     fn wrote(&mut self, polled: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
         if let Poll::Ready(Ok(n)) = &polled {
-            crate::protocols::stats::add(&self.srv.counters.here().bytes_written, *n as u64);
+            crate::state::counters::add(&self.srv.counters.here().bytes_written, *n as u64);
             self.deadline = None;
         }
         polled
@@ -253,7 +253,7 @@ impl Boundary {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
         let n = buf.filled().len().saturating_sub(before);
-        crate::protocols::stats::add(&self.srv.counters.here().bytes_read, n as u64);
+        crate::state::counters::add(&self.srv.counters.here().bytes_read, n as u64);
         if polled.is_ready() || self.watch.busy.load(Relaxed) > 0 {
             self.deadline = None;
             return polled;

@@ -153,7 +153,7 @@ impl Cursors {
             // The cursor it replaces gives its charge back first.
             all.remove(&id);
             if !srv.budget.try_take(size) {
-                crate::protocols::stats::bump(&srv.budget.refused);
+                crate::state::counters::bump(&srv.budget.refused);
                 return Err(RpcError::new(
                     code::LOGICAL,
                     "out of memory: the connection memory budget is spent",

@@ -236,7 +236,7 @@ async fn charged(srv: &Arc<Server>, read_only: bool, reply: Reply) -> Response<C
         charged = len;
         reply
     } else if read_only {
-        crate::protocols::stats::bump(&srv.budget.refused);
+        crate::state::counters::bump(&srv.budget.refused);
         text(
             503,
             "out of memory: the connection memory budget is spent\n",
@@ -306,7 +306,7 @@ async fn read_body(
         )
     };
     let refused = || {
-        crate::protocols::stats::bump(&srv.budget.refused);
+        crate::state::counters::bump(&srv.budget.refused);
         text(
             503,
             "out of memory: the connection memory budget is spent\n",

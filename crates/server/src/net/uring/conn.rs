@@ -8,9 +8,9 @@ use crate::net::connection::{
 use crate::net::listener::Live;
 use crate::protocols::out::Out;
 use crate::protocols::session::{ConnState, Cx, LateTx, Step};
-use crate::protocols::stats;
 use crate::state::budget::Charge;
 use crate::state::conns::Registered;
+use crate::state::counters as stats;
 use crate::state::server::Server;
 use bytes::BytesMut;
 use io_uring::{opcode, squeue, types};

@@ -22,6 +22,7 @@ mod conn;
 mod worker;
 
 use crate::net::listener::Live;
+use crate::state::server::IoEngine;
 use crate::state::server::Server;
 use std::io;
 use std::net::SocketAddr;
@@ -39,22 +40,6 @@ pub enum IoChoice {
     IoUring,
     /// epoll through tokio.
     Epoll,
-}
-
-/// What the server runs on, reported by `stats` and `stats settings`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IoEngine {
-    IoUring,
-    Epoll,
-}
-
-impl IoEngine {
-    pub fn label(self) -> &'static str {
-        match self {
-            IoEngine::IoUring => "io_uring",
-            IoEngine::Epoll => "epoll",
-        }
-    }
 }
 
 /// Picks the engine at start. `Err`: io_uring was asked for and cannot be used.
@@ -164,7 +149,7 @@ impl UringWorkers {
                     };
                     let _ = ready_tx.send(Ok(()));
                     let _entered = runtime.enter();
-                    crate::net::workers::blocks_in_place();
+                    crate::exec::block::blocks_in_place();
                     worker::run(ring, &srv, &shared)
                 })?;
             ready

@@ -4,7 +4,7 @@
 use super::conn::{Conn, Next};
 use super::{Arrival, Inbox};
 use crate::protocols::session::LateTx;
-use crate::protocols::stats;
+use crate::state::counters as stats;
 use crate::state::server::Server;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;

@@ -87,7 +87,7 @@ pub fn report(srv: &Server) -> RpcResult {
         ));
     }
     // Each database's calls bump its own server's counters.
-    let n = |f: fn(&crate::protocols::stats::RequestCounters) -> &std::sync::atomic::AtomicU64| {
+    let n = |f: fn(&crate::state::counters::RequestCounters) -> &std::sync::atomic::AtomicU64| {
         servers.iter().map(|s| s.counters.sum(f)).sum::<u64>()
     };
     let c = &srv.counters;

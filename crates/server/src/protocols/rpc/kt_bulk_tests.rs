@@ -184,7 +184,7 @@ fn an_atomic_set_bulk_stores_values_and_expiry_in_one_step() {
 /// move for them. They now count as the same calls without `atomic` do.
 #[test]
 fn atomic_bulk_calls_count_as_the_others_do() {
-    use crate::protocols::stats::RequestCounters;
+    use crate::state::counters::RequestCounters;
     let counts = |atomic: bool| {
         let srv = server(&mem());
         let extra = || if atomic { vec![("atomic", "")] } else { vec![] };

@@ -35,7 +35,7 @@ pub fn reply(srv: &Server, args: &[Bytes], out: &mut Out) {
         return;
     }
     if class == THE_CLASS {
-        crate::net::workers::block_here(|| list(srv, limit, out));
+        crate::exec::block::block_here(|| list(srv, limit, out));
     }
     out.put(b"END\r\n");
 }

@@ -304,7 +304,7 @@ pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
 /// memstored does not remember how a key was stored, so a key that could
 /// not be sent on a text line (space, CR, LF or NUL in it) counts as binary.
 pub fn debug(srv: &Server, key: Bytes, _asked_base64: bool, out: &mut Out) {
-    crate::protocols::stats::bump(&srv.counters.here().cmd_meta);
+    crate::state::counters::bump(&srv.counters.here().cmd_meta);
     let base64 = key.iter().any(|&b| matches!(b, b' ' | b'\r' | b'\n' | 0));
     match (Peek { key: key.clone() }).apply(srv) {
         Outcome::Found(r) => {
