@@ -368,11 +368,7 @@ async fn serve(
             Arc::new(Server::new(db, cfg, None, stop_rx.clone()))
         })
         .collect();
-    let srv = Arc::new(
-        Server::new(db.clone(), cfg, credentials, stop_rx)
-            .with_others(others)
-            .with_workers(started.workers),
-    );
+    let srv = Arc::new(Server::new(db.clone(), cfg, credentials, stop_rx).with_others(others));
     if let Some(on) = started.extended.lru_crawler {
         srv.lru_crawler.store(on, Relaxed);
     }
@@ -386,20 +382,31 @@ async fn serve(
         .map_err(StartError::Flags)?;
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
+    let mut placement = crate::net::listener::Placement {
+        workers: started.workers,
+        uring: None,
+    };
     if srv.cfg.io == crate::state::server::IoEngine::IoUring {
-        let workers = crate::net::uring::UringWorkers::start(srv.cfg.threads, &srv)
-            .map_err(|e| io("starting the io_uring workers".into(), e))?;
-        let _ = srv.uring.set(workers);
+        let ring = crate::net::uring::UringWorkers::start(
+            srv.cfg.threads,
+            &srv,
+            placement.workers.clone(),
+        )
+        .map_err(|e| io("starting the io_uring workers".into(), e))?;
+        placement.uring = Some(Arc::new(ring));
     }
-    let accept = listener.map(|l| tokio::spawn(listener::run(l, srv.clone())));
+    let accept = listener.map(|l| tokio::spawn(listener::run(l, srv.clone(), placement.clone())));
     if accept.is_some() {
         announce(addr, started.port_file.as_deref(), cleanup)?;
     }
     let kt_accept = match started.kt_listener {
-        Some(l) => Some(crate::net::kt_port::start(l, srv.clone()).map_err(listening)?),
+        Some(l) => {
+            Some(crate::net::kt_port::start(l, srv.clone(), placement.clone()).map_err(listening)?)
+        }
         None => None,
     };
-    let unix_accept = unix_listener.map(|l| tokio::spawn(listener::run_unix(l, srv.clone())));
+    let unix_accept =
+        unix_listener.map(|l| tokio::spawn(listener::run_unix(l, srv.clone(), placement.clone())));
     if let Some(p) = &unix_path {
         announce_unix(p);
     }
@@ -419,7 +426,7 @@ async fn serve(
         let _ = kt.await;
     }
     // After the accept loops: nothing is handed to a stopped worker.
-    if let Some(u) = srv.uring.get() {
+    if let Some(u) = &placement.uring {
         u.stop();
     }
     // Let connections finish the batch they are working on, and running RPC

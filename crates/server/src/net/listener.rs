@@ -1,6 +1,8 @@
 //! The accept loop: connection limit, one task per connection.
 
 use crate::net::connection;
+use crate::net::placement::{place, Live, Pool};
+use crate::net::uring::UringWorkers;
 use crate::net::workers::Workers;
 use crate::state::counters::bump;
 use crate::state::server::Server;
@@ -14,58 +16,53 @@ use tokio::net::{TcpListener, TcpStream, UnixListener};
 /// What memcached writes to a connection over `-c` before closing it.
 pub const TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
 
-/// Decrements `curr_connections` (and the Kyoto Tycoon port's count) when
-/// a connection task ends, even by panic.
-pub(crate) struct Live(pub(crate) Arc<Server>, Pool);
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        let c = &self.0.counters;
-        c.curr_connections.fetch_sub(1, Relaxed);
-        if self.1 == Pool::Kt {
-            c.kt_connections.fetch_sub(1, Relaxed);
-        }
-    }
-}
-
-/// Which `-c` a connection counts against: the memcached port's (with the
-/// Unix socket), or the Kyoto Tycoon port's own. Separate, so that clients
-/// of one port, idle or not, never lock the other's out
-/// (docs/design.md, "Connection limits").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pool {
-    Memcached,
-    Kt,
+/// Where the accept loops put connections: on the per-core workers, on the
+/// io_uring workers (the memcached port only), or (neither) as tasks of the
+/// shared runtime. Startup makes it once the workers run; the server's
+/// state holds no runtime or ring.
+#[derive(Clone, Default)]
+pub struct Placement {
+    pub workers: Option<Arc<Workers>>,
+    pub uring: Option<Arc<UringWorkers>>,
 }
 
 /// Accepts until shutdown; then the listener is dropped (no more accepts).
-pub async fn run(listener: TcpListener, srv: Arc<Server>) {
+pub async fn run(listener: TcpListener, srv: Arc<Server>, placement: Placement) {
     let listed = srv.clone();
     let _listed = listed
         .conns
         .register(&listener, listener.local_addr(), None);
-    accept(listener, srv, connection::serve, Pool::Memcached).await
+    accept(listener, srv, placement, connection::serve, Pool::Memcached).await
 }
 
 /// `run` for the Kyoto Tycoon port (`serve` is its connection handler):
 /// the same counters, and a connection limit of its own of `-c`.
-pub async fn run_with<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F)
-where
+pub async fn run_with<F, Fut>(
+    listener: TcpListener,
+    srv: Arc<Server>,
+    placement: Placement,
+    serve: F,
+) where
     F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    accept(listener, srv, serve, Pool::Kt).await
+    accept(listener, srv, placement, serve, Pool::Kt).await
 }
 
 /// The accept loop; the memcached port's connections may go to the
 /// io_uring workers (which serve the memcached protocols, and hand the
 /// others to `connection::serve_from`).
-async fn accept<F, Fut>(listener: TcpListener, srv: Arc<Server>, serve: F, pool: Pool)
-where
+async fn accept<F, Fut>(
+    listener: TcpListener,
+    srv: Arc<Server>,
+    placement: Placement,
+    serve: F,
+    pool: Pool,
+) where
     F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let uring = srv.uring.get().filter(|_| pool == Pool::Memcached);
+    let uring = placement.uring.as_ref().filter(|_| pool == Pool::Memcached);
     let mut shutdown = srv.shutdown.clone();
     let max = srv.cfg.max_connections as u64;
     loop {
@@ -84,7 +81,7 @@ where
             }
             continue;
         }
-        match &srv.workers {
+        match &placement.workers {
             None => {
                 let serving = serve(stream, peer, live.0.clone());
                 tokio::spawn(async move {
@@ -160,7 +157,7 @@ fn admit(
 /// connection limit and counters as the TCP port's, connections served
 /// on the per-core workers' event loops (or the shared runtime), never on
 /// io_uring.
-pub async fn run_unix(listener: UnixListener, srv: Arc<Server>) {
+pub async fn run_unix(listener: UnixListener, srv: Arc<Server>, placement: Placement) {
     let path = listener
         .local_addr()
         .ok()
@@ -178,7 +175,7 @@ pub async fn run_unix(listener: UnixListener, srv: Arc<Server>) {
         let Some(live) = admit(&srv, max, &path, |m| stream.try_write(m), Pool::Memcached) else {
             continue;
         };
-        match &srv.workers {
+        match &placement.workers {
             None => spawn_unix(stream, live),
             Some(workers) => {
                 match stream.into_std() {
@@ -205,42 +202,4 @@ fn spawn_unix(stream: tokio::net::UnixStream, live: Live) {
         serving.await;
         drop(live);
     });
-}
-
-/// Hands an accepted connection to the next per-core worker, which
-/// registers its socket with its own reactor and serves it for life.
-fn place<F, Fut>(workers: &Workers, stream: TcpStream, peer: SocketAddr, live: Live, serve: F)
-where
-    F: Fn(TcpStream, SocketAddr, Arc<Server>) -> Fut + Send + 'static,
-    Fut: Future<Output = ()> + Send + 'static,
-{
-    // Leaves the socket non-blocking, as `from_std` wants it.
-    match stream.into_std() {
-        Ok(stream) => place_std(workers, stream, peer, live, serve),
-        Err(e) => tracing::warn!("{peer}: handing over: {e}"),
-    }
-}
-
-/// `place` for a socket already out of the reactor (an io_uring worker
-/// hands over the protocols it does not serve); `serve` runs once.
-pub(crate) fn place_std<F, Fut>(
-    workers: &Workers,
-    stream: std::net::TcpStream,
-    peer: SocketAddr,
-    live: Live,
-    serve: F,
-) where
-    F: FnOnce(TcpStream, SocketAddr, Arc<Server>) -> Fut + Send + 'static,
-    Fut: Future<Output = ()> + Send + 'static,
-{
-    workers.place(Box::new(move || match TcpStream::from_std(stream) {
-        Ok(stream) => {
-            let serving = serve(stream, peer, live.0.clone());
-            tokio::spawn(async move {
-                serving.await;
-                drop(live);
-            });
-        }
-        Err(e) => tracing::warn!("{peer}: registering on a worker: {e}"),
-    }));
 }

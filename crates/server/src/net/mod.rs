@@ -3,6 +3,7 @@
 pub mod connection;
 pub mod kt_port;
 pub mod listener;
+pub mod placement;
 pub mod replay;
 pub mod socket;
 pub mod uring;

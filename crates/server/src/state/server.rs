@@ -78,12 +78,6 @@ pub struct Server {
     /// Woken by the `shutdown` command; startup.rs waits on it beside the
     /// stop signals.
     pub stop_requested: Notify,
-    /// The per-core scheduler's worker threads, which the accept loops hand
-    /// connections to; `None`: connections are tasks on the shared runtime.
-    pub workers: Option<Arc<crate::net::workers::Workers>>,
-    /// The io_uring workers the memcached port hands connections to, when
-    /// `cfg.io` is io_uring (started once the server exists).
-    pub uring: std::sync::OnceLock<crate::net::uring::UringWorkers>,
     /// The update log it streams and, on a replica, its state (`replication`).
     pub replication: crate::replication::Replication,
     /// The memcached port's listeners and connections, for `stats conns`.
@@ -174,19 +168,11 @@ impl Server {
             detail: crate::state::detail::Detail::default(),
             verbosity: AtomicU32::new(u32::from(cfg_verbose)),
             stop_requested: Notify::new(),
-            workers: None,
-            uring: std::sync::OnceLock::new(),
             replication: Default::default(),
             conns: Default::default(),
             lru_crawler: std::sync::atomic::AtomicBool::new(true),
             slab_automove: std::sync::atomic::AtomicU32::new(0),
         }
-    }
-
-    /// This server handing its connections to per-core `workers`.
-    pub fn with_workers(mut self, workers: Option<Arc<crate::net::workers::Workers>>) -> Server {
-        self.workers = workers;
-        self
     }
 
     /// This server with further databases (`databases.rs`).

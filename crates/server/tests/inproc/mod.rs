@@ -35,7 +35,11 @@ impl InProc {
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .expect("bind");
         let addr = listener.local_addr().expect("local addr");
-        rt.spawn(memstored_server::net::listener::run(listener, srv.clone()));
+        rt.spawn(memstored_server::net::listener::run(
+            listener,
+            srv.clone(),
+            Default::default(),
+        ));
         InProc { addr, srv, _rt: rt }
     }
 

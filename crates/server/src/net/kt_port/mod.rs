@@ -51,6 +51,7 @@ use std::sync::Arc;
 pub fn start(
     listener: std::net::TcpListener,
     srv: Arc<Server>,
+    placement: crate::net::listener::Placement,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     listener.set_nonblocking(true)?;
     let listener = tokio::net::TcpListener::from_std(listener)?;
@@ -62,7 +63,7 @@ pub fn start(
         let _ = writeln!(out, "memstored kt listening on {addr}").and_then(|()| out.flush());
     }
     Ok(tokio::spawn(crate::net::listener::run_with(
-        listener, srv, serve,
+        listener, srv, placement, serve,
     )))
 }
 

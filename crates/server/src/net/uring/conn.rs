@@ -5,7 +5,7 @@
 use crate::net::connection::{
     refuse_for_memory, sniff, AnySession, ReadLimits, ReadSpace, UNBUDGETED_OUT,
 };
-use crate::net::listener::Live;
+use crate::net::placement::Live;
 use crate::protocols::out::Out;
 use crate::protocols::session::{ConnState, Cx, LateTx, Step};
 use crate::state::budget::Charge;

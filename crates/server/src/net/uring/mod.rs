@@ -21,7 +21,8 @@
 mod conn;
 mod worker;
 
-use crate::net::listener::Live;
+use crate::net::placement::Live;
+use crate::net::workers::Workers;
 use crate::state::server::IoEngine;
 use crate::state::server::Server;
 use std::io;
@@ -118,7 +119,11 @@ pub struct UringWorkers {
 impl UringWorkers {
     /// Starts `n` workers (at least one) serving connections of `srv`;
     /// called inside the main runtime.
-    pub fn start(n: usize, srv: &Arc<Server>) -> io::Result<UringWorkers> {
+    pub fn start(
+        n: usize,
+        srv: &Arc<Server>,
+        workers: Option<Arc<Workers>>,
+    ) -> io::Result<UringWorkers> {
         let mut inboxes = Vec::new();
         for i in 0..n.max(1) {
             // SAFETY: plain syscall; the result is checked before use.
@@ -133,7 +138,7 @@ impl UringWorkers {
                 stop: AtomicBool::new(false),
                 dead: AtomicBool::new(false),
             });
-            let (srv, shared) = (srv.clone(), inbox.clone());
+            let (srv, shared, workers) = (srv.clone(), inbox.clone(), workers.clone());
             // The ring is made on the worker's thread (its only submitter);
             // start waits for it, so a refusal is a start-up error.
             let (ready_tx, ready) = std::sync::mpsc::channel();
@@ -150,7 +155,7 @@ impl UringWorkers {
                     let _ = ready_tx.send(Ok(()));
                     let _entered = runtime.enter();
                     crate::exec::block::blocks_in_place();
-                    worker::run(ring, &srv, &shared)
+                    worker::run(ring, &srv, &shared, workers)
                 })?;
             ready
                 .recv()

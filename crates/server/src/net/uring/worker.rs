@@ -3,6 +3,7 @@
 
 use super::conn::{Conn, Next};
 use super::{Arrival, Inbox};
+use crate::net::workers::Workers;
 use crate::protocols::session::LateTx;
 use crate::state::counters as stats;
 use crate::state::server::Server;
@@ -44,6 +45,8 @@ fn tag(slot: usize, op: u64) -> u64 {
 struct Worker<'s> {
     ring: IoUring,
     srv: &'s Arc<Server>,
+    /// The per-core workers that serve what io_uring does not (RPC, KT).
+    workers: Option<Arc<Workers>>,
     conns: Vec<Option<Conn<'s>>>,
     free: Vec<usize>,
     /// Slots waiting for the memory budget (retried every tick).
@@ -76,12 +79,13 @@ impl Drop for Worker<'_> {
     }
 }
 
-pub(super) fn run(ring: IoUring, srv: &Arc<Server>, inbox: &Inbox) {
+pub(super) fn run(ring: IoUring, srv: &Arc<Server>, inbox: &Inbox, workers: Option<Arc<Workers>>) {
     // Text and binary sessions never answer late; the sender just has to exist.
     let (late, _unused) = tokio::sync::mpsc::unbounded_channel();
     let mut w = Worker {
         ring,
         srv,
+        workers,
         conns: Vec::new(),
         free: Vec::new(),
         waiting: Vec::new(),
@@ -334,7 +338,7 @@ impl<'s> Worker<'s> {
         };
         self.free.push(slot);
         c.unlist();
-        let Some(workers) = self.srv.workers.clone() else {
+        let Some(workers) = self.workers.clone() else {
             tracing::warn!("{}: no tokio worker to serve this protocol", c.peer);
             return;
         };
@@ -342,7 +346,7 @@ impl<'s> Worker<'s> {
         let Conn {
             stream, peer, live, ..
         } = c;
-        crate::net::listener::place_std(&workers, stream, peer, live, move |s, p, srv| {
+        crate::net::placement::place_std(&workers, stream, peer, live, move |s, p, srv| {
             crate::net::connection::serve_from(s, p, srv, rbuf)
         });
     }
