@@ -13,6 +13,7 @@
 //! `cas`) are one `Db::process` call, so they are atomic like memcached's
 //! item-locked paths.
 
+mod admin;
 mod arith;
 mod bulk;
 mod delete;
@@ -22,6 +23,7 @@ pub mod store;
 mod swap;
 mod touch;
 
+pub use admin::ChangeMaster;
 pub use arith::{Arith, Increment, IncrementDouble, Origin};
 pub use bulk::{ReadAll, StoreAll};
 pub use delete::{Delete, Invalidate};

@@ -139,7 +139,7 @@ impl Ticket {
         };
         // The answer waits for the replicas as a quick call's does
         // (--sync-replicas), with the writes made on the call's thread.
-        crate::replication::before_replies(&srv, wrote).await;
+        srv.replication.before_replies(wrote).await;
         result
     }
 }

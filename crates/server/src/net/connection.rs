@@ -256,7 +256,7 @@ async fn run<S: Socket>(
     mut rbuf: BytesMut,
     srv: &Arc<Server>,
     listed: Option<&crate::state::conns::ConnInfo>,
-    handover: &mut Option<crate::replication::master::StreamRequest>,
+    handover: &mut Option<crate::state::replication::StreamRequest>,
 ) -> io::Result<()> {
     let limits = ReadLimits::of(srv);
     let (initial, unbudgeted) = (limits.initial, limits.unbudgeted);
@@ -412,7 +412,8 @@ async fn run<S: Socket>(
             // Which of its writes the batch's replies wait for (--sync-replicas).
             memstored_engine::ulog::take_last_appended();
             let step = s.process(&mut cx, &mut cs, &mut rbuf);
-            crate::replication::before_replies(srv, memstored_engine::ulog::take_last_appended())
+            srv.replication
+                .before_replies(memstored_engine::ulog::take_last_appended())
                 .await;
             if !write(
                 stream,

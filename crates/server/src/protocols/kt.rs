@@ -22,8 +22,7 @@
 use crate::command::{Delete, Get, Outcome, Store, StoreKind};
 use crate::protocols::out::Out;
 use crate::protocols::session::{Cx, Flow, Session};
-use crate::replication::kt_stream;
-use crate::replication::master::{StreamRequest, StreamSlot, Wire, MAX_STREAMS};
+use crate::state::replication::{StreamRequest, StreamSlot, Wire, MAX_STREAMS};
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::Record;
@@ -57,15 +56,15 @@ impl KtSession {
     /// 0xB1: accepted (the session closes and the connection hands its
     /// socket to `replication::master`), or 0xBF.
     fn replication(&mut self, srv: &Arc<Server>, flags: u32, ts: u64, sid: u16, out: &mut Out) {
-        let min_ts = kt_stream::first_after(ts);
+        let min_ts = first_after(ts);
         let slot = if srv.replication.ulog.get().is_none() {
             tracing::info!("replication asked for: this server keeps no update log (--ulog-dir)");
             None
-        } else if let Some(gap) = crate::replication::master::gap(srv, min_ts) {
+        } else if let Some(gap) = srv.replication.gap(min_ts) {
             tracing::warn!("replication refused to server id {sid}: {gap}");
             None
         } else {
-            let slot = StreamSlot::take(srv);
+            let slot = StreamSlot::take(&srv.replication);
             if slot.is_none() {
                 tracing::warn!("replication asked for: {MAX_STREAMS} streams already run");
             }
@@ -285,4 +284,9 @@ fn encode_found(found: &[(&KeyRecord, Record)], out: &mut Out) {
         out.put(&k.key);
         out.value(r.value.clone());
     }
+}
+
+/// The first of our timestamps after Kyoto Tycoon's `ts`.
+pub fn first_after(kt_ts: u64) -> u64 {
+    kt_ts / 1000 + 1
 }

@@ -22,8 +22,10 @@
 //!   These streams do not count for `--sync-replicas` (a Kyoto Tycoon
 //!   slave acknowledges nothing while it is behind).
 
-use super::master::{StreamRequest, POLL, STALL};
-use super::progress::StreamProgress;
+use super::master::POLL;
+use crate::state::replication::liveness::STALL;
+use crate::state::replication::progress::StreamProgress;
+use crate::state::replication::StreamRequest;
 use crate::state::server::Server;
 use bytes::BytesMut;
 use memstored_engine::ulog::{UlogOp, Update, UpdateLog};
@@ -46,11 +48,6 @@ const SKIPPED_MARK: u32 = 256;
 /// Kyoto Tycoon's timestamp of one of ours.
 pub fn kt_timestamp(micros: u64) -> u64 {
     micros.saturating_mul(1000)
-}
-
-/// The first of our timestamps after Kyoto Tycoon's `ts`.
-pub fn first_after(kt_ts: u64) -> u64 {
-    kt_ts / 1000 + 1
 }
 
 /// Serves the stream until the slave goes away or the server stops.
@@ -126,7 +123,7 @@ pub fn run(
             if !answers.expect(last_sent) {
                 return Err("the slave stopped answering".into());
             }
-            let clock = super::progress::now_micros().saturating_sub(1_000_000);
+            let clock = crate::state::replication::progress::now_micros().saturating_sub(1_000_000);
             kt::encode_caught_up(kt_timestamp(clock.max(newest)), &mut out);
             progress.live.send_all(&mut sock, &out)?;
             out.clear();
@@ -219,6 +216,7 @@ impl Drop for Answers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocols::kt::first_after;
 
     #[test]
     fn timestamps_map_both_ways() {

@@ -13,9 +13,10 @@
 //! heartbeats included. At shutdown the stream sends `replicate_end` and
 //! closes.
 
-use super::liveness::Liveness;
-use super::progress::StreamProgress;
-use super::wire;
+use crate::protocols::rpc::replication as wire;
+use crate::state::replication::liveness::{Liveness, STALL};
+use crate::state::replication::progress::StreamProgress;
+use crate::state::replication::{StreamRequest, Wire};
 use crate::state::server::Server;
 use bytes::BytesMut;
 use memstored_engine::ulog::{Update, UpdateLog};
@@ -31,94 +32,8 @@ const BATCH_RECORDS: usize = 4096;
 /// An idle stream sends an empty batch this often (the replica's liveness
 /// check and its lag when nothing is written).
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
-/// How long a replica may go without reading (taking bytes, or answering
-/// what it was sent) before it is dropped.
-pub const STALL: Duration = Duration::from_secs(10);
 /// How often an idle stream looks at the shutdown flag.
 pub const POLL: Duration = Duration::from_millis(100);
-
-/// At most this many replication streams at once: each costs two threads
-/// and a batch buffer, so a client calling `replicate` on many connections
-/// must not turn `-c` into thousands of threads.
-pub const MAX_STREAMS: u64 = 32;
-
-/// A `replicate` call accepted by the RPC session, to be served once the
-/// connection hands its socket over.
-#[derive(Debug)]
-pub struct StreamRequest {
-    pub wire: Wire,
-    /// The first timestamp wanted (ours, microseconds).
-    pub min_ts: u64,
-    pub replica_id: u16,
-    /// The stream's place under `MAX_STREAMS`, held until it ends.
-    pub slot: StreamSlot,
-}
-
-/// Which protocol asked for the stream.
-#[derive(Debug, Clone, Copy)]
-pub enum Wire {
-    /// MessagePack-RPC `replicate` (`wire`), answered under `msgid`.
-    Rpc { msgid: u32 },
-    /// Kyoto Tycoon's binary command 0xB1 (`kt_stream`); `white`: only the
-    /// updates of the requester's server id.
-    Kt { white: bool },
-}
-
-/// Why a stream from `min_ts` cannot be served: retention removed updates
-/// at or after it, which the replica would silently miss.
-pub fn gap(srv: &Server, min_ts: u64) -> Option<String> {
-    let log = srv.replication.ulog.get()?;
-    log.has_gap_before(min_ts).then(|| {
-        format!(
-            "the update log no longer holds the updates from timestamp {min_ts} \
-             (removed up to {} by --ulog-keep): seed this replica from a backup",
-            log.dropped_until()
-        )
-    })
-}
-
-/// One of the `MAX_STREAMS` places, counted in `repl_streams`; given back
-/// when dropped, whichever way the stream ends (or fails to start), or
-/// earlier when a new stream evicts this silent one (`liveness`).
-pub struct StreamSlot {
-    srv: Arc<Server>,
-    /// Set once the place is given back (by whichever comes first).
-    pub released: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl std::fmt::Debug for StreamSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StreamSlot")
-    }
-}
-
-impl StreamSlot {
-    /// A place for one more stream, or `None` when `MAX_STREAMS` run and
-    /// none of them is silent (one silent for `liveness::EVICT_AFTER` is
-    /// ended and gives its place up), so that streams that do not read
-    /// cannot hold every place.
-    pub fn take(srv: &Arc<Server>) -> Option<StreamSlot> {
-        let r = &srv.replication;
-        let grab = || {
-            r.streams
-                .fetch_update(Relaxed, Relaxed, |n| (n < MAX_STREAMS).then_some(n + 1))
-                .is_ok()
-        };
-        let taken = grab() || (r.progress.evict_silent(&r.streams) && grab());
-        taken.then(|| StreamSlot {
-            srv: srv.clone(),
-            released: Arc::default(),
-        })
-    }
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        if !self.released.swap(true, Relaxed) {
-            self.srv.replication.streams.fetch_sub(1, Relaxed);
-        }
-    }
-}
 
 /// Serves the stream on `stream` (the connection's socket) until the
 /// replica goes away or the server stops. Awaited by the connection's task,

@@ -6,5 +6,6 @@ pub mod counters;
 pub mod databases;
 pub mod detail;
 pub mod marks;
+pub mod replication;
 pub mod sasl;
 pub mod server;

@@ -79,7 +79,7 @@ pub struct Server {
     /// stop signals.
     pub stop_requested: Notify,
     /// The update log it streams and, on a replica, its state (`replication`).
-    pub replication: crate::replication::Replication,
+    pub replication: crate::state::replication::Replication,
     /// The memcached port's listeners and connections, for `stats conns`.
     pub conns: crate::state::conns::Conns,
     /// `lru_crawler enable|disable` (memcached's `settings.lru_crawler`).

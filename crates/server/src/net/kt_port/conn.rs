@@ -391,7 +391,7 @@ impl BinaryRun {
             };
             // Which of its writes the replies wait for (--sync-replicas).
             let wrote = memstored_engine::ulog::take_last_appended();
-            crate::replication::before_replies(srv, wrote).await;
+            srv.replication.before_replies(wrote).await;
             // Charged while they wait, and a client that does not read them
             // while the budget is spent is dropped, as on the main port.
             let read_buffer = charge.held();

@@ -384,7 +384,9 @@ async fn read_and_route(
     } else {
         super::rest::handle(srv, &parts, body)
     };
-    crate::replication::before_replies(srv, memstored_engine::ulog::take_last_appended()).await;
+    srv.replication
+        .before_replies(memstored_engine::ulog::take_last_appended())
+        .await;
     reply
 }
 

@@ -37,6 +37,7 @@
 //! | `DB`, `xt`, `_` records, str or bin (`crate::state::databases::select`, ...) | `kt.rs` |
 //! | report's `sys_*` fields | `sysinfo.rs` |
 
+pub mod replication;
 pub mod session;
 
 mod basic;
@@ -298,7 +299,7 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
         "rebuild" => maint::rebuild(db),
         "count" => maint::count(db),
 
-        "changemaster" => crate::replication::change_master(srv, params),
+        "changemaster" => replication::change_master(srv, params),
         "compare_exchange_multi" => tkrzw::compare_exchange_multi(db, params),
         "list" => tkrzw::list(db, params, max_reply(srv)),
 

@@ -23,7 +23,7 @@ pub struct RpcSession {
     /// Slow procedures queued or running, notifications included (bounded).
     slow: crate::exec::slow::ConnSlots,
     /// A `replicate` call accepted: the connection becomes its stream.
-    stream: Option<crate::replication::master::StreamRequest>,
+    stream: Option<crate::state::replication::StreamRequest>,
 }
 
 impl RpcSession {
@@ -65,7 +65,7 @@ impl RpcSession {
     }
 
     /// The accepted `replicate` call, once the session has closed for it.
-    pub fn take_stream(&mut self) -> Option<crate::replication::master::StreamRequest> {
+    pub fn take_stream(&mut self) -> Option<crate::state::replication::StreamRequest> {
         self.stream.take()
     }
 
@@ -78,7 +78,7 @@ impl RpcSession {
         params: &[Value],
         out: &mut Out,
     ) -> Flow {
-        use crate::replication::master::{StreamSlot, MAX_STREAMS};
+        use crate::state::replication::{StreamSlot, MAX_STREAMS};
         let Some(msgid) = msgid else {
             return Flow::Continue;
         };
@@ -87,19 +87,20 @@ impl RpcSession {
                 code::LOGICAL,
                 "this server keeps no update log (--ulog-dir)",
             )
-        } else if let Some((min_ts, replica_id)) = crate::replication::wire::decode_request(params)
+        } else if let Some((min_ts, replica_id)) =
+            crate::protocols::rpc::replication::decode_request(params)
         {
-            if let Some(gap) = crate::replication::master::gap(srv, min_ts) {
+            if let Some(gap) = srv.replication.gap(min_ts) {
                 encode(msgid, Err(RpcError::new(code::LOGICAL, gap)), out);
                 return Flow::Continue;
             }
-            let Some(slot) = StreamSlot::take(srv) else {
+            let Some(slot) = StreamSlot::take(&srv.replication) else {
                 let busy = format!("{MAX_STREAMS} replication streams already run");
                 encode(msgid, Err(RpcError::new(code::LOGICAL, busy)), out);
                 return Flow::Continue;
             };
-            self.stream = Some(crate::replication::master::StreamRequest {
-                wire: crate::replication::master::Wire::Rpc { msgid },
+            self.stream = Some(crate::state::replication::StreamRequest {
+                wire: crate::state::replication::Wire::Rpc { msgid },
                 min_ts,
                 replica_id,
                 slot,
@@ -190,7 +191,7 @@ impl Session for RpcSession {
             }
             return Flow::Continue;
         }
-        if method == crate::replication::wire::METHOD {
+        if method == crate::protocols::rpc::replication::METHOD {
             return self.replicate(cx.srv, msgid, &params, cx.out);
         }
         if is_slow(&method, &params) {

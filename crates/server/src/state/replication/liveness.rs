@@ -16,12 +16,15 @@
 //! `STALL`, the clock running across calls (the only bound on a Kyoto
 //! Tycoon slave while it is behind: it answers nothing then).
 
-use super::master::STALL;
 use std::io::{self, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How long a replica may go without reading (taking bytes, or answering
+/// what it was sent) before it is dropped.
+pub const STALL: Duration = Duration::from_secs(10);
 
 /// Bytes a replica must take within each `STALL` while there is more to
 /// send it (a replica on a link slower than 6.4 KB/s is dropped).
