@@ -19,14 +19,36 @@
 //!
 //! `stats` shows `slow_calls_queued` and `slow_calls_running`.
 
-use crate::protocols::rpc::{code, RpcError};
 use crate::state::counters as stats;
 use crate::state::server::Server;
 use memstored_engine::search::{SearchLimits, INTERRUPTED};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::Semaphore;
+
+/// Why a slow call was not run or did not finish: each protocol turns it
+/// into its own error (`From<SlowError>` for the RPC error).
+#[derive(Debug, thiserror::Error)]
+pub enum SlowError {
+    /// Over the per-connection or the server-wide bound.
+    #[error("{0}")]
+    Busy(String),
+    /// The server is stopping: a queued call never runs, a search stops.
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    /// No thread could be started, or the work panicked.
+    #[error("{0}")]
+    Failed(String),
+    /// A search ran out of `--search-timeout`.
+    #[error("{0}")]
+    TimedOut(String),
+    /// An argument over a bound (a pattern's length).
+    #[error("{0}")]
+    Invalid(String),
+    /// The engine refused or failed.
+    #[error(transparent)]
+    Engine(#[from] memstored_engine::Error),
+}
 
 /// Slow calls one connection may have queued or running.
 pub const PER_CONNECTION: usize = 16;
@@ -40,34 +62,16 @@ pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// The largest lazy-DFA cache of one regex (the regex crate's default is 2 MiB).
 pub const REGEX_DFA_SIZE_LIMIT: usize = 1 << 20;
 
-/// The server's slow calls: how many are admitted, and the `-W` permits to run.
-#[derive(Debug)]
-pub struct SlowCalls {
-    /// Queued or running, at most [`SERVER_WIDE`].
-    admitted: AtomicUsize,
-    /// One permit per slow call allowed to run at once.
-    threads: Semaphore,
-}
-
-impl SlowCalls {
-    pub fn new(threads: usize) -> SlowCalls {
-        SlowCalls {
-            admitted: AtomicUsize::new(0),
-            threads: Semaphore::new(threads.max(1)),
-        }
-    }
-}
-
 /// The slow calls of one connection, counted with the tasks that run them.
 #[derive(Debug, Default)]
 pub struct ConnSlots(Arc<AtomicUsize>);
 
 impl ConnSlots {
     /// Admits one more slow call, or returns the "busy" error to answer.
-    pub fn admit(&self, srv: &Arc<Server>) -> Result<Ticket, RpcError> {
+    pub fn admit(&self, srv: &Arc<Server>) -> Result<Ticket, SlowError> {
         let busy = |why: String| {
             stats::bump(&srv.counters.slow_calls_rejected);
-            Err(RpcError::new(code::LOGICAL, why))
+            Err(SlowError::Busy(why))
         };
         if self.0.load(Relaxed) >= PER_CONNECTION {
             return busy(format!(
@@ -105,16 +109,16 @@ impl Ticket {
     /// Waits for one of the `-W` permits, then runs `work` on a thread of
     /// its own. A call still waiting when the server starts stopping is
     /// dropped without running.
-    pub async fn run<T: Send + 'static>(
+    pub async fn run<T: Send + 'static, E: From<SlowError> + Send + 'static>(
         mut self,
-        work: impl FnOnce() -> Result<T, RpcError> + Send + 'static,
-    ) -> Result<T, RpcError> {
+        work: impl FnOnce() -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E> {
         let srv = self.srv.clone();
         let mut stop = srv.shutdown.clone();
         let _permit = tokio::select! {
             biased;
-            Ok(_) = stop.wait_for(|stopping| *stopping) => return Err(shutting_down()),
-            p = srv.slow.threads.acquire() => p.map_err(|_| shutting_down())?,
+            Ok(_) = stop.wait_for(|stopping| *stopping) => return Err(SlowError::ShuttingDown.into()),
+            p = srv.slow.threads.acquire() => p.map_err(|_| SlowError::ShuttingDown)?,
         };
         let c = &srv.counters;
         stats::bump(&c.slow_calls_running);
@@ -131,11 +135,11 @@ impl Ticket {
             });
         if let Err(e) = spawned {
             let why = format!("cannot start a thread for the call: {e}");
-            return Err(RpcError::new(code::UNEXPECTED, why));
+            return Err(SlowError::Failed(why).into());
         }
         // The sender is dropped without a send only if `work` panicked.
         let Ok((result, wrote)) = rx.await else {
-            return Err(RpcError::new(code::UNEXPECTED, "the procedure failed"));
+            return Err(SlowError::Failed("the procedure failed".into()).into());
         };
         // The answer waits for the replicas as a quick call's does
         // (--sync-replicas), with the writes made on the call's thread.
@@ -173,14 +177,10 @@ fn stopping(srv: &Server) -> bool {
     *srv.shutdown.borrow()
 }
 
-fn shutting_down() -> RpcError {
-    RpcError::new(code::UNEXPECTED, "the server is shutting down")
-}
-
 /// Refuses a search pattern over [`MAX_PATTERN`] bytes.
-pub fn check_pattern(pattern: &[u8]) -> Result<&[u8], RpcError> {
+pub fn check_pattern(pattern: &[u8]) -> Result<&[u8], SlowError> {
     if pattern.len() > MAX_PATTERN {
-        return Err(RpcError::invalid(format!(
+        return Err(SlowError::Invalid(format!(
             "a search pattern of {} bytes exceeds the limit of {MAX_PATTERN} bytes",
             pattern.len()
         )));
@@ -193,7 +193,7 @@ pub fn check_pattern(pattern: &[u8]) -> Result<&[u8], RpcError> {
 pub fn search<T>(
     srv: &Server,
     f: impl FnOnce(&SearchLimits<'_>) -> memstored_engine::Result<T>,
-) -> Result<T, RpcError> {
+) -> Result<T, SlowError> {
     let timeout = srv.cfg.search_timeout;
     let deadline = Instant::now() + timeout;
     let interrupt = || Instant::now() >= deadline || stopping(srv);
@@ -206,18 +206,15 @@ pub fn search<T>(
         Ok(v) => Ok(v),
         Err(memstored_engine::Error::Infeasible(why)) if why == INTERRUPTED => {
             if stopping(srv) {
-                return Err(shutting_down());
+                return Err(SlowError::ShuttingDown);
             }
             stats::bump(&srv.counters.slow_calls_timed_out);
-            Err(RpcError::new(
-                code::LOGICAL,
-                format!(
-                    "search stopped: its time budget of {:.1} s (--search-timeout) ran out; \
+            Err(SlowError::TimedOut(format!(
+                "search stopped: its time budget of {:.1} s (--search-timeout) ran out; \
                      narrow the pattern or raise the budget",
-                    timeout.as_secs_f64()
-                ),
-            ))
+                timeout.as_secs_f64()
+            )))
         }
-        Err(e) => Err(RpcError::from(e)),
+        Err(e) => Err(SlowError::Engine(e)),
     }
 }

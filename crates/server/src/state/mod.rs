@@ -9,3 +9,4 @@ pub mod marks;
 pub mod replication;
 pub mod sasl;
 pub mod server;
+pub mod slow;

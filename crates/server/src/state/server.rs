@@ -1,10 +1,10 @@
 //! State shared by every connection: the store, settings, counters.
 
-use crate::exec::slow::SlowCalls;
 use crate::state::budget::Budget;
 use crate::state::counters::Counters;
 use crate::state::marks::Marks;
 use crate::state::sasl::Credentials;
+use crate::state::slow::SlowCalls;
 use memstored_engine::Db;
 use memstored_protocol::Expiry;
 use std::net::SocketAddr;

@@ -57,7 +57,7 @@ pub(super) async fn call(
                     .run(move || call_reply(&srv, &name, &params).map(|r| r.into_value()))
                     .await
             }
-            Err(busy) => Err(busy),
+            Err(busy) => Err(busy.into()),
         }
     } else {
         call_reply(srv, &name, &params).map(|r| r.into_value())

@@ -208,6 +208,22 @@ impl From<Error> for RpcError {
     }
 }
 
+/// A slow call's refusal or failure as kt-msgpack reports it: busy and a
+/// timed-out search are logical errors, a bad bound an invalid parameter.
+impl From<crate::exec::slow::SlowError> for RpcError {
+    fn from(e: crate::exec::slow::SlowError) -> Self {
+        use crate::exec::slow::SlowError;
+        match e {
+            SlowError::Busy(why) | SlowError::TimedOut(why) => RpcError::new(code::LOGICAL, why),
+            SlowError::Invalid(why) => RpcError::invalid(why),
+            SlowError::Engine(e) => RpcError::from(e),
+            e @ (SlowError::ShuttingDown | SlowError::Failed(_)) => {
+                RpcError::new(code::UNEXPECTED, e.to_string())
+            }
+        }
+    }
+}
+
 pub type RpcResult = Result<Value, RpcError>;
 
 /// The largest reply a procedure may build (its values' bytes), as large as

@@ -199,7 +199,7 @@ impl Session for RpcSession {
                 Ok(ticket) => self.spawn_slow(cx.srv, cx.late, msgid, method, params, ticket),
                 Err(busy) => {
                     if let Some(id) = msgid {
-                        encode(id, Err(busy), cx.out);
+                        encode(id, Err(busy.into()), cx.out);
                     }
                 }
             }
