@@ -91,7 +91,7 @@ fn password_guessing_is_cut_off_per_connection() {
     let dir = tempfile::tempdir().unwrap();
     let srv = server_with_users(&dir, "*");
     let mut s = srv.connect();
-    for _ in 0..memstored_server::state::sasl::MAX_FAILED_ATTEMPTS {
+    for _ in 0..memstored_server::command::MAX_FAILED_ATTEMPTS {
         let r = call(&mut s, SASL_AUTH, b"PLAIN", &[], b"\0alice\0guess", 0);
         assert_eq!(r.status, AUTH_ERROR);
     }
@@ -100,7 +100,7 @@ fn password_guessing_is_cut_off_per_connection() {
         "binary: closed after the last allowed guess"
     );
     let mut p = srv.connect();
-    for _ in 0..memstored_server::state::sasl::MAX_FAILED_ATTEMPTS {
+    for _ in 0..memstored_server::command::MAX_FAILED_ATTEMPTS {
         let guess = vec![Value::from("alice"), Value::from("guess")];
         assert_eq!(rpc(&mut p, "auth", guess), Err(41));
     }

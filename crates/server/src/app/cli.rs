@@ -1,6 +1,7 @@
 //! The `memstored` command line (DESIGN.md "memstored command line").
 //! memstored 0.1's letters are kept, and like memcached `-h` is help.
 
+use crate::state::size::parse_size;
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -306,25 +307,6 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
         .map_err(|e| format!("bad listen address {s:?}: {e}"))?
         .next()
         .ok_or_else(|| format!("bad listen address {s:?}"))
-}
-
-/// A size with an optional k/m/g (or ki/mi/gi) suffix, powers of 1024.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let t = t.strip_suffix('b').unwrap_or(&t);
-    let t = t.strip_suffix('i').unwrap_or(t);
-    let (digits, mult) = match t.char_indices().last() {
-        Some((i, 'k')) => (&t[..i], 1u64 << 10),
-        Some((i, 'm')) => (&t[..i], 1 << 20),
-        Some((i, 'g')) => (&t[..i], 1 << 30),
-        _ => (t, 1),
-    };
-    let n: u64 = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad size {s:?}"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("size {s:?} too large"))
 }
 
 /// An access mask in octal, as memcached's `-a` takes it (`700`, `0770`).

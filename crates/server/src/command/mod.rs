@@ -15,6 +15,7 @@
 
 mod admin;
 mod arith;
+mod auth;
 mod bulk;
 mod delete;
 mod flush;
@@ -25,6 +26,7 @@ mod touch;
 
 pub use admin::ChangeMaster;
 pub use arith::{Arith, Increment, IncrementDouble, Origin};
+pub use auth::{authenticate, AuthState, MAX_FAILED_ATTEMPTS};
 pub use bulk::{ReadAll, StoreAll};
 pub use delete::{Delete, Invalidate};
 pub use flush::Flush;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// Binary-protocol state of one connection.
 pub struct BinarySession {
     framer: BinaryFramer,
-    auth: sasl::AuthState,
+    auth: crate::command::AuthState,
 }
 
 impl BinarySession {
@@ -29,7 +29,7 @@ impl BinarySession {
             framer: BinaryFramer {
                 max_value: srv.cfg.max_item_size,
             },
-            auth: sasl::AuthState::default(),
+            auth: crate::command::AuthState::default(),
         }
     }
 

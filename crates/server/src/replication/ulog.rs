@@ -2,7 +2,7 @@
 //! (issue 18; the engine's `ulog` module does the work). A replica will
 //! stream it; this module only opens it and hooks it into the databases.
 
-use crate::app::cli::parse_size;
+use crate::state::size::parse_size;
 use memstored_engine::ulog::{UlogOptions, UpdateLog};
 use memstored_engine::{Db, SyncMode};
 use std::path::PathBuf;

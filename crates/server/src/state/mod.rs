@@ -9,4 +9,5 @@ pub mod marks;
 pub mod replication;
 pub mod sasl;
 pub mod server;
+pub mod size;
 pub mod slow;

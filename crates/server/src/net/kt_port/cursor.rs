@@ -200,7 +200,9 @@ fn database(srv: &Arc<Server>, map: &TsvMap) -> Option<Arc<Server>> {
         )])],
         None => Vec::new(),
     };
-    crate::state::databases::select(srv, &params).ok().cloned()
+    crate::protocols::rpc::select::select(srv, &params)
+        .ok()
+        .cloned()
 }
 
 /// Every key of `db`, sorted and packed; a slow call.

@@ -48,7 +48,7 @@ fn database<'a>(srv: &'a Arc<Server>, db: Option<&str>) -> Option<&'a Arc<Server
         return Some(srv);
     }
     let option = Value::Map(vec![(Value::from("DB"), Value::Binary(name))]);
-    crate::state::databases::select(srv, std::slice::from_ref(&option)).ok()
+    crate::protocols::rpc::select::select(srv, std::slice::from_ref(&option)).ok()
 }
 
 /// `X-Kt-Error`, as KT words a missing record.

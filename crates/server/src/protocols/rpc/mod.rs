@@ -34,10 +34,11 @@
 //! | match_prefix match_regex match_similar search | `search.rs` |
 //! | clear vacuum synchronize rebuild count | `maint.rs` |
 //! | compare_exchange_multi list | `tkrzw.rs` |
-//! | `DB`, `xt`, `_` records, str or bin (`crate::state::databases::select`, ...) | `kt.rs` |
+//! | `DB`, `xt`, `_` records, str or bin (`crate::protocols::rpc::select::select`, ...) | `kt.rs` |
 //! | report's `sys_*` fields | `sysinfo.rs` |
 
 pub mod replication;
+pub mod select;
 pub mod session;
 
 mod basic;
@@ -259,7 +260,7 @@ fn on_selected(srv: &Arc<Server>, method: &str, params: &[Value]) -> Result<Repl
         // The whole server's report, as ktserver's, whatever `DB` says.
         return basic::report(srv).map(Reply::Value);
     }
-    let target = crate::state::databases::select(srv, params)?;
+    let target = crate::protocols::rpc::select::select(srv, params)?;
     if Arc::ptr_eq(target, srv) {
         return reply_on(srv, method, params);
     }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 pub struct RpcSession {
     framer: RpcFramer,
     /// Until `auth` succeeds nothing is served, when the server requires credentials.
-    auth: crate::state::sasl::AuthState,
+    auth: crate::command::AuthState,
     /// Slow procedures started and not yet answered.
     in_flight: usize,
     /// Slow procedures queued or running, notifications included (bounded).
@@ -31,7 +31,7 @@ impl RpcSession {
         let max_frame = crate::protocols::rpc::max_reply(srv);
         RpcSession {
             framer: RpcFramer::new(Limits::with_max_frame(max_frame)),
-            auth: crate::state::sasl::AuthState::new(srv),
+            auth: crate::command::AuthState::new(srv),
             in_flight: 0,
             slow: crate::exec::slow::ConnSlots::default(),
             stream: None,
