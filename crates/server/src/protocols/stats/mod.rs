@@ -1,5 +1,6 @@
 //! Server counters (atomics) and the `stats` listings memcached tools expect.
 
+pub mod items;
 pub mod metrics;
 pub mod settings;
 
@@ -37,9 +38,9 @@ pub fn listing(srv: &Server, group: Option<&[u8]>) -> Option<Vec<(String, String
         None | Some(b"") => Some(general(srv)),
         Some(b"settings") => Some(crate::protocols::stats::settings::listing(srv)),
         Some(b"engine") | Some(b"memstored") => Some(srv.db.inspect()),
-        Some(b"items") => Some(crate::protocols::text::admin::items(srv)),
-        Some(b"slabs") => Some(crate::protocols::text::admin::slabs(srv)),
-        Some(b"sizes") => Some(crate::protocols::text::admin::sizes()),
+        Some(b"items") => Some(items::items(srv)),
+        Some(b"slabs") => Some(items::slabs(srv)),
+        Some(b"sizes") => Some(items::sizes()),
         Some(b"conns") => Some(srv.conns.listing()),
         Some(b"extstore") => Some(Vec::new()),
         _ => None,
@@ -71,7 +72,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
     let (utime, stime) = rusage();
     let st = srv.db.stats();
     let name = srv.db.name();
-    let [running, starts, reclaimed, checked] = crate::protocols::text::admin::crawler_stats();
+    let [running, starts, reclaimed, checked] = crate::command::crawler_stats();
     let mut v: Vec<(&str, String)> = vec![
         ("pid", std::process::id().to_string()),
         ("uptime", uptime.to_string()),

@@ -3,15 +3,14 @@
 //! name/value listings (`detail`, `items`, `slabs`, `sizes`). Replies are
 //! memcached 1.6's, checked by tests/python/test_memcached_differential.py.
 
+use crate::command::start_vacuum;
 use crate::protocols::out::Out;
+use crate::protocols::stats::items::THE_CLASS;
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::CursorPlace;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// The slab class every item is reported under (memstored has no slabs;
-/// `stats cachedump` uses the same class, see cachedump.rs).
-const THE_CLASS: u32 = 1;
 /// memcached's largest slab class id.
 const MAX_CLASS: u32 = 63;
 
@@ -143,58 +142,6 @@ pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) -> Option<Cursor
         _ => out.put(b"ERROR\r\n"),
     }
     None
-}
-
-/// One crawl at a time in the process, as memcached runs one crawler.
-static CRAWLING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// memcached's crawler counters, process-wide as the crawl is: crawls
-/// started, records they looked at, expired records they removed.
-static CRAWLS: [std::sync::atomic::AtomicU64; 3] =
-    [const { std::sync::atomic::AtomicU64::new(0) }; 3];
-
-/// `stats`' crawler lines, memcached's names: `lru_crawler_running`,
-/// `lru_crawler_starts`, then `crawler_reclaimed`, `crawler_items_checked`.
-pub fn crawler_stats() -> [(&'static str, String); 4] {
-    let [starts, checked, reclaimed] = &CRAWLS;
-    [
-        (
-            "lru_crawler_running",
-            u8::from(CRAWLING.load(Relaxed)).to_string(),
-        ),
-        ("lru_crawler_starts", starts.load(Relaxed).to_string()),
-        ("crawler_reclaimed", reclaimed.load(Relaxed).to_string()),
-        ("crawler_items_checked", checked.load(Relaxed).to_string()),
-    ]
-}
-
-/// Starts freeing expired records on a blocking thread; false when a pass
-/// is already running.
-fn start_vacuum(srv: &Server) -> bool {
-    if CRAWLING.swap(true, Relaxed) {
-        return false;
-    }
-    let db = srv.db.clone();
-    let [starts, checked, reclaimed] = &CRAWLS;
-    starts.fetch_add(1, Relaxed);
-    let pass = move || {
-        // The pass looks at every record there is when it starts.
-        checked.fetch_add(db.count(), Relaxed);
-        match db.vacuum() {
-            Ok(n) => {
-                reclaimed.fetch_add(n, Relaxed);
-                tracing::debug!("lru_crawler crawl: {n} expired records removed");
-            }
-            // A read-only server has nothing to free.
-            Err(e) => tracing::debug!("lru_crawler crawl: {e}"),
-        }
-        CRAWLING.store(false, Relaxed);
-    };
-    match tokio::runtime::Handle::try_current() {
-        Ok(rt) => drop(rt.spawn_blocking(pass)),
-        Err(_) => pass(),
-    }
-    true
 }
 
 /// What a crawl's class argument names.
@@ -383,95 +330,6 @@ pub fn stats_detail(srv: &Server, args: &[Bytes], out: &mut Out) {
         Some(b"dump") => out.put(&srv.detail.dump()),
         _ => out.put(b"CLIENT_ERROR usage: stats detail on|off|dump\r\n"),
     }
-}
-
-/// `stats items`: every item is in class 1; nothing when empty (as
-/// memcached with no items). Counters memstored does not keep (LRU
-/// segments) are 0.
-pub fn items(srv: &Server) -> Vec<(String, String)> {
-    let n = srv.db.count();
-    if n == 0 {
-        return Vec::new();
-    }
-    let st = srv.db.stats();
-    let mut v = vec![
-        ("number", n.to_string()),
-        ("number_hot", "0".into()),
-        ("number_warm", "0".into()),
-        ("number_cold", n.to_string()),
-        ("age_hot", "0".into()),
-        ("age_warm", "0".into()),
-        ("age", "0".into()),
-        ("mem_requested", st.bytes.to_string()),
-        ("evicted", st.evictions.to_string()),
-    ];
-    let unfetched = [
-        ("expired_unfetched", st.expired_unfetched.to_string()),
-        ("evicted_unfetched", st.evicted_unfetched.to_string()),
-    ];
-    for zero in [
-        "evicted_nonzero",
-        "evicted_time",
-        "outofmemory",
-        "tailrepairs",
-        "reclaimed",
-    ] {
-        v.push((zero, "0".into()));
-    }
-    v.extend(unfetched);
-    v.push(("evicted_active", "0".into()));
-    // Every record is in the one class, so the crawls' totals are its own.
-    let [_, _, reclaimed, checked] = crawler_stats();
-    v.extend([reclaimed, checked]);
-    for zero in [
-        "lrutail_reflocked",
-        "moves_to_cold",
-        "moves_to_warm",
-        "moves_within_lru",
-        "direct_reclaims",
-        "hits_to_hot",
-        "hits_to_warm",
-        "hits_to_cold",
-        "hits_to_temp",
-    ] {
-        v.push((zero, "0".into()));
-    }
-    v.into_iter()
-        .map(|(k, val)| (format!("items:{THE_CLASS}:{k}"), val))
-        .collect()
-}
-
-/// `stats slabs`: class 1's counters when there are items, then
-/// `active_slabs` and `total_malloced` (the store's bytes).
-pub fn slabs(srv: &Server) -> Vec<(String, String)> {
-    let n = srv.db.count();
-    let c = &srv.counters;
-    let mut v = Vec::new();
-    if n > 0 {
-        for (k, val) in [
-            ("used_chunks", n),
-            ("get_hits", c.sum(|r| &r.get_hits)),
-            ("cmd_set", c.sum(|r| &r.cmd_set)),
-            ("delete_hits", c.sum(|r| &r.delete_hits)),
-            ("incr_hits", c.sum(|r| &r.incr_hits)),
-            ("decr_hits", c.sum(|r| &r.decr_hits)),
-            ("cas_hits", c.sum(|r| &r.cas_hits)),
-            ("cas_badval", c.sum(|r| &r.cas_badval)),
-            ("touch_hits", c.sum(|r| &r.touch_hits)),
-        ] {
-            v.push((format!("{THE_CLASS}:{k}"), val.to_string()));
-        }
-    }
-    v.push(("active_slabs".into(), u64::from(n > 0).to_string()));
-    let bytes = if n > 0 { srv.db.stats().bytes } else { 0 };
-    v.push(("total_malloced".into(), bytes.to_string()));
-    v
-}
-
-/// `stats sizes`: memcached answers `sizes_status disabled` unless started
-/// with `-o track_sizes`; memstored does not track sizes.
-pub fn sizes() -> Vec<(String, String)> {
-    vec![("sizes_status".into(), "disabled".into())]
 }
 
 #[cfg(test)]
