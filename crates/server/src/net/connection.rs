@@ -2,10 +2,11 @@
 //! every complete request, answer the batch with one vectored write, repeat.
 //! Late answers (RPC slow calls) join the same output through a channel.
 
+use crate::net::send::Stall;
 use crate::net::socket::Socket;
 use crate::protocols::binary::BinarySession;
 use crate::protocols::kt::KtSession;
-use crate::protocols::out::{Out, Stall};
+use crate::protocols::out::Out;
 use crate::protocols::rpc::session::RpcSession;
 use crate::protocols::session::{self, ConnState, Cx, LateAnswer, Session, Step};
 use crate::protocols::text::TextSession;
@@ -490,7 +491,7 @@ pub(crate) async fn write<S: Socket>(
             wait: srv.budget.wait(),
             give_up: &give_up,
         });
-        out.write_to(stream, stall).await?
+        crate::net::send::write_to(out, stream, stall).await?
     };
     let Some(n) = written else {
         stats::bump(&srv.budget.refused);

@@ -5,6 +5,7 @@ pub mod kt_port;
 pub mod listener;
 pub mod placement;
 pub mod replay;
+pub mod send;
 pub mod socket;
 pub mod uring;
 pub mod workers;

@@ -3,31 +3,7 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 use std::collections::HashSet;
-use std::io::{self, IoSlice};
-use std::time::Duration;
-
-/// When a client that takes none of its replies is abandoned
-/// ([`Out::write_to`]).
-pub struct Stall<'a> {
-    /// How long it may take nothing.
-    pub wait: Duration,
-    /// Asked after each such wait: whether to abandon it now.
-    pub give_up: &'a (dyn Fn() -> bool + Sync),
-}
-
-impl Stall<'_> {
-    /// Waits until `stream` takes bytes again. False: it took none for
-    /// `wait` while `give_up` said to abandon it.
-    async fn writable<S: crate::net::socket::Socket>(&self, stream: &S) -> io::Result<bool> {
-        loop {
-            match tokio::time::timeout(self.wait, stream.writable()).await {
-                Ok(r) => return r.map(|()| true),
-                Err(_) if (self.give_up)() => return Ok(false),
-                Err(_) => {}
-            }
-        }
-    }
-}
+use std::io::IoSlice;
 
 /// Linux refuses more than 1024 iovecs per writev.
 const MAX_IOV: usize = 1024;
@@ -114,42 +90,10 @@ impl Out {
         self.buf.len() + self.held_value_bytes + references
     }
 
-    /// Writes everything and empties the batch. Each writev carries up to
-    /// 1024 pieces; partial writes resume where they stopped.
-    ///
-    /// With a `stall` rule, a client that takes nothing for its `wait`
-    /// while its `give_up` says so is abandoned (`Ok(None)`, the batch
-    /// kept): the wait starts again with every byte it takes, so a client
-    /// that reads, however slowly, is never cut off.
-    pub async fn write_to<S: crate::net::socket::Socket>(
-        &mut self,
-        stream: &S,
-        stall: Option<Stall<'_>>,
-    ) -> io::Result<Option<usize>> {
-        let total = self.len();
-        let mut sent = 0usize;
-        let mut iov: Vec<IoSlice<'_>> = Vec::new();
-        while sent < total {
-            iov.clear();
-            collect(&self.buf, &self.values, sent, &mut iov);
-            match stream.try_write_vectored(&iov) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => sent += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => match &stall {
-                    None => stream.writable().await?,
-                    Some(stall) => {
-                        if !stall.writable(stream).await? {
-                            return Ok(None);
-                        }
-                    }
-                },
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        drop(iov);
-        self.clear();
-        Ok(Some(total))
+    /// Fills `iov` with the pending pieces after the first `skip` bytes (up
+    /// to 1024 of them), for a vectored write (`net::send`).
+    pub fn pieces<'a>(&'a self, skip: usize, iov: &mut Vec<IoSlice<'a>>) {
+        collect(&self.buf, &self.values, skip, iov);
     }
 
     /// Calls `f` with each pending piece after the first `skip` bytes (up
