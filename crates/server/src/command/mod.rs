@@ -131,3 +131,10 @@ pub(crate) fn check_size(len: usize, cap: u64) -> Result<(), Outcome> {
     }
     Ok(())
 }
+
+/// A request refused because the connection memory budget could not hold
+/// it (memcached's "out of memory storing object"), counted as memcached
+/// counts a store that found no memory.
+pub fn count_no_memory(srv: &crate::state::server::Server) {
+    crate::state::counters::bump(&srv.counters.here().store_no_memory);
+}

@@ -2,62 +2,23 @@
 //! every complete request, answer the batch with one vectored write, repeat.
 //! Late answers (RPC slow calls) join the same output through a channel.
 
+use crate::net::core::{before_send, sent, ConnCore, Sending};
 use crate::net::send::Stall;
 use crate::net::socket::Socket;
-use crate::protocols::binary::BinarySession;
-use crate::protocols::kt::KtSession;
 use crate::protocols::out::Out;
-use crate::protocols::rpc::session::RpcSession;
-use crate::protocols::session::{self, ConnState, Cx, LateAnswer, Session, Step};
-use crate::protocols::text::TextSession;
+use crate::protocols::session::{LateAnswer, LateTx, Step};
 use crate::state::budget::Charge;
+use crate::state::conns::ConnInfo;
 use crate::state::counters as stats;
+use crate::state::replication::StreamRequest;
 use crate::state::server::Server;
 use bytes::BytesMut;
-use memstored_protocol::LARGE_VALUE;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
-
-/// The protocol a connection speaks, chosen by its first byte.
-pub(crate) enum AnySession {
-    Binary(BinarySession),
-    Text(Box<TextSession>),
-    Rpc(Box<RpcSession>),
-    Kt(KtSession),
-}
-
-impl AnySession {
-    pub(crate) fn process(
-        &mut self,
-        cx: &mut Cx<'_>,
-        cs: &mut ConnState,
-        rbuf: &mut BytesMut,
-    ) -> Step {
-        match self {
-            AnySession::Binary(s) => session::process(s, cx, cs, rbuf),
-            AnySession::Text(s) => session::process(s.as_mut(), cx, cs, rbuf),
-            AnySession::Rpc(s) => session::process(s.as_mut(), cx, cs, rbuf),
-            AnySession::Kt(s) => session::process(s, cx, cs, rbuf),
-        }
-    }
-
-    fn in_flight(&self) -> usize {
-        match self {
-            AnySession::Rpc(s) => s.in_flight(),
-            _ => 0,
-        }
-    }
-
-    fn answered_late(&mut self) {
-        if let AnySession::Rpc(s) = self {
-            s.answered_late();
-        }
-    }
-}
 
 enum ReadResult {
     /// Filled the whole free space: more may be waiting, read again at once.
@@ -146,130 +107,16 @@ async fn serve_socket<S: Socket>(stream: S, peer: String, srv: Arc<Server>, rbuf
     }
 }
 
-/// A read buffer may grow to this size (or `-B`, if larger) without asking
-/// the memory budget, so small requests are served even when it is spent.
-const UNBUDGETED_READ: usize = 16 << 10;
-/// What a read buffer of `capacity` bytes is charged.
-fn read_charge(capacity: usize, unbudgeted: usize) -> usize {
-    if capacity > unbudgeted {
-        capacity
-    } else {
-        0
-    }
-}
-
-/// The read buffer's size rules, from the server's flags (`-o`
-/// initial/reserve sizes), shared by the epoll and io_uring paths.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ReadLimits {
-    pub initial: usize,
-    pub reserve: usize,
-    pub unbudgeted: usize,
-}
-
-/// What a read buffer needs before the next read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReadSpace {
-    Enough,
-    /// Replace it with an empty buffer of this capacity (a big value is done).
-    Fresh(usize),
-    /// Reserve `want` more bytes, `grow` beyond its capacity; `charged`: the
-    /// growth must be granted by the memory budget first.
-    Grow {
-        want: usize,
-        grow: usize,
-        charged: bool,
-    },
-}
-
-impl ReadLimits {
-    pub(crate) fn of(srv: &Server) -> ReadLimits {
-        let initial = srv.cfg.initial_size.max(64);
-        ReadLimits {
-            initial,
-            reserve: srv.cfg.reserve_size.max(64),
-            unbudgeted: initial.max(UNBUDGETED_READ),
-        }
-    }
-
-    /// Keep free space for the read; room for the rest of the frame when
-    /// the handler said how big it is (`need`), but a declared length only
-    /// buys 1 MiB at once: beyond that the buffer doubles as bytes arrive.
-    pub(crate) fn plan(&self, rbuf: &BytesMut, need: usize) -> ReadSpace {
-        let want = self.want(rbuf, need);
-        if rbuf.capacity() - rbuf.len() >= want {
-            ReadSpace::Enough
-        } else if rbuf.is_empty() && rbuf.capacity() > self.initial.max(want) * 4 {
-            // Give back the memory of a big value once it is done.
-            ReadSpace::Fresh(self.initial.max(want))
-        } else {
-            let total = rbuf.len().saturating_add(want);
-            ReadSpace::Grow {
-                want,
-                grow: total.saturating_sub(rbuf.capacity()),
-                charged: total > self.unbudgeted,
-            }
-        }
-    }
-
-    /// The free space to have before the next read.
-    fn want(&self, rbuf: &BytesMut, need: usize) -> usize {
-        need.saturating_sub(rbuf.len())
-            .min(rbuf.capacity().max(1 << 20))
-            .max(self.reserve)
-    }
-
-    /// After a batch that was waiting for a frame of `served` bytes, the
-    /// capacity of a buffer to replace `rbuf` with: a buffer a large frame
-    /// was read into (`memstored_protocol::LARGE_VALUE` or more) is
-    /// replaced once it is empty, so that its charge (or the oversize
-    /// admission) is given back now, not at the next read, which may never
-    /// come, and no later request is read into memory that a value stored
-    /// as a slice of the frame still holds. (The rest of a buffer a big
-    /// frame was cut from keeps the capacity the buffer grew to.)
-    pub(crate) fn renew(&self, rbuf: &BytesMut, served: usize, need: usize) -> Option<usize> {
-        let large = served >= LARGE_VALUE && rbuf.is_empty();
-        large.then(|| self.initial.max(self.want(rbuf, need)))
-    }
-
-    /// The most the next read may take: up to the end of a large frame
-    /// being read (`need`), so that its buffer holds nothing else and the
-    /// value can be stored without a copy (`memstored_protocol::owned_value`).
-    pub(crate) fn read_max(&self, rbuf: &BytesMut, need: usize) -> usize {
-        if need >= LARGE_VALUE && need > rbuf.len() {
-            need - rbuf.len()
-        } else {
-            usize::MAX
-        }
-    }
-
-    /// What a read buffer of `capacity` bytes is charged.
-    pub(crate) fn charge(&self, capacity: usize) -> usize {
-        read_charge(capacity, self.unbudgeted)
-    }
-}
-
-/// Replies pending up to this size are not charged to the budget.
-pub(crate) const UNBUDGETED_OUT: usize = 64 << 10;
-
 async fn run<S: Socket>(
     stream: &S,
-    mut rbuf: BytesMut,
+    rbuf: BytesMut,
     srv: &Arc<Server>,
-    listed: Option<&crate::state::conns::ConnInfo>,
-    handover: &mut Option<crate::state::replication::StreamRequest>,
+    listed: Option<&ConnInfo>,
+    handover: &mut Option<StreamRequest>,
 ) -> io::Result<()> {
-    let limits = ReadLimits::of(srv);
-    let (initial, unbudgeted) = (limits.initial, limits.unbudgeted);
+    let mut core = ConnCore::new(srv, rbuf);
     // Bytes handed over with the connection are served before any read.
-    let mut handed = !rbuf.is_empty();
-    if rbuf.capacity() < initial {
-        rbuf.reserve(initial - rbuf.len());
-    }
-    let mut out = Out::new();
-    let mut charge = Charge::new(&srv.budget);
-    let mut cs = ConnState::default();
-    let mut session: Option<AnySession> = None;
+    let mut handed = !core.rbuf.is_empty();
     let (late_tx, mut late_rx) = mpsc::unbounded_channel::<LateAnswer>();
     // Shutdown is watched by one `changed()` future that lives as long as
     // the connection. A fresh one per wait was built, registered in the
@@ -287,14 +134,13 @@ async fn run<S: Socket>(
     tokio::pin!(stopping);
     let mut wait = !handed;
     let mut eof = false;
-    let mut need = 0usize;
     loop {
         if wait {
             // Err: the sender is gone, which ends the server too.
             if probe.has_changed().unwrap_or(true) {
                 return Ok(());
             }
-            let in_flight = session.as_ref().map_or(0, AnySession::in_flight);
+            let in_flight = core.in_flight();
             if eof && in_flight == 0 {
                 return Ok(());
             }
@@ -303,19 +149,14 @@ async fn run<S: Socket>(
             tokio::select! {
                 biased;
                 r = stream.readable(), if !eof => r?,
-                Some(mut done) = late_rx.recv(), if in_flight > 0 => {
+                Some(done) = late_rx.recv(), if in_flight > 0 => {
                     // Answers finished elsewhere join the output in the order
-                    // they completed, one at a time and without a copy: the
-                    // others wait in the channel, charged, until this one is
-                    // written, so a client that does not read holds one in
-                    // its output, not all it has asked for.
-                    if let Some(s) = session.as_mut() {
-                        s.answered_late();
-                    }
-                    out.value(std::mem::take(&mut done.bytes).freeze());
-                    // Its charge passes to the output's (`write`).
-                    drop(done);
-                    if !write(stream, srv, &mut out, &mut charge, read_charge(rbuf.capacity(), unbudgeted)).await? {
+                    // they completed, one at a time: the others wait in the
+                    // channel, charged, until this one is written, so a client
+                    // that does not read holds one in its output, not all it
+                    // has asked for.
+                    core.take_late(done);
+                    if !write(stream, srv, &mut core).await? {
                         return Ok(());
                     }
                     continue;
@@ -323,51 +164,15 @@ async fn run<S: Socket>(
                 _ = &mut stopping => return Ok(()),
             }
         }
-        match limits.plan(&rbuf, need) {
-            ReadSpace::Enough => {}
-            ReadSpace::Fresh(capacity) => {
-                rbuf = BytesMut::with_capacity(capacity);
-                charge.set(read_charge(rbuf.capacity(), unbudgeted));
-            }
-            ReadSpace::Grow {
-                want,
-                grow,
-                charged,
-            } => {
-                if charged && !charge.grow(grow).await {
-                    let go_on = refuse_for_memory(
-                        srv,
-                        session.as_mut(),
-                        &mut rbuf,
-                        &mut cs,
-                        need,
-                        &mut out,
-                    );
-                    let written = write(
-                        stream,
-                        srv,
-                        &mut out,
-                        &mut charge,
-                        read_charge(rbuf.capacity(), unbudgeted),
-                    )
-                    .await?;
-                    if !(go_on && written) {
-                        return Ok(());
-                    }
-                    need = 0;
-                    continue;
-                }
-                rbuf.reserve(want);
-                // Buffers within the unbudgeted size are not charged.
-                charge.set(read_charge(rbuf.capacity(), unbudgeted));
-            }
+        if !room_to_read(stream, srv, &mut core).await? {
+            return Ok(());
         }
-        let before = rbuf.len();
+        let before = core.rbuf.len();
         let read = if std::mem::take(&mut handed) {
             Ok(ReadResult::Partial)
         } else {
-            let max = limits.read_max(&rbuf, need);
-            read_some(stream, &mut rbuf, max)
+            let max = core.read_max();
+            read_some(stream, &mut core.rbuf, max)
         };
         match read {
             Ok(ReadResult::Eof) => {
@@ -385,109 +190,116 @@ async fn run<S: Socket>(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
-        stats::add(
-            &srv.counters.here().bytes_read,
-            (rbuf.len() - before) as u64,
-        );
-        if cs.discard(&mut rbuf) || rbuf.is_empty() {
+        if !core.arrived(srv, core.rbuf.len() - before) {
             continue;
         }
-        let s = match session.as_mut() {
-            Some(s) => s,
-            None => session.insert(match sniff(srv, &rbuf) {
-                Some(s) => s,
-                None => return Ok(()),
-            }),
-        };
-        let mut cx = Cx {
-            srv,
-            out: &mut out,
-            late: &late_tx,
-        };
-        if let Some(l) = listed {
-            l.begin();
+        if !core.pick_session(srv) {
+            return Ok(());
         }
-        // The frame the batch was waiting for (`ReadLimits::renew`).
-        let served = need;
-        loop {
-            // Which of its writes the batch's replies wait for (--sync-replicas).
-            memstored_engine::ulog::take_last_appended();
-            let step = s.process(&mut cx, &mut cs, &mut rbuf);
-            srv.replication
-                .before_replies(memstored_engine::ulog::take_last_appended())
-                .await;
-            if !write(
-                stream,
-                srv,
-                cx.out,
-                &mut charge,
-                read_charge(rbuf.capacity(), unbudgeted),
-            )
-            .await?
-            {
-                return Ok(());
+        if !serve_batch(stream, srv, &mut core, &late_tx, listed, handover).await? {
+            return Ok(());
+        }
+    }
+}
+
+/// Makes room in the read buffer, waiting for the memory budget if it must
+/// grow past its free size; when the budget has no room within its wait,
+/// the request is refused "out of memory". False: close the connection.
+async fn room_to_read<S: Socket>(
+    stream: &S,
+    srv: &Arc<Server>,
+    core: &mut ConnCore<'_>,
+) -> io::Result<bool> {
+    loop {
+        let Some(g) = core.make_room() else {
+            return Ok(true);
+        };
+        if core.charge.grow(g.grow).await {
+            core.grown(g.want);
+            return Ok(true);
+        }
+        let go_on = core.refuse_for_memory(srv);
+        let written = write(stream, srv, core).await?;
+        if !(go_on && written) {
+            return Ok(false);
+        }
+        core.need = 0;
+    }
+}
+
+/// Serves what the buffer holds and sends the replies, batch by batch,
+/// until the session wants input. False: close the connection (its socket
+/// may go to a replication stream: `handover`).
+async fn serve_batch<S: Socket>(
+    stream: &S,
+    srv: &Arc<Server>,
+    core: &mut ConnCore<'_>,
+    late: &LateTx,
+    listed: Option<&ConnInfo>,
+    handover: &mut Option<StreamRequest>,
+) -> io::Result<bool> {
+    if let Some(l) = listed {
+        l.begin();
+    }
+    // The frame the batch was waiting for (`ReadLimits::renew`).
+    let served = core.need;
+    loop {
+        // Which of its writes the batch's replies wait for (--sync-replicas).
+        memstored_engine::ulog::take_last_appended();
+        let step = core.serve(srv, late);
+        srv.replication
+            .before_replies(memstored_engine::ulog::take_last_appended())
+            .await;
+        if !write(stream, srv, core).await? {
+            return Ok(false);
+        }
+        match step {
+            Step::NeedInput(n) => {
+                core.batch_done(served, n);
+                if let Some(l) = listed {
+                    l.end();
+                }
+                return Ok(true);
             }
-            match step {
-                Step::NeedInput(n) => {
-                    need = n;
-                    // A big request done gives its memory (and the budget's
-                    // charge, or the oversize admission) back now, not at
-                    // the next read, which may never come.
-                    if let Some(capacity) = limits.renew(&rbuf, served, n) {
-                        rbuf = BytesMut::with_capacity(capacity);
-                        charge.set(read_charge(rbuf.capacity(), unbudgeted));
-                    }
-                    if let Some(l) = listed {
-                        l.end();
-                    }
-                    break;
-                }
-                // A turn for the worker's other connections: a client that
-                // reads as fast as a long reply (a dump) is made would
-                // otherwise keep its worker, its writes never blocking.
-                Step::Flush => tokio::task::yield_now().await,
-                Step::Close => {
-                    *handover = match s {
-                        AnySession::Rpc(s) => s.take_stream(),
-                        AnySession::Kt(s) => s.take_stream(),
-                        _ => None,
-                    };
-                    return Ok(());
-                }
+            // A turn for the worker's other connections: a client that
+            // reads as fast as a long reply (a dump) is made would
+            // otherwise keep its worker, its writes never blocking.
+            Step::Flush => tokio::task::yield_now().await,
+            Step::Close => {
+                *handover = core.handover();
+                return Ok(false);
             }
         }
     }
 }
 
-/// Writes the pending replies. Writes acknowledged in this batch reach the
-/// OS before the acknowledgement does, so they survive the server being killed.
-///
-/// The replies are charged to the memory budget while they wait. A client
-/// that takes none of them for the budget's wait while it must make
+/// Writes the pending replies of a connection.
+async fn write<S: Socket>(stream: &S, srv: &Server, core: &mut ConnCore<'_>) -> io::Result<bool> {
+    let read_buffer = core.read_charge();
+    write_out(stream, srv, &mut core.out, &mut core.charge, read_buffer).await
+}
+
+/// Writes the pending replies `out` (`core::before_send` says how). A
+/// client that takes none of them for the budget's wait while it must make
 /// progress (the budget is spent, or its oversize admission is wanted:
 /// `Charge::must_progress`) is dropped (false: close the connection); one
 /// that reads, however slowly, is not.
-pub(crate) async fn write<S: Socket>(
+pub(crate) async fn write_out<S: Socket>(
     stream: &S,
     srv: &Server,
     out: &mut Out,
     charge: &mut Charge<'_>,
     read_buffer: usize,
 ) -> io::Result<bool> {
-    if out.is_empty() {
-        return Ok(true);
-    }
-    if !hand_writes_to_os(srv) {
-        return Ok(false);
-    }
-    let charged = out.held() > UNBUDGETED_OUT;
-    if charged {
-        charge.set(read_buffer + out.held());
-    }
-    let watched = charged || srv.budget.is_spent();
+    let plan = match before_send(srv, out, charge, read_buffer) {
+        Sending::Nothing => return Ok(true),
+        Sending::Abort => return Ok(false),
+        Sending::Go(plan) => plan,
+    };
     let written = {
-        let give_up = || charge.must_progress();
-        let stall = watched.then_some(Stall {
+        let held = &*charge;
+        let give_up = || held.must_progress();
+        let stall = plan.watched.then_some(Stall {
             wait: srv.budget.wait(),
             give_up: &give_up,
         });
@@ -498,91 +310,6 @@ pub(crate) async fn write<S: Socket>(
         tracing::info!("closing a connection that does not read its replies: the connection memory budget is spent");
         return Ok(false);
     };
-    if charged {
-        charge.set(read_buffer);
-    }
-    stats::add(&srv.counters.here().bytes_written, n as u64);
+    sent(srv, plan, charge, read_buffer, n);
     Ok(true)
-}
-
-/// Hands the batch's writes to the OS before its replies go (`Db::flush_dirty`).
-/// False when that failed: the replies must not go, since some of them may
-/// acknowledge writes the OS did not take; the connection is closed without
-/// them, so the client never reads a write as stored that is not. (A full
-/// disk does not come here: each write reserved its space before it was
-/// applied, and one without room was answered with an error, see
-/// docs/design.md "A full disk"; this is a disk that fails.)
-pub(crate) fn hand_writes_to_os(srv: &Server) -> bool {
-    match srv.db.flush_dirty() {
-        Ok(()) => true,
-        Err(e) => {
-            tracing::error!(
-                "handing writes to the OS failed: {e}; closing the connection without its replies"
-            );
-            false
-        }
-    }
-}
-
-/// Answers the request at the front of `rbuf` "out of memory", as memcached
-/// does when it cannot allocate an item, and drops its body as it arrives
-/// (`need`: the bytes the buffer had to hold for it). True: the connection
-/// goes on. A MessagePack-RPC frame declares no length, so that connection
-/// is closed instead.
-pub(crate) fn refuse_for_memory(
-    srv: &Server,
-    session: Option<&mut AnySession>,
-    rbuf: &mut BytesMut,
-    cs: &mut ConnState,
-    need: usize,
-    out: &mut Out,
-) -> bool {
-    stats::bump(&srv.budget.refused);
-    let (used, limit) = (srv.budget.held(), srv.budget.limit());
-    let rest = need.saturating_sub(rbuf.len()) as u64;
-    let go_on = match session {
-        Some(AnySession::Binary(_)) if rest > 0 => {
-            crate::protocols::binary::out_of_memory(rbuf, out);
-            true
-        }
-        Some(AnySession::Text(s)) if rest > 0 => {
-            s.framer().forget_pending();
-            out.put(memstored_protocol::text::response::SERVER_ERROR_OUT_OF_MEMORY);
-            true
-        }
-        _ => false,
-    };
-    tracing::info!(
-        "a request needs more than the connection memory budget has left ({used} of {limit} bytes in use): {}",
-        if go_on { "refused" } else { "closing the connection" }
-    );
-    if go_on {
-        stats::bump(&srv.counters.here().store_no_memory);
-        rbuf.clear();
-        cs.skip = rest;
-    }
-    go_on
-}
-
-/// Picks the protocol from the first byte: 0x80 is the binary protocol's
-/// request magic, a msgpack fixarray (0x90–0x9f) is MessagePack-RPC,
-/// 0xb0–0xbf Kyoto Tycoon's binary protocol, anything else the text and
-/// meta protocols. Protocols without authentication (text, Kyoto Tycoon's)
-/// are refused when the server requires SASL.
-pub(crate) fn sniff(srv: &Server, rbuf: &[u8]) -> Option<AnySession> {
-    match rbuf.first().copied() {
-        Some(0x80) => Some(AnySession::Binary(BinarySession::new(srv))),
-        Some(0x90..=0x9f) => Some(AnySession::Rpc(Box::new(RpcSession::new(srv)))),
-        Some(0xb0..=0xbf) if srv.credentials.is_some() => {
-            tracing::info!("Kyoto Tycoon binary connection refused: SASL is required");
-            None
-        }
-        Some(0xb0..=0xbf) => Some(AnySession::Kt(KtSession::new(srv))),
-        Some(_) if srv.credentials.is_some() => {
-            tracing::info!("text protocol connection refused: SASL is required");
-            None
-        }
-        Some(_) => Some(AnySession::Text(Box::new(TextSession::new(srv)))),
-        None => None,
-    }
 }

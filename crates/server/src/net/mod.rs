@@ -1,6 +1,7 @@
 //! Sockets and IO drivers.
 
 pub mod connection;
+pub mod core;
 pub mod kt_port;
 pub mod listener;
 pub mod placement;

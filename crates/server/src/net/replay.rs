@@ -2,7 +2,7 @@
 //! connection would pick and collects what it would have written. For tests
 //! and fuzzing of whole sessions (framing, commands, replies) in-process.
 
-use crate::net::connection::sniff;
+use crate::protocols::any::AnySession;
 use crate::protocols::out::Out;
 use crate::protocols::session::{ConnState, Cx, Step, FLUSH_AT};
 use crate::state::server::Server;
@@ -42,7 +42,7 @@ pub fn replay(srv: &Arc<Server>, chunks: &[&[u8]]) -> Replay {
         }
         let s = match session.as_mut() {
             Some(s) => s,
-            None => match sniff(srv, &rbuf) {
+            None => match AnySession::sniff(srv, &rbuf) {
                 Some(s) => session.insert(s),
                 None => {
                     r.closed = true;

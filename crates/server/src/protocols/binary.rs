@@ -60,6 +60,11 @@ impl Session for BinarySession {
         &mut self.framer
     }
 
+    fn out_of_memory(&mut self, rbuf: &mut bytes::BytesMut, out: &mut Out) -> bool {
+        out_of_memory(rbuf, out);
+        true
+    }
+
     fn serve(&mut self, cx: &mut Cx<'_>, req: Request) -> Flow {
         let head = ResponseHead::reply_to(&req.header);
         if !self.may_run(cx.srv, req.header.opcode()) {
@@ -454,8 +459,8 @@ fn stat_reply(srv: &Server, head: ResponseHead, group: Option<&[u8]>, out: &mut 
 }
 
 /// "Out of memory" to the request whose header starts `rbuf` (the memory
-/// budget cannot hold its body; `connection.rs` closes the connection next).
-pub(crate) fn out_of_memory(rbuf: &[u8], out: &mut Out) {
+/// budget cannot hold its body; its body is skipped as it arrives).
+fn out_of_memory(rbuf: &[u8], out: &mut Out) {
     if let Some(raw) = rbuf.first_chunk::<{ memstored_protocol::binary::HEADER_LEN }>() {
         let h = memstored_protocol::binary::BinaryHeader::decode(raw);
         encode_error(

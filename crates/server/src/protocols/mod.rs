@@ -1,5 +1,6 @@
 //! Bytes <-> commands, no sockets.
 
+pub mod any;
 pub mod binary;
 pub mod kt;
 pub mod out;

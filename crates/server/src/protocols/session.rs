@@ -3,7 +3,7 @@
 //! A protocol implements [`Session`]: how to frame (its protocol crate's
 //! framer), how to serve a request, how to answer a refusal. [`process`]
 //! drives any of them over a connection's buffered input; the connection
-//! (`connection.rs`) owns the socket, the read buffer and the one output
+//! (`net/`) owns the socket, the read buffer and the one output
 //! buffer, and knows nothing of protocols beyond sniffing the first byte.
 
 use crate::protocols::out::Out;
@@ -117,6 +117,15 @@ pub trait Session {
     /// `process` calls it before each request, so the requests after it
     /// wait, and has the output written after each part.
     fn resume(&mut self, _cx: &mut Cx<'_>) -> bool {
+        false
+    }
+
+    /// Answers the request whose start is in `rbuf` "out of memory" (the
+    /// connection memory budget cannot hold the rest of it), in this wire's
+    /// words, as memcached does when it cannot allocate an item. False: the
+    /// wire has no such answer (or cannot skip the request's body), and the
+    /// connection is closed instead.
+    fn out_of_memory(&mut self, _rbuf: &mut BytesMut, _out: &mut Out) -> bool {
         false
     }
 

@@ -395,8 +395,14 @@ impl BinaryRun {
             // Charged while they wait, and a client that does not read them
             // while the budget is spent is dropped, as on the main port.
             let read_buffer = charge.held();
-            if !crate::net::connection::write(&io.stream, srv, &mut self.out, charge, read_buffer)
-                .await?
+            if !crate::net::connection::write_out(
+                &io.stream,
+                srv,
+                &mut self.out,
+                charge,
+                read_buffer,
+            )
+            .await?
             {
                 return Ok(false);
             }

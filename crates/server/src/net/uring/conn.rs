@@ -2,15 +2,10 @@
 //! loop (`connection::run`), as a state machine the worker drives with the
 //! completions of one receive or one send at a time.
 
-use crate::net::connection::{
-    refuse_for_memory, sniff, AnySession, ReadLimits, ReadSpace, UNBUDGETED_OUT,
-};
+use crate::net::core::{ConnCore, SendPlan, Sending};
 use crate::net::placement::Live;
-use crate::protocols::out::Out;
-use crate::protocols::session::{ConnState, Cx, LateTx, Step};
-use crate::state::budget::Charge;
+use crate::protocols::session::{LateTx, Step};
 use crate::state::conns::Registered;
-use crate::state::counters as stats;
 use crate::state::server::Server;
 use bytes::BytesMut;
 use io_uring::{opcode, squeue, types};
@@ -39,14 +34,10 @@ pub(super) struct Conn<'s> {
     pub stream: std::net::TcpStream,
     pub peer: SocketAddr,
     pub live: Live,
-    pub rbuf: BytesMut,
-    out: Out,
-    charge: Charge<'s>,
-    cs: ConnState,
-    session: Option<AnySession>,
-    limits: ReadLimits,
-    /// Bytes the buffer must hold for the next request (0 = unknown).
-    need: usize,
+    /// Buffers, session and charge, and the rules shared with the epoll path.
+    pub core: ConnCore<'s>,
+    /// How the replies being sent were charged.
+    plan: Option<SendPlan>,
     /// What the batch said to do once its replies are written.
     after: Step,
     sent: usize,
@@ -76,19 +67,13 @@ impl<'s> Conn<'s> {
     ) -> Conn<'s> {
         let _ = stream.set_nodelay(true);
         let listed = srv.conns.register(&stream, stream.local_addr(), Some(peer));
-        let limits = ReadLimits::of(srv);
         Conn {
             listed,
             stream,
             peer,
             live,
-            rbuf: BytesMut::with_capacity(limits.initial),
-            out: Out::new(),
-            charge: Charge::new(&srv.budget),
-            cs: ConnState::default(),
-            session: None,
-            limits,
-            need: 0,
+            core: ConnCore::new(srv, BytesMut::new()),
+            plan: None,
             after: Step::NeedInput(0),
             sent: 0,
             iov: Vec::new(),
@@ -110,8 +95,8 @@ impl<'s> Conn<'s> {
 
     /// The receive into the buffer's free space.
     pub fn recv_entry(&mut self, user_data: u64) -> squeue::Entry {
-        let max = self.limits.read_max(&self.rbuf, self.need);
-        let spare = self.rbuf.spare_capacity_mut();
+        let max = self.core.read_max();
+        let spare = self.core.rbuf.spare_capacity_mut();
         let len = u32::try_from(spare.len().min(max)).unwrap_or(u32::MAX);
         opcode::Recv::new(
             types::Fd(self.stream.as_raw_fd()),
@@ -127,7 +112,7 @@ impl<'s> Conn<'s> {
         let fd = types::Fd(self.stream.as_raw_fd());
         self.iov.clear();
         let iov = &mut self.iov;
-        self.out.each_piece(self.sent, |p| {
+        self.core.out.each_piece(self.sent, |p| {
             iov.push(libc::iovec {
                 iov_base: p.as_ptr() as *mut libc::c_void,
                 iov_len: p.len(),
@@ -150,19 +135,20 @@ impl<'s> Conn<'s> {
 
     /// `n` bytes arrived in the buffer's free space.
     pub fn received(&mut self, srv: &Arc<Server>, late: &LateTx, n: usize) -> Next {
-        let n = n.min(self.rbuf.capacity() - self.rbuf.len());
+        let rbuf = &mut self.core.rbuf;
+        let n = n.min(rbuf.capacity() - rbuf.len());
         // SAFETY: the kernel wrote n bytes into the spare capacity the
         // receive was given, which nobody touched while it was in flight.
-        unsafe { self.rbuf.set_len(self.rbuf.len() + n) };
-        stats::add(&srv.counters.here().bytes_read, n as u64);
-        if self.cs.discard(&mut self.rbuf) || self.rbuf.is_empty() {
+        unsafe { rbuf.set_len(rbuf.len() + n) };
+        if !self.core.arrived(srv, n) {
             return self.read_next(srv);
         }
-        if self.session.is_none() {
-            match sniff(srv, &self.rbuf) {
-                None => return Next::Close,
-                Some(AnySession::Rpc(_) | AnySession::Kt(_)) => return Next::Handover,
-                Some(s) => self.session = Some(s),
+        if self.core.session.is_none() {
+            if !self.core.pick_session(srv) {
+                return Next::Close;
+            }
+            if self.core.session.as_ref().is_some_and(|s| s.needs_tasks()) {
+                return Next::Handover;
             }
         }
         if let Some(l) = &self.listed {
@@ -173,17 +159,9 @@ impl<'s> Conn<'s> {
 
     /// Serves every complete request in the buffer, until a reply must go out.
     fn batch(&mut self, srv: &Arc<Server>, late: &LateTx) -> Next {
-        let Some(s) = self.session.as_mut() else {
-            return Next::Close;
-        };
         loop {
-            let mut cx = Cx {
-                srv,
-                out: &mut self.out,
-                late,
-            };
-            let step = s.process(&mut cx, &mut self.cs, &mut self.rbuf);
-            if !self.out.is_empty() {
+            let step = self.core.serve(srv, late);
+            if !self.core.out.is_empty() {
                 self.after = step;
                 return self.start_send(srv);
             }
@@ -197,11 +175,8 @@ impl<'s> Conn<'s> {
 
     fn await_input(&mut self, srv: &Server, need: usize) -> Next {
         // Before the next read, as on the epoll path.
-        if let Some(capacity) = self.limits.renew(&self.rbuf, self.need, need) {
-            self.rbuf = BytesMut::with_capacity(capacity);
-            self.charge.set(self.limits.charge(capacity));
-        }
-        self.need = need;
+        let served = self.core.need;
+        self.core.batch_done(served, need);
         if let Some(l) = &self.listed {
             l.info.end();
         }
@@ -210,40 +185,39 @@ impl<'s> Conn<'s> {
 
     /// Writes acknowledged in the batch reach the OS before the reply does.
     fn start_send(&mut self, srv: &Server) -> Next {
-        if !crate::net::connection::hand_writes_to_os(srv) {
-            return Next::Close;
-        }
-        let charged = self.out.held() > UNBUDGETED_OUT;
-        if charged {
-            self.charge
-                .set(self.limits.charge(self.rbuf.capacity()) + self.out.held());
-        }
+        let plan = match self.core.before_send(srv) {
+            Sending::Go(plan) => plan,
+            Sending::Abort | Sending::Nothing => return Next::Close,
+        };
+        self.plan = Some(plan);
         self.sent = 0;
-        // Watched as on the epoll path (`connection::write`).
-        self.send_since = (charged || srv.budget.is_spent()).then(Instant::now);
+        // Watched as on the epoll path (`connection::write_out`).
+        self.send_since = plan.watched.then(Instant::now);
         Next::Send
     }
 
     /// Whether a client that takes none of its replies for the budget's
     /// wait is dropped now (`Charge::must_progress`).
     pub fn must_progress(&self) -> bool {
-        self.charge.must_progress()
+        self.core.charge.must_progress()
     }
 
     /// `n` bytes of the pending replies were written.
     pub fn sent(&mut self, srv: &Arc<Server>, late: &LateTx, n: usize) -> Next {
         self.sent += n;
-        if self.sent < self.out.len() {
+        let total = self.core.out.len();
+        if self.sent < total {
             // Progress: the client's wait starts again.
             if self.send_since.is_some() {
                 self.send_since = Some(Instant::now());
             }
             return Next::Send;
         }
-        stats::add(&srv.counters.here().bytes_written, self.out.len() as u64);
-        self.out.clear();
+        self.core.out.clear();
         self.send_since = None;
-        self.charge.set(self.limits.charge(self.rbuf.capacity()));
+        if let Some(plan) = self.plan.take() {
+            self.core.sent(srv, plan, total);
+        }
         match self.after {
             Step::NeedInput(n) => self.await_input(srv, n),
             Step::Flush => self.batch(srv, late),
@@ -255,51 +229,34 @@ impl<'s> Conn<'s> {
     /// budget has no room, waits for it (ticks) up to the budget's wait,
     /// then refuses the request as memcached does.
     pub fn read_next(&mut self, srv: &Server) -> Next {
-        match self.limits.plan(&self.rbuf, self.need) {
-            ReadSpace::Enough => {}
-            ReadSpace::Fresh(capacity) => {
-                self.rbuf = BytesMut::with_capacity(capacity);
-                self.charge.set(self.limits.charge(capacity));
-            }
-            ReadSpace::Grow {
-                want,
-                grow,
-                charged,
-            } => {
-                if charged && !self.charge.try_grow(grow) {
-                    let since = *self.memory_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() < srv.budget.wait() {
-                        return Next::WaitMemory;
-                    }
-                    self.memory_since = None;
-                    let go_on = refuse_for_memory(
-                        srv,
-                        self.session.as_mut(),
-                        &mut self.rbuf,
-                        &mut self.cs,
-                        self.need,
-                        &mut self.out,
-                    );
-                    self.after = if go_on {
-                        Step::NeedInput(0)
-                    } else {
-                        Step::Close
-                    };
-                    return match (self.out.is_empty(), go_on) {
-                        (false, _) => self.start_send(srv),
-                        (true, true) => {
-                            self.need = 0;
-                            self.read_next(srv)
-                        }
-                        (true, false) => Next::Close,
-                    };
-                }
-                self.memory_since = None;
-                self.rbuf.reserve(want);
-                self.charge.set(self.limits.charge(self.rbuf.capacity()));
-            }
+        let Some(g) = self.core.make_room() else {
+            self.memory_since = None;
+            return Next::Recv;
+        };
+        if self.core.charge.try_grow(g.grow) {
+            self.memory_since = None;
+            self.core.grown(g.want);
+            return Next::Recv;
         }
-        Next::Recv
+        let since = *self.memory_since.get_or_insert_with(Instant::now);
+        if since.elapsed() < srv.budget.wait() {
+            return Next::WaitMemory;
+        }
+        self.memory_since = None;
+        let go_on = self.core.refuse_for_memory(srv);
+        self.after = if go_on {
+            Step::NeedInput(0)
+        } else {
+            Step::Close
+        };
+        match (self.core.out.is_empty(), go_on) {
+            (false, _) => self.start_send(srv),
+            (true, true) => {
+                self.core.need = 0;
+                self.read_next(srv)
+            }
+            (true, false) => Next::Close,
+        }
     }
 
     /// Stops the connection's operation in flight (it completes with an

@@ -342,7 +342,7 @@ impl<'s> Worker<'s> {
             tracing::warn!("{}: no tokio worker to serve this protocol", c.peer);
             return;
         };
-        let rbuf = std::mem::take(&mut c.rbuf);
+        let rbuf = std::mem::take(&mut c.core.rbuf);
         let Conn {
             stream, peer, live, ..
         } = c;

@@ -129,6 +129,33 @@ pub fn decode_request(params: &[Value]) -> Option<(u64, u16)> {
     Some((min_ts, server_id))
 }
 
+/// `changemaster [master, {ts_skew: MS}]` (Tkrzw-RPC's ChangeMaster): a
+/// replica follows `master` (HOST:PORT) from now on, its position stepped
+/// back by `ts_skew` milliseconds; an empty or absent `master` promotes it:
+/// it stops following and accepts client writes. Only on a server started
+/// with `--replicate-from` (it has the position file and the thread).
+pub fn change_master(
+    srv: &crate::state::server::Server,
+    params: &[memstored_protocol::rpc::Value],
+) -> Result<memstored_protocol::rpc::Value, super::RpcError> {
+    use super::{code, RpcError};
+    let a = super::Args::new(params, 0);
+    let master = match a.pos_or_opt(0, "master") {
+        None => String::new(),
+        Some(v) => memstored_protocol::rpc::value_bytes(v)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .ok_or_else(|| RpcError::argument("master must be a string HOST:PORT"))?
+            .trim()
+            .to_string(),
+    };
+    let skew_ms = a.opt_i64("ts_skew")?.unwrap_or(0).max(0);
+    let skew_us = u64::try_from(skew_ms).unwrap_or(0).saturating_mul(1000);
+    crate::command::ChangeMaster { master, skew_us }
+        .apply(srv)
+        .map_err(|why| RpcError::new(code::LOGICAL, why))?;
+    Ok(memstored_protocol::rpc::Value::Nil)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,31 +207,4 @@ mod tests {
         assert_eq!(decode_request(&[5.into(), 70000.into()]), None);
         assert_eq!(decode_request(&[]), None);
     }
-}
-
-/// `changemaster [master, {ts_skew: MS}]` (Tkrzw-RPC's ChangeMaster): a
-/// replica follows `master` (HOST:PORT) from now on, its position stepped
-/// back by `ts_skew` milliseconds; an empty or absent `master` promotes it:
-/// it stops following and accepts client writes. Only on a server started
-/// with `--replicate-from` (it has the position file and the thread).
-pub fn change_master(
-    srv: &crate::state::server::Server,
-    params: &[memstored_protocol::rpc::Value],
-) -> Result<memstored_protocol::rpc::Value, super::RpcError> {
-    use super::{code, RpcError};
-    let a = super::Args::new(params, 0);
-    let master = match a.pos_or_opt(0, "master") {
-        None => String::new(),
-        Some(v) => memstored_protocol::rpc::value_bytes(v)
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .ok_or_else(|| RpcError::argument("master must be a string HOST:PORT"))?
-            .trim()
-            .to_string(),
-    };
-    let skew_ms = a.opt_i64("ts_skew")?.unwrap_or(0).max(0);
-    let skew_us = u64::try_from(skew_ms).unwrap_or(0).saturating_mul(1000);
-    crate::command::ChangeMaster { master, skew_us }
-        .apply(srv)
-        .map_err(|why| RpcError::new(code::LOGICAL, why))?;
-    Ok(memstored_protocol::rpc::Value::Nil)
 }

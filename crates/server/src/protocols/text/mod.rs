@@ -47,6 +47,12 @@ impl Session for TextSession {
         &mut self.framer
     }
 
+    fn out_of_memory(&mut self, _rbuf: &mut bytes::BytesMut, out: &mut Out) -> bool {
+        self.framer.forget_pending();
+        out.put(memstored_protocol::text::response::SERVER_ERROR_OUT_OF_MEMORY);
+        true
+    }
+
     fn serve(&mut self, cx: &mut Cx<'_>, (cmd, value): (Command, Option<Bytes>)) -> Flow {
         let (srv, out) = (cx.srv, &mut *cx.out);
         match (cmd, value) {

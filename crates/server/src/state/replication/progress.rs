@@ -211,8 +211,8 @@ impl Progress {
 mod tests {
     use super::*;
 
-    fn detached() -> super::liveness::Liveness {
-        super::liveness::Liveness::new(None, Arc::default())
+    fn detached() -> crate::state::replication::liveness::Liveness {
+        crate::state::replication::liveness::Liveness::new(None, Arc::default())
     }
 
     fn stream() -> Arc<StreamProgress> {
