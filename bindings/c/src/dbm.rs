@@ -8,6 +8,7 @@ use crate::mem::{
 };
 use crate::status::{guard, Failure, Outcome, MEMSTORED_STATUS_DUPLICATION_ERROR};
 use bytes::Bytes;
+use memstored_engine::name::with_params_text;
 use memstored_engine::{Action, Db, SearchMode};
 use std::ffi::c_char;
 use std::ptr::null_mut;
@@ -30,15 +31,6 @@ pub(crate) unsafe fn db<'a>(dbm: *const MemstoredDBM) -> Outcome<&'a Arc<Db>> {
         .ok_or_else(|| Failure::invalid("the database handle is NULL"))
 }
 
-/// memstored's database name for Tkrzw's path and `"k=v,k=v"` parameters.
-pub fn db_name(path: &str, params: &str) -> String {
-    if params.trim().is_empty() {
-        path.to_string()
-    } else {
-        format!("{path}#{params}")
-    }
-}
-
 /// Opens a database. `path` picks the engine as in memstored's names
 /// (`casket.tkh` hash file, `casket.tkt` ordered file, `*` in-memory hash,
 /// `+` in-memory ordered); `params` is `"k=v,k=v"` (e.g.
@@ -56,7 +48,7 @@ pub unsafe extern "C" fn memstored_dbm_open(
     guard(null_mut(), || {
         // SAFETY: the caller's contract.
         let (path, params) = unsafe { (text(path)?, text(params)?) };
-        let db = Db::open(&db_name(path, params), writable)?;
+        let db = Db::open(&with_params_text(path, params), writable)?;
         Ok(Box::into_raw(Box::new(MemstoredDBM { db: Arc::new(db) })))
     })
 }
@@ -595,16 +587,4 @@ pub unsafe extern "C" fn memstored_dbm_search(
         let keys = db(dbm)?.search(mode, bytes(pattern_ptr, pattern_size)?, cap)?;
         give_strs(&keys, num_matched)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn names_join_path_and_params() {
-        assert_eq!(super::db_name("casket.tkh", ""), "casket.tkh");
-        assert_eq!(
-            super::db_name("casket.tkh", "truncate=true,num_buckets=100"),
-            "casket.tkh#truncate=true,num_buckets=100"
-        );
-    }
 }

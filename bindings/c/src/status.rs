@@ -1,6 +1,12 @@
 //! Status codes, the thread-local last status, and `guard`, the wrapper of
 //! every entry point: it sets the last status and keeps panics on this side.
+//!
+//! Tkrzw's table of codes and names is the engine's
+//! (`memstored_engine::status::code`); the `MEMSTORED_STATUS_*` constants
+//! below are its numbers spelled out for the C header, which cbindgen
+//! writes from literals only (tests/header.rs checks them against it).
 
+use memstored_engine::status::{code_name_c, code_of_name};
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -33,24 +39,6 @@ pub const MEMSTORED_STATUS_BROKEN_DATA_ERROR: i32 = 11;
 pub const MEMSTORED_STATUS_NETWORK_ERROR: i32 = 12;
 /// Generic error caused by the application logic.
 pub const MEMSTORED_STATUS_APPLICATION_ERROR: i32 = 13;
-
-/// The names of the codes, indexed by code; the engine's `status_name` uses the same words.
-const NAMES: [&CStr; 14] = [
-    c"SUCCESS",
-    c"UNKNOWN_ERROR",
-    c"SYSTEM_ERROR",
-    c"NOT_IMPLEMENTED_ERROR",
-    c"PRECONDITION_ERROR",
-    c"INVALID_ARGUMENT_ERROR",
-    c"CANCELED_ERROR",
-    c"NOT_FOUND_ERROR",
-    c"PERMISSION_ERROR",
-    c"INFEASIBLE_ERROR",
-    c"DUPLICATION_ERROR",
-    c"BROKEN_DATA_ERROR",
-    c"NETWORK_ERROR",
-    c"APPLICATION_ERROR",
-];
 
 /// A status code with its message.
 #[repr(C)]
@@ -85,12 +73,7 @@ impl From<memstored_engine::Error> for Failure {
     /// By the status name only: the engine's error enum grows variants, and
     /// each one names the Tkrzw status it stands for.
     fn from(e: memstored_engine::Error) -> Failure {
-        let name = e.status_name();
-        let code = NAMES
-            .iter()
-            .position(|n| n.to_bytes() == name.as_bytes())
-            .map_or(MEMSTORED_STATUS_UNKNOWN_ERROR, |i| i as i32);
-        Failure::new(code, e.to_string())
+        Failure::new(code_of_name(e.status_name()), e.to_string())
     }
 }
 
@@ -209,10 +192,7 @@ pub extern "C" fn memstored_get_last_status() -> MemstoredStatus {
 /// unknown one. The string is static.
 #[no_mangle]
 pub extern "C" fn memstored_status_code_name(code: i32) -> *const c_char {
-    usize::try_from(code)
-        .ok()
-        .and_then(|i| NAMES.get(i))
-        .map_or(c"INVALID_CODE".as_ptr(), |n| n.as_ptr())
+    code_name_c(code).map_or(c"INVALID_CODE".as_ptr(), CStr::as_ptr)
 }
 
 #[cfg(test)]

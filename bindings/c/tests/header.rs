@@ -26,4 +26,15 @@ fn checked_in_header_is_current() {
     for name in ["memstored_dbm_open", "memstored_free", "MemstoredDBMIter"] {
         assert!(text.contains(name), "{name} missing from the header");
     }
+    // The status constants are Tkrzw's table, the engine's, one for one.
+    let names = memstored_engine::status::STATUS_NAMES;
+    for (code, name) in names.iter().enumerate() {
+        let line = format!("#define MEMSTORED_STATUS_{name} {code}\n");
+        assert!(text.contains(&line), "{line:?} missing from the header");
+    }
+    assert_eq!(
+        text.matches("#define MEMSTORED_STATUS_").count(),
+        names.len(),
+        "a MEMSTORED_STATUS_ constant that is not in the engine's table"
+    );
 }

@@ -26,6 +26,7 @@ mod memstored {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        crate::status::add_codes(&m.getattr("Status")?)?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))
     }
 }

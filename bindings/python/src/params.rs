@@ -2,6 +2,7 @@
 //! `PATH#k=v,...`, plus the open options the engine does not take itself.
 
 use crate::status::{Status, INVALID_ARGUMENT_ERROR};
+use memstored_engine::name::with_params;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
 
@@ -52,36 +53,21 @@ pub fn open_spec(
 }
 
 fn build(path: &str, pairs: &[(String, String)]) -> Result<OpenSpec, Status> {
-    let mut spec = OpenSpec {
-        name: path.to_string(),
-        no_create: false,
-    };
-    let mut sep = if path.contains('#') { ',' } else { '#' };
+    let mut no_create = false;
+    let mut params = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
         let (k, v) = (k.as_str(), v.as_str());
-        // Python's truthy words, in the engine's.
-        let v = match k {
-            "truncate" if truthy(v) => "true",
-            "truncate" => "false",
-            _ => v,
-        };
         match k {
-            "no_create" => spec.no_create = truthy(v),
+            "no_create" => no_create = truthy(v),
             _ if BINDING_PARAMS.contains(&k) => {}
-            _ => {
-                if [k, v].iter().any(|s| s.contains([',', '#', '='])) {
-                    return Err(Status::new(
-                        INVALID_ARGUMENT_ERROR,
-                        format!("parameter {k}={v}: names and values may not contain , # or ="),
-                    ));
-                }
-                spec.name.push(sep);
-                spec.name.push_str(&format!("{k}={v}"));
-                sep = ',';
-            }
+            // Python's truthy words, in the engine's.
+            "truncate" => params.push((k, if truthy(v) { "true" } else { "false" })),
+            _ => params.push((k, v)),
         }
     }
-    Ok(spec)
+    let name = with_params(path, params)
+        .map_err(|bad| Status::new(INVALID_ARGUMENT_ERROR, bad.to_string()))?;
+    Ok(OpenSpec { name, no_create })
 }
 
 #[cfg(test)]

@@ -5,48 +5,24 @@ use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
-/// Tkrzw's status codes, in its numbering; the index is the code.
-const CODE_NAMES: [&str; 14] = [
-    "SUCCESS",
-    "UNKNOWN_ERROR",
-    "SYSTEM_ERROR",
-    "NOT_IMPLEMENTED_ERROR",
-    "PRECONDITION_ERROR",
-    "INVALID_ARGUMENT_ERROR",
-    "CANCELED_ERROR",
-    "NOT_FOUND_ERROR",
-    "PERMISSION_ERROR",
-    "INFEASIBLE_ERROR",
-    "DUPLICATION_ERROR",
-    "BROKEN_DATA_ERROR",
-    "NETWORK_ERROR",
-    "APPLICATION_ERROR",
-];
-
-pub const SUCCESS: i32 = 0;
-pub const UNKNOWN_ERROR: i32 = 1;
-pub const NOT_IMPLEMENTED_ERROR: i32 = 3;
-pub const PRECONDITION_ERROR: i32 = 4;
-pub const INVALID_ARGUMENT_ERROR: i32 = 5;
-pub const NOT_FOUND_ERROR: i32 = 7;
-pub const INFEASIBLE_ERROR: i32 = 9;
-
-/// The code of a status name; names the engine may add later fall back to
-/// UNKNOWN_ERROR rather than failing.
-fn code_of(name: &str) -> i32 {
-    CODE_NAMES
-        .iter()
-        .position(|n| *n == name)
-        .map_or(UNKNOWN_ERROR, |i| i as i32)
-}
+pub use memstored_engine::status::code::{
+    INFEASIBLE_ERROR, INVALID_ARGUMENT_ERROR, NOT_FOUND_ERROR, NOT_IMPLEMENTED_ERROR,
+    PRECONDITION_ERROR, SUCCESS,
+};
+use memstored_engine::status::{code_name, code_of_name, STATUS_NAMES};
 
 /// The name of a code, as `Status.CodeName` prints it.
 fn name_of(code: i32) -> &'static str {
-    usize::try_from(code)
-        .ok()
-        .and_then(|i| CODE_NAMES.get(i))
-        .copied()
-        .unwrap_or("unknown")
+    code_name(code).unwrap_or("unknown")
+}
+
+/// Gives the `Status` class its constants (`Status.NOT_FOUND_ERROR`, ...)
+/// from the engine's table of Tkrzw's codes.
+pub fn add_codes(status: &Bound<'_, PyAny>) -> PyResult<()> {
+    for (code, name) in STATUS_NAMES.iter().enumerate() {
+        status.setattr(*name, code as i32)?;
+    }
+    Ok(())
 }
 
 /// The result of an operation: a code and a message.
@@ -76,7 +52,7 @@ impl Status {
     /// The status of an engine error. Only `status_name` is consulted, so new
     /// engine error variants need no change here.
     pub fn from_engine(e: &memstored_engine::Error) -> Status {
-        Status::new(code_of(e.status_name()), e.to_string())
+        Status::new(code_of_name(e.status_name()), e.to_string())
     }
 
     /// The status of an engine result that carries nothing on success.
@@ -121,35 +97,6 @@ impl From<memstored_engine::Error> for Status {
 
 #[pymethods]
 impl Status {
-    #[classattr]
-    const SUCCESS: i32 = 0;
-    #[classattr]
-    const UNKNOWN_ERROR: i32 = 1;
-    #[classattr]
-    const SYSTEM_ERROR: i32 = 2;
-    #[classattr]
-    const NOT_IMPLEMENTED_ERROR: i32 = 3;
-    #[classattr]
-    const PRECONDITION_ERROR: i32 = 4;
-    #[classattr]
-    const INVALID_ARGUMENT_ERROR: i32 = 5;
-    #[classattr]
-    const CANCELED_ERROR: i32 = 6;
-    #[classattr]
-    const NOT_FOUND_ERROR: i32 = 7;
-    #[classattr]
-    const PERMISSION_ERROR: i32 = 8;
-    #[classattr]
-    const INFEASIBLE_ERROR: i32 = 9;
-    #[classattr]
-    const DUPLICATION_ERROR: i32 = 10;
-    #[classattr]
-    const BROKEN_DATA_ERROR: i32 = 11;
-    #[classattr]
-    const NETWORK_ERROR: i32 = 12;
-    #[classattr]
-    const APPLICATION_ERROR: i32 = 13;
-
     #[new]
     #[pyo3(signature = (code = SUCCESS, message = String::new()))]
     fn py_new(code: i32, message: String) -> Status {
@@ -264,7 +211,6 @@ mod tests {
         assert_eq!(Status::from_engine(&e).code, NOT_FOUND_ERROR);
         let e = memstored_engine::Error::InvalidArgument("x".into());
         assert_eq!(Status::from_engine(&e).code, INVALID_ARGUMENT_ERROR);
-        assert_eq!(code_of("SOMETHING_NEW"), UNKNOWN_ERROR);
         assert_eq!(name_of(9), "INFEASIBLE_ERROR");
         assert_eq!(name_of(-1), "unknown");
     }

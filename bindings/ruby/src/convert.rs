@@ -6,15 +6,27 @@ use magnus::encoding::{EncodingCapable, Index};
 use magnus::value::{Lazy, LazyId, Opaque};
 use magnus::{prelude::*, Error, ExceptionClass, RClass, RModule, RObject, RString, Ruby, Value};
 use memstored_c::status::{Failure, Outcome, MEMSTORED_STATUS_PRECONDITION_ERROR};
+use memstored_engine::status::STATUS_NAMES;
 use std::sync::OnceLock;
 
 static STATUS: OnceLock<Opaque<RClass>> = OnceLock::new();
 static STATUS_EXCEPTION: OnceLock<Opaque<ExceptionClass>> = OnceLock::new();
 
-/// Finds the Ruby-defined Status and StatusException classes once, at load.
+/// Finds the Ruby-defined Status and StatusException classes once, at load,
+/// and gives Status Tkrzw's codes from the engine's table: a constant per
+/// code (`Status::NOT_FOUND_ERROR`) and `Status::NAMES`, the names by code.
 pub fn init(ruby: &Ruby, module: RModule) -> Result<(), Error> {
     let status: RClass = module.const_get("Status")?;
     let exception: ExceptionClass = module.const_get("StatusException")?;
+    let names = ruby.ary_new_capa(STATUS_NAMES.len());
+    for (code, name) in STATUS_NAMES.iter().enumerate() {
+        status.const_set(*name, code as i32)?;
+        let s = ruby.str_new(name);
+        s.freeze();
+        names.push(s)?;
+    }
+    names.freeze();
+    status.const_set("NAMES", names)?;
     let _ = STATUS.set(Opaque::from(status));
     let _ = STATUS_EXCEPTION.set(Opaque::from(exception));
     let _ = ruby;

@@ -7,8 +7,9 @@ use crate::gvl;
 use bytes::Bytes;
 use magnus::encoding::Index;
 use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
-use memstored_c::dbm::{db_name, increment_or_read, search_mode, set_and_get};
+use memstored_c::dbm::{increment_or_read, search_mode, set_and_get};
 use memstored_c::status::{Failure, Outcome};
+use memstored_engine::name::with_params;
 use memstored_engine::Db;
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -55,14 +56,17 @@ impl Dbm {
         rb_self: &Self,
         path: String,
         writable: bool,
-        params: String,
+        params: Vec<(String, String)>,
         encoding: Option<String>,
     ) -> Res<Value> {
+        let name = match with_params(&path, params) {
+            Ok(name) => name,
+            Err(bad) => return status(ruby, Err(Failure::invalid(bad.to_string()))),
+        };
         if rb_self.state.read().is_some() {
             return status(ruby, Err(Failure::new(4, "opened database")));
         }
         let enc = convert::encoding(ruby, encoding)?;
-        let name = db_name(&path, &params);
         match gvl::without(|| Db::open(&name, writable)) {
             Ok(db) => {
                 *rb_self.state.write() = Some(Open {

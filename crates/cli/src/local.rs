@@ -1,30 +1,12 @@
 //! Local subcommands on a database name, like `tkrzw_dbm_util`.
 
 use crate::progress;
+use crate::store::{close, open, open_or_create};
 use crate::tsv;
 use anyhow::{anyhow, Context, Result};
-use memstored_engine::{Db, SearchMode};
+use memstored_engine::SearchMode;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-
-/// Opens `name`, which must exist, explaining failures with the name. Only
-/// the subcommands that store what they are given (`set`, `import`) make a
-/// missing store ([`open_or_create`]): any other tool run on a mistyped name
-/// would report success on an empty store it had just made.
-pub fn open(name: &str, writable: bool) -> Result<Db> {
-    Db::open_existing(name, writable).with_context(|| format!("cannot open database {name:?}"))
-}
-
-/// Opens `name` for writing, creating it when missing.
-pub fn open_or_create(name: &str) -> Result<Db> {
-    Db::open(name, true).with_context(|| format!("cannot open database {name:?}"))
-}
-
-/// Closes `db`, reporting a failure (a failed close can lose data).
-pub fn close(db: Db, name: &str) -> Result<()> {
-    db.close()
-        .with_context(|| format!("closing database {name:?}"))
-}
 
 fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
     BufWriter::with_capacity(64 * 1024, std::io::stdout().lock())
@@ -38,7 +20,7 @@ pub fn inspect(name: &str) -> Result<()> {
         writeln!(out, "  {k}={v}")?;
     }
     writeln!(out, "Number of Records: {}", db.count())?;
-    crate::maint::inspect_extra(&db, &mut out)?;
+    writeln!(out, "Should be Rebuilt: {}", db.should_be_rebuilt())?;
     out.flush()?;
     close(db, name)
 }

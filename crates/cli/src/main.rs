@@ -11,6 +11,7 @@ mod progress;
 mod remote;
 mod remote_perf;
 mod rpc_client;
+mod store;
 mod tsv;
 
 use clap::{Parser, Subcommand};

@@ -1,17 +1,10 @@
 //! Maintenance subcommands: rebuild, backup, restore.
 
-use crate::local::{close, open};
 use crate::progress;
+use crate::store::{close, open};
 use anyhow::{Context, Result};
 use memstored_engine::Db;
-use std::io::Write;
 use std::time::Instant;
-
-/// Lines `inspect` adds after the properties.
-pub fn inspect_extra(db: &Db, out: &mut impl Write) -> Result<()> {
-    writeln!(out, "Should be Rebuilt: {}", db.should_be_rebuilt())?;
-    Ok(())
-}
 
 fn file_size(db: &Db) -> u64 {
     db.stats().file_size

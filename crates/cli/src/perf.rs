@@ -192,8 +192,64 @@ impl Phase {
 
 const VALUE_EXTRA: usize = 2039;
 
+/// One thread of a phase: `--iter` records of its own (or random) keys,
+/// stopping at the first failure (its own or another thread's).
+fn perf_thread(
+    db: &Db,
+    a: &SequenceArgs,
+    phase: Phase,
+    id: u64,
+    failed: &AtomicBool,
+    bar: &indicatif::ProgressBar,
+) {
+    let total = a.iter * a.threads;
+    // Tkrzw's value pattern; each value is a window of it.
+    let value_buf: Vec<u8> = (0..a.size + VALUE_EXTRA)
+        .map(|i| b'a' + ((id as usize + i) % if i % 2 == 1 { 26 } else { 9 }) as u8)
+        .collect();
+    let mut rng = SplitMix(a.random_seed.wrapping_add(id));
+    let mut kbuf = [0u8; 20];
+    let mut pending = 0u64;
+    for i in 0..a.iter {
+        let num = if a.random_key {
+            rng.next() % total
+        } else {
+            i * a.threads + id
+        };
+        let key = format_key(num, &mut kbuf);
+        let result = match phase {
+            Phase::Set => {
+                let off = (i as usize).wrapping_mul(i as usize + 1) % VALUE_EXTRA;
+                db.set(key, &value_buf[off..off + a.size], true)
+            }
+            // As tkrzw_dbm_perf's `dbm->Get(key)`: the record is found and
+            // read (CRC checked), its value not copied out.
+            Phase::Get => db.get_with(key, |_| ()),
+            Phase::Remove => match db.remove(key) {
+                Err(e) if e.is_not_found() => Ok(()),
+                r => r,
+            },
+        };
+        if let Err(e) = result {
+            let op = phase.labels().1;
+            eprintln!("{op} failed: {} ({e})", e.status_name());
+            failed.store(true, Ordering::Relaxed);
+            break;
+        }
+        pending += 1;
+        if pending == 4096 {
+            bar.inc(pending);
+            pending = 0;
+            if failed.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+    }
+    bar.inc(pending);
+}
+
 fn run_phase(db: &Db, a: &SequenceArgs, phase: Phase) -> Result<()> {
-    let (label, op) = phase.labels();
+    let label = phase.labels().0;
     let total = a.iter * a.threads;
     let failed = AtomicBool::new(false);
     let bar = progress::bar(total, label);
@@ -201,50 +257,7 @@ fn run_phase(db: &Db, a: &SequenceArgs, phase: Phase) -> Result<()> {
     std::thread::scope(|s| {
         for id in 0..a.threads {
             let (failed, bar) = (&failed, &bar);
-            s.spawn(move || {
-                // Tkrzw's value pattern; each value is a window of it.
-                let value_buf: Vec<u8> = (0..a.size + VALUE_EXTRA)
-                    .map(|i| b'a' + ((id as usize + i) % if i % 2 == 1 { 26 } else { 9 }) as u8)
-                    .collect();
-                let mut rng = SplitMix(a.random_seed.wrapping_add(id));
-                let mut kbuf = [0u8; 20];
-                let mut pending = 0u64;
-                for i in 0..a.iter {
-                    let num = if a.random_key {
-                        rng.next() % total
-                    } else {
-                        i * a.threads + id
-                    };
-                    let key = format_key(num, &mut kbuf);
-                    let result = match phase {
-                        Phase::Set => {
-                            let off = (i as usize).wrapping_mul(i as usize + 1) % VALUE_EXTRA;
-                            db.set(key, &value_buf[off..off + a.size], true)
-                        }
-                        // As tkrzw_dbm_perf's `dbm->Get(key)`: the record is found and
-                        // read (CRC checked), its value not copied out.
-                        Phase::Get => db.get_with(key, |_| ()),
-                        Phase::Remove => match db.remove(key) {
-                            Err(e) if e.is_not_found() => Ok(()),
-                            r => r,
-                        },
-                    };
-                    if let Err(e) = result {
-                        eprintln!("{op} failed: {} ({e})", e.status_name());
-                        failed.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                    pending += 1;
-                    if pending == 4096 {
-                        bar.inc(pending);
-                        pending = 0;
-                        if failed.load(Ordering::Relaxed) {
-                            break;
-                        }
-                    }
-                }
-                bar.inc(pending);
-            });
+            s.spawn(move || perf_thread(db, a, phase, id, failed, bar));
         }
     });
     bar.finish_and_clear();

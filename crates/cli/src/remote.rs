@@ -236,21 +236,7 @@ pub fn run(a: RemoteArgs) -> Result<()> {
     }
     let mut r = Remote { c };
     match a.cmd {
-        RemoteCmd::Echo { times, words } => {
-            let msg = words.join(" ");
-            let mut out = stdout();
-            for _ in 0..times.max(1) {
-                // kt-msgpack's echo takes and returns a map of strings.
-                let v = r.call("echo", &[opts(vec![("message", bin(&msg))])])?;
-                let echoed = bulk_field(&v, "message");
-                match echoed.and_then(value_bytes) {
-                    Some(b) => out.write_all(b)?,
-                    None => write!(out, "{v}")?,
-                }
-                out.write_all(b"\n")?;
-            }
-            out.flush()?;
-        }
+        RemoteCmd::Echo { times, words } => echo(&mut r, times, &words)?,
         RemoteCmd::Inspect { attr } => inspect(&mut r, attr.as_deref())?,
         RemoteCmd::Get { multi, keys } => get(&mut r, multi, &keys)?,
         RemoteCmd::Set { multi, how, args } => set(&mut r, multi, how, &args)?,
@@ -270,24 +256,11 @@ pub fn run(a: RemoteArgs) -> Result<()> {
         RemoteCmd::Clear => {
             r.call("clear", &[])?;
         }
-        RemoteCmd::Sync { hard, params } => {
-            let mut m = param_entries(&params)?;
-            if hard {
-                m.push((Value::from("hard"), Value::Boolean(true)));
-            }
-            r.call("synchronize", &[Value::Map(m)])?;
-        }
+        RemoteCmd::Sync { hard, params } => sync(&mut r, hard, &params)?,
         RemoteCmd::Rebuild { params } => {
             r.call("rebuild", &[Value::Map(param_entries(&params)?)])?;
         }
-        RemoteCmd::Changemaster { master, ts_skew } => {
-            // As bin: an error then comes back with its message (bare code otherwise).
-            let m = bin(&master.unwrap_or_default());
-            r.call(
-                "changemaster",
-                &[m, opts(vec![("ts_skew", ts_skew.into())])],
-            )?;
-        }
+        RemoteCmd::Changemaster { master, ts_skew } => changemaster(&mut r, master, ts_skew)?,
         RemoteCmd::Perf {
             cmd: PerfCmd::Sequence(p),
         } => {
@@ -303,6 +276,42 @@ pub fn run(a: RemoteArgs) -> Result<()> {
             crate::remote_perf::sequence(&p, &target)?;
         }
     }
+    Ok(())
+}
+
+fn echo(r: &mut Remote, times: u32, words: &[String]) -> Result<()> {
+    let msg = words.join(" ");
+    let mut out = stdout();
+    for _ in 0..times.max(1) {
+        // kt-msgpack's echo takes and returns a map of strings.
+        let v = r.call("echo", &[opts(vec![("message", bin(&msg))])])?;
+        let echoed = bulk_field(&v, "message");
+        match echoed.and_then(value_bytes) {
+            Some(b) => out.write_all(b)?,
+            None => write!(out, "{v}")?,
+        }
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn sync(r: &mut Remote, hard: bool, params: &[String]) -> Result<()> {
+    let mut m = param_entries(params)?;
+    if hard {
+        m.push((Value::from("hard"), Value::Boolean(true)));
+    }
+    r.call("synchronize", &[Value::Map(m)])?;
+    Ok(())
+}
+
+fn changemaster(r: &mut Remote, master: Option<String>, ts_skew: u64) -> Result<()> {
+    // As bin: an error then comes back with its message (bare code otherwise).
+    let m = bin(&master.unwrap_or_default());
+    r.call(
+        "changemaster",
+        &[m, opts(vec![("ts_skew", ts_skew.into())])],
+    )?;
     Ok(())
 }
 
@@ -398,37 +407,7 @@ fn set(r: &mut Remote, multi: bool, how: crate::local::SetOpts, args: &[String])
         .map(|p| (p[0].as_str(), p[1].as_str()))
         .collect();
     if let Some(initial) = &incr {
-        let initial: i64 = initial
-            .trim()
-            .parse()
-            .with_context(|| format!("--incr {initial:?}: expected an integer"))?;
-        let mut out = stdout();
-        for (k, v) in pairs {
-            let delta: i64 = v
-                .trim()
-                .parse()
-                .with_context(|| format!("increment {v:?}: expected an integer"))?;
-            let res = r.c.call(
-                "increment",
-                &[
-                    bin(k),
-                    Value::from(delta),
-                    opts(vec![("orig", Value::from(initial))]),
-                ],
-            )?;
-            let res = res.map_err(failed(format!("increment {k:?}")))?;
-            let n = match &res {
-                Value::Map(m) => m
-                    .iter()
-                    .find(|(k, _)| value_str(k) == Some("num"))
-                    .map(|(_, v)| text(v)),
-                _ => None,
-            }
-            .unwrap_or_else(|| res.to_string());
-            writeln!(out, "{n}")?;
-        }
-        out.flush()?;
-        return Ok(());
+        return increment(r, initial, &pairs);
     }
     if let Some(delim) = &append {
         for (k, v) in pairs {
@@ -454,6 +433,41 @@ fn set(r: &mut Remote, multi: bool, how: crate::local::SetOpts, args: &[String])
         .map(|(k, v)| (underscored(k.as_bytes()), bin(v)))
         .collect();
     r.call("set_bulk", &[Value::Map(map)])?;
+    Ok(())
+}
+
+/// `set --incr INITIAL`: adds each VALUE to its KEY and prints the results.
+fn increment(r: &mut Remote, initial: &str, pairs: &[(&str, &str)]) -> Result<()> {
+    let initial: i64 = initial
+        .trim()
+        .parse()
+        .with_context(|| format!("--incr {initial:?}: expected an integer"))?;
+    let mut out = stdout();
+    for &(k, v) in pairs {
+        let delta: i64 = v
+            .trim()
+            .parse()
+            .with_context(|| format!("increment {v:?}: expected an integer"))?;
+        let res = r.c.call(
+            "increment",
+            &[
+                bin(k),
+                Value::from(delta),
+                opts(vec![("orig", Value::from(initial))]),
+            ],
+        )?;
+        let res = res.map_err(failed(format!("increment {k:?}")))?;
+        let n = match &res {
+            Value::Map(m) => m
+                .iter()
+                .find(|(k, _)| value_str(k) == Some("num"))
+                .map(|(_, v)| text(v)),
+            _ => None,
+        }
+        .unwrap_or_else(|| res.to_string());
+        writeln!(out, "{n}")?;
+    }
+    out.flush()?;
     Ok(())
 }
 

@@ -2,7 +2,10 @@
 //! separate parameters (Tokyo Cabinet style, `db.tch#bnum=1000000#apow=10`).
 //! Kyoto Cabinet's and Kyoto Tycoon's names are read too (`kc.rs`).
 
+mod build;
 mod kc;
+
+pub use build::{with_params, with_params_text, BadParam};
 
 use crate::status::{Error, Result};
 

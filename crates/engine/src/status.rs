@@ -1,5 +1,9 @@
 //! Typed errors, modelled on Tkrzw's status codes so that callers (the server,
 //! the bindings) can map each one to their own wire codes without parsing text.
+//! Tkrzw's status table itself (codes and names, [`code`], [`STATUS_NAMES`])
+//! is here too, written once for every binding.
+
+use std::ffi::CStr;
 
 /// The error of every fallible engine call.
 ///
@@ -84,17 +88,7 @@ impl Error {
 
     /// Tkrzw's numeric status code (`tkrzw::Status::Code`) for bindings.
     pub fn status_code(&self) -> i32 {
-        match self.status_name() {
-            "SYSTEM_ERROR" => 2,
-            "NOT_IMPLEMENTED_ERROR" => 3,
-            "PRECONDITION_ERROR" => 4,
-            "INVALID_ARGUMENT_ERROR" => 5,
-            "NOT_FOUND_ERROR" => 7,
-            "INFEASIBLE_ERROR" => 9,
-            "DUPLICATION_ERROR" => 10,
-            "BROKEN_DATA_ERROR" => 11,
-            _ => 1,
-        }
+        code_of_name(self.status_name())
     }
 
     /// True for every variant Tkrzw reports as `INFEASIBLE_ERROR`.
@@ -129,3 +123,141 @@ impl From<std::io::Error> for Error {
 
 /// Shorthand used across the crate.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// Writes Tkrzw's status table once: the constants of [`code`], and the
+/// names by code, as Rust and as C strings.
+macro_rules! tkrzw_statuses {
+    ($($(#[doc = $doc:literal])* $name:ident = $code:literal,)*) => {
+        /// Tkrzw's status codes (`tkrzw::Status::Code`), in its numbering: what
+        /// the bindings (C, Python, Ruby, and Go and Java through C) return.
+        pub mod code {
+            $($(#[doc = $doc])* pub const $name: i32 = $code;)*
+        }
+
+        /// The codes' names as Tkrzw spells them, indexed by code
+        /// (`STATUS_NAMES[7]` is `NOT_FOUND_ERROR`).
+        pub const STATUS_NAMES: &[&str] = &[$(stringify!($name)),*];
+
+        /// [`STATUS_NAMES`] as C strings, for the C library's static answers.
+        const STATUS_C_NAMES: &[&CStr] = &[$(c_str(concat!(stringify!($name), "\0"))),*];
+
+        // The index of every name is its code.
+        const _: () = {
+            let mut i = 0;
+            $(assert!(code::$name == i, "Tkrzw's codes are 0, 1, 2, ... in order"); i += 1;)*
+            let _ = i;
+        };
+    };
+}
+
+tkrzw_statuses! {
+    /// Success.
+    SUCCESS = 0,
+    /// Generic error whose cause is unknown (also: a panic caught at a binding's boundary).
+    UNKNOWN_ERROR = 1,
+    /// Generic error from the operating system.
+    SYSTEM_ERROR = 2,
+    /// The feature is not implemented (e.g. `last` on a hash database).
+    NOT_IMPLEMENTED_ERROR = 3,
+    /// A precondition is not met (e.g. writing to a read-only database).
+    PRECONDITION_ERROR = 4,
+    /// A given argument is invalid.
+    INVALID_ARGUMENT_ERROR = 5,
+    /// The operation was canceled.
+    CANCELED_ERROR = 6,
+    /// The record does not exist.
+    NOT_FOUND_ERROR = 7,
+    /// The operation is not permitted.
+    PERMISSION_ERROR = 8,
+    /// The operation is infeasible (e.g. a compare-exchange whose expectation failed).
+    INFEASIBLE_ERROR = 9,
+    /// The record exists already (a set without overwrite).
+    DUPLICATION_ERROR = 10,
+    /// Data on disk failed its checks.
+    BROKEN_DATA_ERROR = 11,
+    /// Error caused by networking failure.
+    NETWORK_ERROR = 12,
+    /// Generic error caused by the application logic.
+    APPLICATION_ERROR = 13,
+}
+
+const fn c_str(with_nul: &str) -> &CStr {
+    match CStr::from_bytes_with_nul(with_nul.as_bytes()) {
+        Ok(c) => c,
+        Err(_) => panic!("a status name holds no NUL"),
+    }
+}
+
+/// The code of a status name; a name not in Tkrzw's table (one the engine
+/// may add later) is `UNKNOWN_ERROR`, never a failure.
+pub fn code_of_name(name: &str) -> i32 {
+    STATUS_NAMES
+        .iter()
+        .position(|n| *n == name)
+        .map_or(code::UNKNOWN_ERROR, |i| i as i32)
+}
+
+/// The name of a status code, `None` for a number outside the table.
+pub fn code_name(code: i32) -> Option<&'static str> {
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| STATUS_NAMES.get(i))
+        .copied()
+}
+
+/// [`code_name`] as a static C string.
+pub fn code_name_c(code: i32) -> Option<&'static CStr> {
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| STATUS_C_NAMES.get(i))
+        .copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_tkrzws() {
+        assert_eq!(STATUS_NAMES.len(), 14);
+        assert_eq!(STATUS_C_NAMES.len(), STATUS_NAMES.len());
+        assert_eq!(code::NOT_FOUND_ERROR, 7);
+        assert_eq!(code::APPLICATION_ERROR, 13);
+        assert_eq!(code_name(9), Some("INFEASIBLE_ERROR"));
+        assert_eq!(code_name(14), None);
+        assert_eq!(code_name(-1), None);
+        assert_eq!(code_name_c(7), Some(c"NOT_FOUND_ERROR"));
+        assert_eq!(code_name_c(-1), None);
+        assert_eq!(code_of_name("DUPLICATION_ERROR"), code::DUPLICATION_ERROR);
+        assert_eq!(code_of_name("SOMETHING_NEW"), code::UNKNOWN_ERROR);
+        for (i, name) in STATUS_NAMES.iter().enumerate() {
+            assert_eq!(code_of_name(name), i as i32);
+            assert_eq!(code_name_c(i as i32).unwrap().to_str(), Ok(*name));
+        }
+    }
+
+    #[test]
+    fn every_error_has_a_code_of_the_table() {
+        let cases = [
+            (Error::NotFound("x".into()), code::NOT_FOUND_ERROR),
+            (Error::Duplication("x".into()), code::DUPLICATION_ERROR),
+            (Error::CasMismatch, code::INFEASIBLE_ERROR),
+            (Error::NoMemory { size: 1 }, code::INFEASIBLE_ERROR),
+            (
+                Error::InvalidArgument("x".into()),
+                code::INVALID_ARGUMENT_ERROR,
+            ),
+            (Error::BrokenData("x".into()), code::BROKEN_DATA_ERROR),
+            (Error::NoSpace("x".into()), code::SYSTEM_ERROR),
+            (Error::System("x".into()), code::SYSTEM_ERROR),
+            (
+                Error::NotImplemented("x".into()),
+                code::NOT_IMPLEMENTED_ERROR,
+            ),
+            (Error::Precondition("x".into()), code::PRECONDITION_ERROR),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.status_code(), want, "{e:?}");
+        }
+    }
+}

@@ -32,12 +32,8 @@ module Memstored
       all = (params || {}).merge(kwparams).transform_keys(&:to_s)
       encoding = all["encoding"]&.to_s
       BINDING_PARAMS.each { |name| all.delete(name) }
-      bad = all.find { |k, v| "#{k}#{v}".match?(/[,#=]/) }
-      if bad
-        return Status.new(Status::INVALID_ARGUMENT_ERROR,
-                          "parameter #{bad.join('=')}: names and values may not contain , # or =")
-      end
-      open_native(path.to_s, writable ? true : false, all.map { |k, v| "#{k}=#{v}" }.join(","), encoding)
+      # The extension joins them to the path, refusing a , # or = in one.
+      open_native(path.to_s, writable ? true : false, all.map { |k, v| [k, v.to_s] }, encoding)
     end
 
     # Releases the database, closing it if open.

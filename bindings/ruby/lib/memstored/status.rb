@@ -5,41 +5,9 @@ module Memstored
   # Methods that change the database return one; `or_die` turns a failure
   # into a StatusException.
   class Status
-    # Success.
-    SUCCESS = 0
-    # Generic error whose cause is unknown.
-    UNKNOWN_ERROR = 1
-    # Generic error from the operating system.
-    SYSTEM_ERROR = 2
-    # The feature is not implemented (e.g. `last` on a hash database).
-    NOT_IMPLEMENTED_ERROR = 3
-    # A precondition is not met (e.g. writing to a read-only database).
-    PRECONDITION_ERROR = 4
-    # A given argument is invalid.
-    INVALID_ARGUMENT_ERROR = 5
-    # The operation was canceled.
-    CANCELED_ERROR = 6
-    # The record does not exist.
-    NOT_FOUND_ERROR = 7
-    # The operation is not permitted.
-    PERMISSION_ERROR = 8
-    # The operation is infeasible (e.g. a compare-exchange whose expectation failed).
-    INFEASIBLE_ERROR = 9
-    # The record exists already (a set without overwrite).
-    DUPLICATION_ERROR = 10
-    # Data on disk failed its checks.
-    BROKEN_DATA_ERROR = 11
-    # Networking failed.
-    NETWORK_ERROR = 12
-    # Generic error caused by the application logic.
-    APPLICATION_ERROR = 13
-
-    # Names by code, as tkrzw spells them (the C library's
-    # memstored_status_code_name agrees; the tests check it).
-    NAMES = %w[SUCCESS UNKNOWN_ERROR SYSTEM_ERROR NOT_IMPLEMENTED_ERROR PRECONDITION_ERROR
-               INVALID_ARGUMENT_ERROR CANCELED_ERROR NOT_FOUND_ERROR PERMISSION_ERROR
-               INFEASIBLE_ERROR DUPLICATION_ERROR BROKEN_DATA_ERROR NETWORK_ERROR
-               APPLICATION_ERROR].freeze
+    # Tkrzw's codes, SUCCESS = 0 to APPLICATION_ERROR = 13, are set by the
+    # extension from the engine's table (memstored_engine::status::code,
+    # where each is described), as are NAMES, the names by code.
 
     # The name of a code, e.g. "NOT_FOUND_ERROR"; "unknown" for other numbers.
     def self.code_name(code)

@@ -10,7 +10,7 @@
 //! The stream has no lines to resynchronise on, so a broken field stops the
 //! import there (the records before it are kept).
 
-use super::{Parsed, Source};
+use super::item::{Parsed, Source};
 use anyhow::{bail, Context, Result};
 use std::io::{ErrorKind, Read};
 

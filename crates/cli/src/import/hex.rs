@@ -2,7 +2,7 @@
 //! value as two upper-case hex digits, separated by spaces, and one tab
 //! between key and value (`61 09 62<TAB>6C 0A`). Any bytes round-trip.
 
-use super::{Bad, Parsed};
+use super::item::{Bad, Parsed};
 
 fn digit(b: u8) -> Option<u8> {
     (b as char).to_digit(16).map(|d| d as u8)

@@ -1,6 +1,6 @@
 //! Text exports, one record per line: the loop shared by every TSV format.
 
-use super::{Parsed, Source};
+use super::item::{Parsed, Source};
 use anyhow::{Context, Result};
 use std::io::BufRead;
 

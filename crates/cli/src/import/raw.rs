@@ -5,7 +5,7 @@
 //! split a record at a line feed in it (their `-px` hex output does not);
 //! Tkrzw turned line feeds, control bytes and a key's tabs into spaces.
 
-use super::{Bad, Parsed};
+use super::item::{Bad, Parsed};
 
 fn split(line: &[u8], hint: &'static str) -> Parsed {
     let tab = line

@@ -4,7 +4,7 @@
 //! backslash is `\\`; other control bytes and DEL are `\xNN`; bytes from
 //! 0x80 up are written raw. Exactly those escapes are read back.
 
-use super::{Bad, Parsed};
+use super::item::{Bad, Parsed};
 
 fn hex(b: Option<&u8>) -> Option<u8> {
     b.and_then(|&b| (b as char).to_digit(16)).map(|d| d as u8)
