@@ -17,8 +17,14 @@ upward. This reads every `crate::...` path in crates/server/src and fails when:
    applies a master's changes and is the one exception), or bumps a per-request
    counter (state/counters.rs) other than the byte counts.
 
-Usage: check-layers.py [SRC]   (default: crates/server/src). Exit 1 on any
-violation, each printed as FILE:LINE: what, and why it is wrong.
+The engine and the command-line tools are not layered by folders, but their
+modules must not import each other in a cycle either: `--acyclic SRC` reads
+the `crate::` and `super::` paths of every file under SRC, resolves each to
+the file of the deepest module it names, and fails on any cycle among files.
+
+Usage: check-layers.py [SRC]   (default: crates/server/src)
+       check-layers.py --acyclic SRC...
+Exit 1 on any violation, each printed as FILE:LINE: what, and why it is wrong.
 """
 
 import re
@@ -164,7 +170,80 @@ def cycles(edges):
     return found
 
 
+def module_of(src, rel):
+    """A file's module path: a/b.rs and a/b/mod.rs are both ('a', 'b')."""
+    parts = list(rel.with_suffix("").parts)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts.pop()
+    return tuple(parts)
+
+
+def file_graph(src):
+    """Edges between the files of one crate, from `crate::` and `super::` paths."""
+    src = Path(src)
+    files = {}
+    for path in sorted(src.rglob("*.rs")):
+        rel = path.relative_to(src)
+        if path.stem == "tests" or path.stem.endswith("_tests") or rel.parts[0] in ("bin", "examples"):
+            continue
+        files[module_of(src, rel)] = rel
+    edges = {}
+    ref = re.compile(r"\b((?:crate|super)(?:::super)*)::((?:\w+::)*\w+)")
+    for mod, rel in files.items():
+        for n, line in code_lines((src / rel).read_text()):
+            for m in ref.finditer(line):
+                head, tail = m.group(1), m.group(2).split("::")
+                if head == "crate":
+                    base = ()
+                else:
+                    # `super` from a/b.rs (module a::b) is a; from a/b/mod.rs too.
+                    ups = head.count("super")
+                    base = mod[: max(len(mod) - ups, 0)]
+                target = None
+                path = base
+                for seg in tail:
+                    path = path + (seg,)
+                    if path in files:
+                        target = path
+                if target is None and base in files:
+                    target = base
+                if target is not None and target != mod and target[: len(mod)] != mod:
+                    edges.setdefault(mod, {}).setdefault(target, f"{rel}:{n}")
+    return files, edges
+
+
+def acyclic(src):
+    """Cycles among one crate's files, each reported once."""
+    files, edges = file_graph(src)
+    found, seen = [], set()
+
+    def walk(node, stack):
+        for nxt in edges.get(node, {}):
+            if nxt in stack:
+                ring = stack[stack.index(nxt):] + [nxt]
+                key = frozenset(ring)
+                if key not in seen:
+                    seen.add(key)
+                    names = " -> ".join(str(files[r]) for r in ring)
+                    found.append(f"{src}/{edges[ring[-2]][nxt]}: import cycle {names}")
+            elif len(stack) < 64:
+                walk(nxt, stack + [nxt])
+
+    for start in sorted(edges):
+        walk(start, [start])
+    return found
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--acyclic":
+        problems = [p for src in sys.argv[2:] for p in acyclic(src)]
+        for p in problems:
+            print(p)
+        if problems:
+            print(f"check-layers: {len(problems)} import cycle(s)", file=sys.stderr)
+            return 1
+        print(f"check-layers: no import cycle in {' '.join(sys.argv[2:])}")
+        return 0
     src = sys.argv[1] if len(sys.argv) > 1 else "crates/server/src"
     problems = check(src)
     for p in problems:

@@ -1,7 +1,6 @@
 use thiserror::Error;
 
 use super::header::BinaryHeader;
-use super::response::ResponseHead;
 use super::status::Status;
 use crate::MAX_KEY_LEN;
 
@@ -55,13 +54,5 @@ impl BinaryError {
             | BinaryError::KeyTooLong(h)
             | BinaryError::InvalidArguments(h) => Some(h),
         }
-    }
-
-    /// Reply head (opcode and opaque echoed, error status), if a reply is due.
-    /// Encode it with [`super::encode_error`].
-    pub fn reply_head(&self) -> Option<ResponseHead> {
-        let status = self.status()?;
-        let header = self.header()?;
-        Some(ResponseHead::reply_to(header).with_status(status))
     }
 }

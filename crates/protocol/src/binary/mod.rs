@@ -16,6 +16,7 @@
 //! 5. Encode replies with [`encode_response_head`] and send the value `Bytes`
 //!    as its own `IoSlice`.
 
+mod check;
 mod error;
 mod framer;
 mod header;

@@ -163,3 +163,14 @@ impl Response {
         Status::from_u16(self.header.vbucket_or_status)
     }
 }
+
+/// The reply an error is due, beside the reply heads it builds.
+impl BinaryError {
+    /// Reply head (opcode and opaque echoed, error status), if a reply is due.
+    /// Encode it with [`super::encode_error`].
+    pub fn reply_head(&self) -> Option<ResponseHead> {
+        let status = self.status()?;
+        let header = self.header()?;
+        Some(ResponseHead::reply_to(header).with_status(status))
+    }
+}
