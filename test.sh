@@ -26,6 +26,10 @@ if git rev-parse --git-dir >/dev/null 2>&1 && git grep -nE '^(<<<<<<<|>>>>>>>) '
   exit 1
 fi
 cargo clippy --workspace --all-targets -- -D warnings
+# The server's layers (imports only downward, records only through command/)
+# and no import cycle in the other crates: docs/design.md "Server".
+python3 scripts/check-layers.py crates/server/src
+python3 scripts/check-layers.py --acyclic crates/engine/src crates/cli/src crates/protocol/src
 # Built before the tests: the C binding's test links target/debug/libmemstored.a,
 # which `cargo test` alone does not produce on a clean tree; the Go, Java and
 # Ruby steps below use the libraries built here. No other crate writes

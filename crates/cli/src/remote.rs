@@ -1,5 +1,5 @@
 //! `memstore remote`: the subcommands of `tkrzw_dbm_remote_util`, over
-//! memstored's MessagePack-RPC (procedures: crates/server/src/rpc/mod.rs).
+//! memstored's MessagePack-RPC (procedures: crates/server/src/protocols/rpc/mod.rs).
 //!
 //! Flags go anywhere, before or after the subcommand and its arguments, as
 //! Tkrzw's do; a list of arguments never takes a flag as one of its items

@@ -1,12 +1,31 @@
 //! memstored's server as a library: the memcached protocols (binary, text,
-//! meta), MessagePack-RPC and Kyoto Tycoon's binary protocol over one [`server::Server`], so handlers can be
-//! tested and fuzzed in-process. `main.rs` only parses flags and starts it.
+//! meta), MessagePack-RPC and Kyoto Tycoon's protocols over one
+//! [`state::server::Server`], so handlers can be tested and fuzzed
+//! in-process. `main.rs` only parses flags and starts it.
 //!
-//! The request path (docs/design.md, "Server"):
-//! socket → `connection` (one loop per client) → protocol session
-//! (`binary`, `text` + `meta`, `rpc_conn`, `kt_conn`) → `command` (one file per verb,
-//! protocol-neutral, counts stats) → engine → `command::Outcome` → the
-//! protocol's reply table.
+//! The crate is a stack of layers, one folder each; a layer imports only
+//! those below it (`scripts/check-layers.py`, run by test.sh, fails
+//! otherwise; docs/design.md "Server: layers"):
+//!
+//! ```text
+//!   app/          cli, config file, startup, signals, privileges      nothing imports it
+//!    │
+//!   net/          sockets and drivers: one connection core (core.rs),  names no wire but
+//!    │            epoll, io_uring, accept loops, the KT port's server   through protocols::any
+//!   replication/  master streams, the replica thread, the update log
+//!    │
+//!   protocols/    bytes <-> commands: session, out, any (the sniff),   no sockets; one wire
+//!    │            binary, text/, kt, rpc/, stats/                     never imports another
+//!   command/      one file per verb -> Outcome                         the only way to records
+//!    │                                                                 and request counters
+//!   exec/         where slow work runs (slow calls, block_here)
+//!    │
+//!   state/        Server, counters, budget, replication state         data only: no runtime
+//! ```
+//!
+//! A request: socket -> `net` (`ConnCore`) -> `protocols::any` picks the
+//! session -> the session decodes a `command` -> `command::*::apply` calls
+//! the engine and returns an `Outcome` -> the wire's reply table.
 
 pub mod app;
 pub mod command;
