@@ -315,186 +315,25 @@ fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
     let Some(cmd) = t.first() else {
         return Err(err(TextErrorKind::UnknownCommand));
     };
-    let arg = |i: usize| t.get(i).map(|b| &b[..]).unwrap_or_default();
-    let is_noreply = |i: usize| t.get(i).is_some_and(|b| &b[..] == b"noreply");
+    let rest = || t.get(1..).unwrap_or_default().to_vec();
     match &cmd[..] {
         b"mg" | b"ms" | b"md" | b"ma" | b"mn" | b"me" => parse_meta(t),
-        b"get" | b"gets" | b"gat" | b"gats" => {
-            if n < 2 {
-                return Err(err(TextErrorKind::UnknownCommand));
-            }
-            let touch = cmd.starts_with(b"gat");
-            let return_cas = cmd.ends_with(b"s");
-            let (exptime, first_key) = if touch {
-                let exptime =
-                    parse_i32(arg(1)).ok_or_else(|| err(TextErrorKind::InvalidExptime))?;
-                (exptime, 2)
-            } else {
-                (0, 1)
-            };
-            let keys: Vec<Bytes> = t.get(first_key..).unwrap_or_default().to_vec();
-            if !keys.iter().all(|k| valid_key(k)) {
-                return Err(err(TextErrorKind::BadCommandLine));
-            }
-            Ok(if touch {
-                Command::GetAndTouch {
-                    exptime,
-                    keys,
-                    return_cas,
-                }
-            } else {
-                Command::Get { keys, return_cas }
-            })
-        }
-        b"set" | b"add" | b"replace" | b"append" | b"prepend" | b"cas" => {
-            let kind = match &cmd[..] {
-                b"set" => StoreKind::Set,
-                b"add" => StoreKind::Add,
-                b"replace" => StoreKind::Replace,
-                b"append" => StoreKind::Append,
-                b"prepend" => StoreKind::Prepend,
-                _ => StoreKind::Cas,
-            };
-            let base = if kind == StoreKind::Cas { 6 } else { 5 };
-            if n != base && n != base + 1 {
-                return Err(err(TextErrorKind::UnknownCommand));
-            }
-            // memcached only checks that the last token *is* "noreply";
-            // anything else there is ignored.
-            let noreply = n == base + 1 && is_noreply(base);
-            let bad = || err_noreply(TextErrorKind::BadCommandLine, noreply);
-            let key = t.get(1).filter(|k| valid_key(k)).ok_or_else(bad)?.clone();
-            let flags = parse_u32(arg(2)).ok_or_else(bad)?;
-            let exptime = parse_i32(arg(3)).ok_or_else(bad)?;
-            let data_len = parse_data_len(arg(4)).ok_or_else(bad)?;
-            let cas = if kind == StoreKind::Cas {
-                Some(parse_u64(arg(5)).ok_or_else(bad)?)
-            } else {
-                None
-            };
-            Ok(Command::Store(StoreCommand {
-                kind,
-                key,
-                flags,
-                exptime,
-                data_len,
-                cas,
-                noreply,
-            }))
-        }
-        b"incr" | b"decr" => {
-            if n != 3 && n != 4 {
-                return Err(err(TextErrorKind::UnknownCommand));
-            }
-            let noreply = n == 4 && is_noreply(3);
-            let key = t
-                .get(1)
-                .filter(|k| valid_key(k))
-                .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
-                .clone();
-            let delta = parse_u64(arg(2))
-                .ok_or_else(|| err_noreply(TextErrorKind::InvalidDelta, noreply))?;
-            let op = if &cmd[..] == b"incr" {
-                IncrDecr::Incr
-            } else {
-                IncrDecr::Decr
-            };
-            Ok(Command::IncrDecr {
-                op,
-                key,
-                delta,
-                noreply,
-            })
-        }
-        b"delete" => {
-            if !(2..=4).contains(&n) {
-                return Err(err(TextErrorKind::UnknownCommand));
-            }
-            // `delete <key> 0` is a legacy form memcached still accepts.
-            let mut noreply = false;
-            if n > 2 {
-                let hold_is_zero = arg(2) == b"0";
-                noreply = is_noreply(n - 1);
-                let valid =
-                    (n == 3 && (hold_is_zero || noreply)) || (n == 4 && hold_is_zero && noreply);
-                if !valid {
-                    return Err(err_noreply(TextErrorKind::DeleteUsage, noreply));
-                }
-            }
-            let key = t
-                .get(1)
-                .filter(|k| valid_key(k))
-                .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
-                .clone();
-            Ok(Command::Delete { key, noreply })
-        }
-        b"touch" => {
-            if n != 3 && n != 4 {
-                return Err(err(TextErrorKind::UnknownCommand));
-            }
-            let noreply = n == 4 && is_noreply(3);
-            let key = t
-                .get(1)
-                .filter(|k| valid_key(k))
-                .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
-                .clone();
-            let exptime = parse_i32(arg(2))
-                .ok_or_else(|| err_noreply(TextErrorKind::InvalidExptime, noreply))?;
-            Ok(Command::Touch {
-                key,
-                exptime,
-                noreply,
-            })
-        }
-        b"flush_all" => {
-            if !(1..=3).contains(&n) {
-                return Err(err(TextErrorKind::UnknownCommand));
-            }
-            let noreply = n > 1 && is_noreply(n - 1);
-            let delay = if n != if noreply { 2 } else { 1 } {
-                Some(
-                    parse_i32(arg(1))
-                        .ok_or_else(|| err_noreply(TextErrorKind::InvalidExptime, noreply))?,
-                )
-            } else {
-                None
-            };
-            Ok(Command::FlushAll { delay, noreply })
-        }
-        b"verbosity" => {
-            if n != 2 && n != 3 {
-                return Err(err(TextErrorKind::UnknownCommand));
-            }
-            let noreply = is_noreply(n - 1);
-            let level = parse_u32(arg(1))
-                .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?;
-            Ok(Command::Verbosity { level, noreply })
-        }
+        b"get" | b"gets" | b"gat" | b"gats" => parse_get(t, cmd),
+        b"set" | b"add" | b"replace" | b"append" | b"prepend" | b"cas" => parse_store(t, cmd),
+        b"incr" | b"decr" => parse_incr_decr(t, cmd),
+        b"delete" => parse_delete(t),
+        b"touch" => parse_touch(t),
+        b"flush_all" => parse_flush_all(t),
+        b"verbosity" => parse_verbosity(t),
         // Extra tokens are ignored, as by memcached 1.6 (whose version the
         // server reports; memccapable checks `version foo` answers VERSION then).
         b"version" => Ok(Command::Version),
         b"quit" => Ok(Command::Quit),
-        b"shutdown" => Ok(Command::Shutdown {
-            args: t.get(1..).unwrap_or_default().to_vec(),
-        }),
-        b"cache_memlimit" => {
-            if n != 2 && n != 3 {
-                return Err(err(TextErrorKind::UnknownCommand));
-            }
-            Ok(Command::CacheMemlimit {
-                megabytes: parse_u32(arg(1)),
-                noreply: is_noreply(n - 1),
-            })
-        }
-        b"lru_crawler" if n >= 2 => Ok(Command::LruCrawler {
-            args: t.get(1..).unwrap_or_default().to_vec(),
-        }),
-        b"slabs" => Ok(Command::Slabs {
-            args: t.get(1..).unwrap_or_default().to_vec(),
-        }),
-        b"stats" => Ok(Command::Stats {
-            args: t.get(1..).unwrap_or_default().to_vec(),
-        }),
+        b"shutdown" => Ok(Command::Shutdown { args: rest() }),
+        b"cache_memlimit" => parse_cache_memlimit(t),
+        b"lru_crawler" if n >= 2 => Ok(Command::LruCrawler { args: rest() }),
+        b"slabs" => Ok(Command::Slabs { args: rest() }),
+        b"stats" => Ok(Command::Stats { args: rest() }),
         // memcached's process_command_ascii: an unknown command whose last
         // token starts with "HTTP/" closes the connection.
         _ if n > 1 && t.last().is_some_and(|w| w.starts_with(b"HTTP/")) => {
@@ -502,6 +341,198 @@ fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
         }
         _ => Err(err(TextErrorKind::UnknownCommand)),
     }
+}
+
+/// Token `i`, or nothing.
+fn arg(t: &[Bytes], i: usize) -> &[u8] {
+    t.get(i).map(|b| &b[..]).unwrap_or_default()
+}
+
+/// Whether token `i` is `noreply`.
+fn is_noreply(t: &[Bytes], i: usize) -> bool {
+    t.get(i).is_some_and(|b| &b[..] == b"noreply")
+}
+
+/// `get`/`gets`/`gat`/`gats`: keys (after the exptime for the touching forms).
+fn parse_get(t: &[Bytes], cmd: &[u8]) -> Result<Command, TextError> {
+    let n = t.len();
+    if n < 2 {
+        return Err(err(TextErrorKind::UnknownCommand));
+    }
+    let touch = cmd.starts_with(b"gat");
+    let return_cas = cmd.ends_with(b"s");
+    let (exptime, first_key) = if touch {
+        let exptime = parse_i32(arg(t, 1)).ok_or_else(|| err(TextErrorKind::InvalidExptime))?;
+        (exptime, 2)
+    } else {
+        (0, 1)
+    };
+    let keys: Vec<Bytes> = t.get(first_key..).unwrap_or_default().to_vec();
+    if !keys.iter().all(|k| valid_key(k)) {
+        return Err(err(TextErrorKind::BadCommandLine));
+    }
+    Ok(if touch {
+        Command::GetAndTouch {
+            exptime,
+            keys,
+            return_cas,
+        }
+    } else {
+        Command::Get { keys, return_cas }
+    })
+}
+
+/// `set`/`add`/`replace`/`append`/`prepend`/`cas`: the line before a data block.
+fn parse_store(t: &[Bytes], cmd: &[u8]) -> Result<Command, TextError> {
+    let n = t.len();
+    let kind = match cmd {
+        b"set" => StoreKind::Set,
+        b"add" => StoreKind::Add,
+        b"replace" => StoreKind::Replace,
+        b"append" => StoreKind::Append,
+        b"prepend" => StoreKind::Prepend,
+        _ => StoreKind::Cas,
+    };
+    let base = if kind == StoreKind::Cas { 6 } else { 5 };
+    if n != base && n != base + 1 {
+        return Err(err(TextErrorKind::UnknownCommand));
+    }
+    // memcached only checks that the last token *is* "noreply";
+    // anything else there is ignored.
+    let noreply = n == base + 1 && is_noreply(t, base);
+    let bad = || err_noreply(TextErrorKind::BadCommandLine, noreply);
+    let key = t.get(1).filter(|k| valid_key(k)).ok_or_else(bad)?.clone();
+    let flags = parse_u32(arg(t, 2)).ok_or_else(bad)?;
+    let exptime = parse_i32(arg(t, 3)).ok_or_else(bad)?;
+    let data_len = parse_data_len(arg(t, 4)).ok_or_else(bad)?;
+    let cas = if kind == StoreKind::Cas {
+        Some(parse_u64(arg(t, 5)).ok_or_else(bad)?)
+    } else {
+        None
+    };
+    Ok(Command::Store(StoreCommand {
+        kind,
+        key,
+        flags,
+        exptime,
+        data_len,
+        cas,
+        noreply,
+    }))
+}
+
+/// `incr`/`decr <key> <delta> [noreply]`.
+fn parse_incr_decr(t: &[Bytes], cmd: &[u8]) -> Result<Command, TextError> {
+    let n = t.len();
+    if n != 3 && n != 4 {
+        return Err(err(TextErrorKind::UnknownCommand));
+    }
+    let noreply = n == 4 && is_noreply(t, 3);
+    let key = t
+        .get(1)
+        .filter(|k| valid_key(k))
+        .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
+        .clone();
+    let delta =
+        parse_u64(arg(t, 2)).ok_or_else(|| err_noreply(TextErrorKind::InvalidDelta, noreply))?;
+    let op = if cmd == b"incr" {
+        IncrDecr::Incr
+    } else {
+        IncrDecr::Decr
+    };
+    Ok(Command::IncrDecr {
+        op,
+        key,
+        delta,
+        noreply,
+    })
+}
+
+/// `delete <key> [0] [noreply]`.
+fn parse_delete(t: &[Bytes]) -> Result<Command, TextError> {
+    let n = t.len();
+    if !(2..=4).contains(&n) {
+        return Err(err(TextErrorKind::UnknownCommand));
+    }
+    // `delete <key> 0` is a legacy form memcached still accepts.
+    let mut noreply = false;
+    if n > 2 {
+        let hold_is_zero = arg(t, 2) == b"0";
+        noreply = is_noreply(t, n - 1);
+        let valid = (n == 3 && (hold_is_zero || noreply)) || (n == 4 && hold_is_zero && noreply);
+        if !valid {
+            return Err(err_noreply(TextErrorKind::DeleteUsage, noreply));
+        }
+    }
+    let key = t
+        .get(1)
+        .filter(|k| valid_key(k))
+        .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
+        .clone();
+    Ok(Command::Delete { key, noreply })
+}
+
+/// `touch <key> <exptime> [noreply]`.
+fn parse_touch(t: &[Bytes]) -> Result<Command, TextError> {
+    let n = t.len();
+    if n != 3 && n != 4 {
+        return Err(err(TextErrorKind::UnknownCommand));
+    }
+    let noreply = n == 4 && is_noreply(t, 3);
+    let key = t
+        .get(1)
+        .filter(|k| valid_key(k))
+        .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
+        .clone();
+    let exptime =
+        parse_i32(arg(t, 2)).ok_or_else(|| err_noreply(TextErrorKind::InvalidExptime, noreply))?;
+    Ok(Command::Touch {
+        key,
+        exptime,
+        noreply,
+    })
+}
+
+/// `flush_all [delay] [noreply]`.
+fn parse_flush_all(t: &[Bytes]) -> Result<Command, TextError> {
+    let n = t.len();
+    if !(1..=3).contains(&n) {
+        return Err(err(TextErrorKind::UnknownCommand));
+    }
+    let noreply = n > 1 && is_noreply(t, n - 1);
+    let delay = if n != if noreply { 2 } else { 1 } {
+        Some(
+            parse_i32(arg(t, 1))
+                .ok_or_else(|| err_noreply(TextErrorKind::InvalidExptime, noreply))?,
+        )
+    } else {
+        None
+    };
+    Ok(Command::FlushAll { delay, noreply })
+}
+
+/// `verbosity <level> [noreply]`.
+fn parse_verbosity(t: &[Bytes]) -> Result<Command, TextError> {
+    let n = t.len();
+    if n != 2 && n != 3 {
+        return Err(err(TextErrorKind::UnknownCommand));
+    }
+    let noreply = is_noreply(t, n - 1);
+    let level =
+        parse_u32(arg(t, 1)).ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?;
+    Ok(Command::Verbosity { level, noreply })
+}
+
+/// `cache_memlimit <megabytes> [noreply]`.
+fn parse_cache_memlimit(t: &[Bytes]) -> Result<Command, TextError> {
+    let n = t.len();
+    if n != 2 && n != 3 {
+        return Err(err(TextErrorKind::UnknownCommand));
+    }
+    Ok(Command::CacheMemlimit {
+        megabytes: parse_u32(arg(t, 1)),
+        noreply: is_noreply(t, n - 1),
+    })
 }
 
 /// Meta commands, following memcached's `process_m*_command` checks in
