@@ -136,32 +136,19 @@ async fn run<S: Socket>(
     let mut eof = false;
     loop {
         if wait {
-            // Err: the sender is gone, which ends the server too.
-            if probe.has_changed().unwrap_or(true) {
-                return Ok(());
-            }
-            let in_flight = core.in_flight();
-            if eof && in_flight == 0 {
-                return Ok(());
-            }
-            // `biased`: polled in this order, without drawing a random
-            // start per wakeup (the common case is the first branch).
-            tokio::select! {
-                biased;
-                r = stream.readable(), if !eof => r?,
-                Some(done) = late_rx.recv(), if in_flight > 0 => {
-                    // Answers finished elsewhere join the output in the order
-                    // they completed, one at a time: the others wait in the
-                    // channel, charged, until this one is written, so a client
-                    // that does not read holds one in its output, not all it
-                    // has asked for.
-                    core.take_late(done);
-                    if !write(stream, srv, &mut core).await? {
-                        return Ok(());
-                    }
-                    continue;
-                }
-                _ = &mut stopping => return Ok(()),
+            let woke = wait_for(
+                stream,
+                srv,
+                &mut core,
+                &mut late_rx,
+                stopping.as_mut(),
+                &probe,
+                eof,
+            );
+            match woke.await? {
+                Woke::Readable => {}
+                Woke::Again => continue,
+                Woke::Close => return Ok(()),
             }
         }
         if !room_to_read(stream, srv, &mut core).await? {
@@ -199,6 +186,55 @@ async fn run<S: Socket>(
         if !serve_batch(stream, srv, &mut core, &late_tx, listed, handover).await? {
             return Ok(());
         }
+    }
+}
+
+/// What waiting on a connection gave.
+enum Woke {
+    /// The socket may have bytes.
+    Readable,
+    /// A late answer was sent: wait again.
+    Again,
+    Close,
+}
+
+/// Waits for the socket to be readable, a late answer, or the stop; sends
+/// a late answer as it comes. `Close` at a stop, or once the client is gone
+/// (`eof`) and no answer is owed to it.
+async fn wait_for<S: Socket, F>(
+    stream: &S,
+    srv: &Arc<Server>,
+    core: &mut ConnCore<'_>,
+    late_rx: &mut mpsc::UnboundedReceiver<LateAnswer>,
+    stopping: std::pin::Pin<&mut F>,
+    probe: &tokio::sync::watch::Receiver<bool>,
+    eof: bool,
+) -> io::Result<Woke>
+where
+    F: std::future::Future,
+{
+    // Err: the sender is gone, which ends the server too.
+    if probe.has_changed().unwrap_or(true) {
+        return Ok(Woke::Close);
+    }
+    let in_flight = core.in_flight();
+    if eof && in_flight == 0 {
+        return Ok(Woke::Close);
+    }
+    // `biased`: polled in this order, without drawing a random start per
+    // wakeup (the common case is the first branch).
+    tokio::select! {
+        biased;
+        r = stream.readable(), if !eof => r.map(|()| Woke::Readable),
+        Some(done) = late_rx.recv(), if in_flight > 0 => {
+            // Answers finished elsewhere join the output in the order they
+            // completed, one at a time: the others wait in the channel,
+            // charged, until this one is written, so a client that does not
+            // read holds one in its output, not all it has asked for.
+            core.take_late(done);
+            Ok(if write(stream, srv, core).await? { Woke::Again } else { Woke::Close })
+        }
+        _ = stopping => Ok(Woke::Close),
     }
 }
 
