@@ -44,29 +44,7 @@ fn io(what: String, source: std::io::Error) -> StartError {
 
 /// Runs the server the flags describe until a stop signal.
 pub fn run(args: cli::Args) -> Result<(), StartError> {
-    if let Some(why) = args.conflicts() {
-        return Err(StartError::Flags(why));
-    }
-    crate::app::privileges::check_root(args.user.as_deref()).map_err(StartError::Flags)?;
-    let extended = crate::app::extended::parse(&args.extended).map_err(StartError::Flags)?;
-    for o in &extended.ignored {
-        tracing::info!(
-            "-o {o}: tunes memcached's own machinery, which memstored does not have; ignored"
-        );
-    }
-    if args.kt_listen.is_some() && args.sasl_file.is_some() {
-        return Err(StartError::Flags(
-            "--kt-listen cannot be combined with --sasl-file: Kyoto Tycoon's port has no authentication".into(),
-        ));
-    }
-    let credentials = match &args.sasl_file {
-        Some(p) => {
-            let c = sasl::Credentials::load(p).map_err(|e| io(String::new(), e))?;
-            tracing::info!("SASL PLAIN enabled: {} users", c.len());
-            Some(c)
-        }
-        None => None,
-    };
+    let (extended, credentials) = check_flags(&args)?;
     let stores = args.stores_to_open();
     for (what, path) in [("pid file", &args.pid_file), ("port file", &args.port_file)] {
         if let Some(p) = path {
@@ -105,8 +83,83 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         }
         None => None,
     };
-    // Every database is opened before any is served; a failure closes the
-    // ones already open (dropped) and names the one that failed.
+    let (mut dbs, ulog) = open_stores(stores, &args)?;
+    let (store, db) = dbs.remove(0);
+    if let Some(p) = &args.pid_file {
+        let pid = format!("{}\n", std::process::id());
+        let written = runfiles::write_number_file(p, &pid)
+            .map_err(|e| io(format!("writing pid file {}", p.display()), e))?;
+        cleanup.0.push(written);
+    }
+    let cfg = config_of(&args, store, listen, credentials.is_some())?;
+    let (runtime, workers) = runtimes(&cfg)?;
+    let started = Started {
+        extended,
+        listener,
+        unix_listener,
+        kt_listener,
+        port_file: args.port_file.clone(),
+        sync_interval: args.sync_interval,
+        workers,
+        ulog,
+        replica: args.replica.clone(),
+        ulog_args: args.ulog.clone(),
+    };
+    let result = runtime.block_on(serve(
+        db.clone(),
+        dbs,
+        cfg,
+        credentials,
+        started,
+        &mut cleanup,
+    ));
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    result
+}
+
+/// The flags' own checks, the `-o` options and the SASL credentials, before
+/// anything is bound or opened.
+fn check_flags(
+    args: &cli::Args,
+) -> Result<(crate::app::extended::Extended, Option<sasl::Credentials>), StartError> {
+    if let Some(why) = args.conflicts() {
+        return Err(StartError::Flags(why));
+    }
+    crate::app::privileges::check_root(args.user.as_deref()).map_err(StartError::Flags)?;
+    let extended = crate::app::extended::parse(&args.extended).map_err(StartError::Flags)?;
+    for o in &extended.ignored {
+        tracing::info!(
+            "-o {o}: tunes memcached's own machinery, which memstored does not have; ignored"
+        );
+    }
+    if args.kt_listen.is_some() && args.sasl_file.is_some() {
+        return Err(StartError::Flags(
+            "--kt-listen cannot be combined with --sasl-file: Kyoto Tycoon's port has no authentication".into(),
+        ));
+    }
+    let credentials = match &args.sasl_file {
+        Some(p) => {
+            let c = sasl::Credentials::load(p).map_err(|e| io(String::new(), e))?;
+            tracing::info!("SASL PLAIN enabled: {} users", c.len());
+            Some(c)
+        }
+        None => None,
+    };
+    Ok((extended, credentials))
+}
+
+/// The databases by name, the first the server's own.
+type Stores = Vec<(String, Arc<Db>)>;
+/// The update log every database appends to (`--ulog-dir`).
+type Ulog = Arc<memstored_engine::ulog::UpdateLog>;
+
+/// Opens every database before any is served (a failure closes the ones
+/// already open, dropped, and names the one that failed), then hooks the
+/// update log into them.
+fn open_stores(
+    stores: Vec<String>,
+    args: &cli::Args,
+) -> Result<(Stores, Option<Ulog>), StartError> {
     let mut dbs = Vec::new();
     for store in stores {
         let db = Db::open_for_writers(
@@ -130,15 +183,17 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
             ),
             source: e,
         })?;
-    let (store, db) = dbs.remove(0);
-    if let Some(p) = &args.pid_file {
-        let pid = format!("{}\n", std::process::id());
-        let written = runfiles::write_number_file(p, &pid)
-            .map_err(|e| io(format!("writing pid file {}", p.display()), e))?;
-        cleanup.0.push(written);
-    }
-    let threads = args.worker_threads();
-    let cfg = Config {
+    Ok((dbs, ulog))
+}
+
+/// The server's settings from the flags.
+fn config_of(
+    args: &cli::Args,
+    store: String,
+    listen: std::net::SocketAddr,
+    sasl: bool,
+) -> Result<Config, StartError> {
+    Ok(Config {
         store,
         listen,
         unix_socket: None,
@@ -147,9 +202,9 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         reserve_size: args.reserve_size,
         max_connections: args.max_connections,
         max_item_size: args.max_item_size,
-        threads,
+        threads: args.worker_threads(),
         verbose: args.verbose,
-        sasl: credentials.is_some(),
+        sasl,
         read_only: args.read_only,
         conn_memory: args.conn_memory,
         blocking_threads: args.blocking_threads.max(1),
@@ -164,10 +219,92 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
             args.replica.sync_replicas > 0,
         )
         .map_err(StartError::Flags)?,
+    })
+}
+
+/// After the stop and the accept loops: connections get `GRACE` to finish
+/// the batch they are in (and running slow calls to finish), the replica
+/// applies its last batch, and every store is synchronized and closed.
+async fn wind_down(
+    srv: &Arc<Server>,
+    placement: &crate::net::listener::Placement,
+    replica: Option<crate::replication::replica::Handle>,
+) -> Result<(), StartError> {
+    // After the accept loops: nothing is handed to a stopped worker.
+    if let Some(u) = &placement.uring {
+        u.stop();
+    }
+    // Let connections finish the batch they are working on, and running RPC
+    // slow calls finish (searches stop at once; queued ones never start).
+    let deadline = Instant::now() + GRACE;
+    let busy = || {
+        let c = &srv.counters;
+        c.curr_connections.load(Relaxed) > 0 || c.slow_calls_running.load(Relaxed) > 0
     };
+    while busy() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if let Some(r) = replica {
+        // It applies its last batch and stops before the stores close.
+        let _ = tokio::task::spawn_blocking(move || r.stop()).await;
+    }
+    for closing in crate::state::databases::all(srv) {
+        tokio::task::spawn_blocking(move || {
+            closing.synchronize(true)?;
+            closing.close()
+        })
+        .await
+        .map_err(|e| StartError::Close(e.to_string()))?
+        .map_err(|e| StartError::Close(e.to_string()))?;
+    }
+    tracing::info!("store synchronized and closed; bye");
+    Ok(())
+}
+
+/// The start-up line: where it listens, what it serves, on how many threads.
+fn log_listening(cfg: &Config, db: &Db, tcp: bool, unix_path: Option<&str>) {
+    let addr = cfg.listen;
+    let on = match (tcp, unix_path) {
+        (true, Some(p)) => format!("{addr} and unix:{p}"),
+        (false, Some(p)) => format!("unix:{p}"),
+        _ => addr.to_string(),
+    };
+    tracing::info!(
+        "memstored {MEMSTORED_VERSION} listening on {on}, store {:?} ({} engine, {} shards), {} worker threads on {}",
+        cfg.store,
+        db.name().kind.label(),
+        db.shard_count(),
+        cfg.threads,
+        cfg.io.label()
+    );
+}
+
+/// Where the accept loops put connections: the per-core workers, and the
+/// io_uring workers when the server runs on io_uring (started here, once
+/// the server exists).
+fn placement_for(
+    srv: &Arc<Server>,
+    workers: Option<Arc<Workers>>,
+) -> Result<crate::net::listener::Placement, StartError> {
+    let mut placement = crate::net::listener::Placement {
+        workers,
+        uring: None,
+    };
+    if srv.cfg.io == crate::state::server::IoEngine::IoUring {
+        let ring =
+            crate::net::uring::UringWorkers::start(srv.cfg.threads, srv, placement.workers.clone())
+                .map_err(|e| io("starting the io_uring workers".into(), e))?;
+        placement.uring = Some(Arc::new(ring));
+    }
+    Ok(placement)
+}
+
+/// The main runtime and, per-core, the workers: connections then run on
+/// their workers' own runtimes, and the main one keeps the accept loops,
+/// signals and timers, on one thread.
+fn runtimes(cfg: &Config) -> Result<(tokio::runtime::Runtime, Option<Arc<Workers>>), StartError> {
     let starting = |e| io("starting the runtime".into(), e);
-    // Per-core: connections run on their workers' own runtimes; the main
-    // one keeps the accept loops, signals and timers, on one thread.
+    let threads = cfg.threads;
     let (main_threads, workers) = match cfg.scheduler {
         Scheduler::Shared => (threads, None),
         Scheduler::PerCore => (
@@ -182,28 +319,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         .enable_all()
         .build()
         .map_err(starting)?;
-    let started = Started {
-        extended,
-        listener,
-        unix_listener,
-        kt_listener,
-        port_file: args.port_file.clone(),
-        sync_interval: args.sync_interval,
-        workers,
-        ulog,
-        replica: args.replica.clone(),
-        ulog_args: args.ulog.clone(),
-    };
-    let result = runtime.block_on(serve(
-        db.clone(),
-        dbs,
-        cfg,
-        credentials,
-        started,
-        &mut cleanup,
-    ));
-    runtime.shutdown_timeout(Duration::from_millis(500));
-    result
+    Ok((runtime, workers))
 }
 
 /// What `run` prepared before the runtime started.
@@ -343,19 +459,7 @@ async fn serve(
         .and_then(|a| a.as_pathname().map(|p| p.display().to_string()));
     cfg.unix_socket = unix_path.clone();
     let addr = cfg.listen;
-    let on = match (&listener, &unix_path) {
-        (Some(_), Some(p)) => format!("{addr} and unix:{p}"),
-        (None, Some(p)) => format!("unix:{p}"),
-        _ => addr.to_string(),
-    };
-    tracing::info!(
-        "memstored {MEMSTORED_VERSION} listening on {on}, store {:?} ({} engine, {} shards), {} worker threads on {}",
-        cfg.store,
-        db.name().kind.label(),
-        db.shard_count(),
-        cfg.threads,
-        cfg.io.label()
-    );
+    log_listening(&cfg, &db, listener.is_some(), unix_path.as_deref());
     let (stop_tx, stop_rx) = watch::channel(false);
     let others: Vec<Arc<Server>> = others
         .into_iter()
@@ -382,19 +486,7 @@ async fn serve(
         .map_err(StartError::Flags)?;
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
-    let mut placement = crate::net::listener::Placement {
-        workers: started.workers,
-        uring: None,
-    };
-    if srv.cfg.io == crate::state::server::IoEngine::IoUring {
-        let ring = crate::net::uring::UringWorkers::start(
-            srv.cfg.threads,
-            &srv,
-            placement.workers.clone(),
-        )
-        .map_err(|e| io("starting the io_uring workers".into(), e))?;
-        placement.uring = Some(Arc::new(ring));
-    }
+    let placement = placement_for(&srv, started.workers)?;
     let accept = listener.map(|l| tokio::spawn(listener::run(l, srv.clone(), placement.clone())));
     if accept.is_some() {
         announce(addr, started.port_file.as_deref(), cleanup)?;
@@ -419,39 +511,8 @@ async fn serve(
     };
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
-    for a in accept.into_iter().chain(unix_accept) {
+    for a in accept.into_iter().chain(unix_accept).chain(kt_accept) {
         let _ = a.await;
     }
-    if let Some(kt) = kt_accept {
-        let _ = kt.await;
-    }
-    // After the accept loops: nothing is handed to a stopped worker.
-    if let Some(u) = &placement.uring {
-        u.stop();
-    }
-    // Let connections finish the batch they are working on, and running RPC
-    // slow calls finish (searches stop at once; queued ones never start).
-    let deadline = Instant::now() + GRACE;
-    let busy = || {
-        let c = &srv.counters;
-        c.curr_connections.load(Relaxed) > 0 || c.slow_calls_running.load(Relaxed) > 0
-    };
-    while busy() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    if let Some(r) = replica {
-        // It applies its last batch and stops before the stores close.
-        let _ = tokio::task::spawn_blocking(move || r.stop()).await;
-    }
-    for closing in crate::state::databases::all(&srv) {
-        tokio::task::spawn_blocking(move || {
-            closing.synchronize(true)?;
-            closing.close()
-        })
-        .await
-        .map_err(|e| StartError::Close(e.to_string()))?
-        .map_err(|e| StartError::Close(e.to_string()))?;
-    }
-    tracing::info!("store synchronized and closed; bye");
-    Ok(())
+    wind_down(&srv, &placement, replica).await
 }
