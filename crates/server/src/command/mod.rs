@@ -13,22 +13,28 @@
 //! `cas`) are one `Db::process` call, so they are atomic like memcached's
 //! item-locked paths.
 
+mod access;
 mod arith;
 mod bulk;
 mod delete;
 mod flush;
 mod get;
+mod list;
+mod search;
 pub mod store;
 mod swap;
 mod touch;
 
+pub use access::{Inspect, LastAccess};
 pub use arith::{Arith, Increment, IncrementDouble, Origin};
 pub use bulk::{ReadAll, StoreAll};
 pub use delete::{Delete, Invalidate};
 pub use flush::Flush;
 pub use get::{Get, Peek};
+pub use list::{List, Listing, Move, Scan, ScanFrom};
+pub use search::Search;
 pub use store::{Store, StoreKind};
-pub use swap::{CompareExchange, Seize};
+pub use swap::{CompareExchange, CompareExchangeMulti, Seize};
 pub use touch::Touch;
 
 use memstored_engine::{Error, Meta, Record};
