@@ -555,7 +555,7 @@ pub(crate) fn refuse_for_memory(
         if go_on { "refused" } else { "closing the connection" }
     );
     if go_on {
-        stats::bump(&srv.counters.here().store_no_memory);
+        crate::command::store::count_refused_for_memory(srv);
         rbuf.clear();
         cs.skip = rest;
     }
