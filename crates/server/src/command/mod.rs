@@ -9,6 +9,16 @@
 //! they never call the engine for a record operation or bump a counter.
 //! Counters are bumped here, inside `apply`, once per operation.
 //!
+//! This is the only code that reads or writes records and bumps the
+//! per-request counters (`state::counters::RequestCounters`, but for the bytes
+//! a connection reads and writes); the one other writer is replication
+//! applying a master's changes (`replication::replica`). Commands that answer
+//! more than one record return more than an `Outcome`: [`List`] a page of
+//! records, [`Scan`] a cursor place to go on from, [`Search`] the keys found
+//! (the engine's result, so a slow call can tell "out of time"), [`ReadAll`]
+//! the values. Text and binary requests wrap `Get`, `Store` and `Delete` in
+//! [`Detailed`], which counts them in `stats detail`.
+//!
 //! Compound operations (meta `ma` with a TTL, `md I`, `ms I`, RPC `seize` and
 //! `cas`) are one `Db::process` call, so they are atomic like memcached's
 //! item-locked paths.
