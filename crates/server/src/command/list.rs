@@ -124,3 +124,75 @@ impl Scan {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memstored_engine::Db;
+    use std::sync::Arc;
+
+    fn server(n: usize) -> Arc<Server> {
+        let db = Arc::new(Db::open("*", true).unwrap());
+        for i in 0..n {
+            db.set(format!("k{i:03}").as_bytes(), b"v", true).unwrap();
+        }
+        Server::standalone(db)
+    }
+
+    /// Scans in windows of `per` records; every key seen and the windows.
+    fn scan_all(srv: &Server, per: usize) -> (Vec<Vec<u8>>, usize) {
+        let (mut seen, mut windows, mut from) = (Vec::new(), 0, ScanFrom::First);
+        loop {
+            windows += 1;
+            let mut n = 0;
+            let place = Scan { from }.apply(srv, |key, live| {
+                assert!(live.is_some(), "{key:?}");
+                seen.push(key.to_vec());
+                n += 1;
+                if n == per {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+            match place {
+                Some(p) => from = ScanFrom::Place(p),
+                None => return (seen, windows),
+            }
+        }
+    }
+
+    #[test]
+    fn a_scan_in_windows_visits_every_record_once() {
+        let (mut seen, windows) = scan_all(&server(25), 4);
+        assert_eq!(seen.len(), 25);
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 25);
+        assert_eq!(windows, 7);
+        assert_eq!(scan_all(&server(0), 4), (Vec::new(), 1));
+    }
+
+    #[test]
+    fn a_list_stops_at_its_items_and_refuses_past_its_bytes() {
+        let srv = server(25);
+        let list = |items, max_bytes| {
+            List {
+                from: Move::First,
+                items,
+                max_bytes,
+            }
+            .apply(&srv)
+        };
+        match list(10, usize::MAX) {
+            Ok(Listing::Records(r)) => assert_eq!(r.len(), 10),
+            o => panic!("{o:?}"),
+        }
+        // Each record holds 5 bytes (a 4-byte key, a 1-byte value).
+        assert_eq!(list(25, 5 * 25 - 1), Ok(Listing::TooLarge));
+        match list(usize::MAX, 5 * 25) {
+            Ok(Listing::Records(r)) => assert_eq!(r.len(), 25),
+            o => panic!("{o:?}"),
+        }
+    }
+}
