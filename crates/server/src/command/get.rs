@@ -43,6 +43,16 @@ impl Get {
         }
     }
 
+    /// The access state a fetch of the key finds, the fetch recorded unless
+    /// `lru_bump` is false; nothing counted (meta `mg N` reads back the item
+    /// its own add just made).
+    pub fn fetch_access(&self, srv: &Server, lru_bump: bool) -> Option<Access> {
+        srv.db
+            .lookup_access(&self.key, lru_bump)
+            .ok()
+            .and_then(|l| l.1)
+    }
+
     fn get_and_touch(&self, srv: &Server, expires_at: u64) -> Outcome {
         let c = srv.counters.here();
         bump(&c.cmd_touch);

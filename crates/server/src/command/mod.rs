@@ -9,32 +9,50 @@
 //! they never call the engine for a record operation or bump a counter.
 //! Counters are bumped here, inside `apply`, once per operation.
 //!
+//! This is the only code that reads or writes records and bumps the
+//! per-request counters (`state::counters::RequestCounters`, but for the bytes
+//! a connection reads and writes); the one other writer is replication
+//! applying a master's changes (`replication::replica`). Commands that answer
+//! more than one record return more than an `Outcome`: [`List`] a page of
+//! records, [`Scan`] a cursor place to go on from, [`Search`] the keys found
+//! (the engine's result, so a slow call can tell "out of time"), [`ReadAll`]
+//! the values. Text and binary requests wrap `Get`, `Store` and `Delete` in
+//! [`Detailed`], which counts them in `stats detail`.
+//!
 //! Compound operations (meta `ma` with a TTL, `md I`, `ms I`, RPC `seize` and
 //! `cas`) are one `Db::process` call, so they are atomic like memcached's
 //! item-locked paths.
 
+mod access;
 mod admin;
 mod arith;
 mod auth;
 mod bulk;
 mod crawl;
 mod delete;
+mod detail;
 mod flush;
 mod get;
+mod list;
+mod search;
 pub mod store;
 mod swap;
 mod touch;
 
+pub use access::{Inspect, LastAccess};
 pub use admin::ChangeMaster;
 pub use arith::{Arith, Increment, IncrementDouble, Origin};
 pub use auth::{authenticate, AuthState, MAX_FAILED_ATTEMPTS};
 pub use bulk::{ReadAll, StoreAll};
 pub use crawl::{crawler_stats, start_vacuum};
 pub use delete::{Delete, Invalidate};
+pub use detail::Detailed;
 pub use flush::Flush;
 pub use get::{Get, Peek};
+pub use list::{List, Listing, Move, Scan, ScanFrom};
+pub use search::Search;
 pub use store::{Store, StoreKind};
-pub use swap::{CompareExchange, Seize};
+pub use swap::{CompareExchange, CompareExchangeMulti, Seize};
 pub use touch::Touch;
 
 use memstored_engine::{Error, Meta, Record};
@@ -130,11 +148,4 @@ pub(crate) fn check_size(len: usize, cap: u64) -> Result<(), Outcome> {
         return Err(Outcome::TooLarge { size, cap });
     }
     Ok(())
-}
-
-/// A request refused because the connection memory budget could not hold
-/// it (memcached's "out of memory storing object"), counted as memcached
-/// counts a store that found no memory.
-pub fn count_no_memory(srv: &crate::state::server::Server) {
-    crate::state::counters::bump(&srv.counters.here().store_no_memory);
 }

@@ -184,6 +184,12 @@ pub fn refuse_oversized(srv: &Server, key: &[u8], kind: StoreKind, size: u64) ->
 
 /// memcached unlinks the old item when a `set` fails for size or memory: a client
 /// that just failed to replace a value must not go on reading the old one.
+/// Counts a request refused "out of memory" because the connection memory
+/// budget cannot hold it (as memcached counts an item it cannot allocate).
+pub fn count_refused_for_memory(srv: &Server) {
+    bump(&srv.counters.here().store_no_memory);
+}
+
 fn drop_stale(srv: &Server, key: &[u8]) {
     if let Err(e) = srv.db.remove(key) {
         if !e.is_not_found() {

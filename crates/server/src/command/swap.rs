@@ -51,3 +51,20 @@ impl CompareExchange {
         outcome(r, |()| Outcome::Done)
     }
 }
+
+/// Tkrzw-RPC's `compare_exchange_multi`: when every `(key, value)` of
+/// `expected` holds (`None` = absent), every pair of `desired` is stored
+/// (`None` = removed), atomically across shards; otherwise nothing changes
+/// (`Exists`).
+#[derive(Debug, Clone)]
+pub struct CompareExchangeMulti<'k> {
+    pub expected: &'k [(&'k [u8], Option<&'k [u8]>)],
+    pub desired: &'k [(&'k [u8], Option<&'k [u8]>)],
+}
+
+impl CompareExchangeMulti<'_> {
+    pub fn apply(&self, srv: &Server) -> Outcome {
+        let r = srv.db.compare_exchange_multi(self.expected, self.desired);
+        outcome(r, |()| Outcome::Done)
+    }
+}

@@ -362,7 +362,7 @@ impl<'s> ConnCore<'s> {
             if go_on { "refused" } else { "closing the connection" }
         );
         if go_on {
-            crate::command::count_no_memory(srv);
+            crate::command::store::count_refused_for_memory(srv);
             self.rbuf.clear();
             self.cs.skip = rest;
         }

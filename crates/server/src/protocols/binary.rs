@@ -2,7 +2,7 @@
 
 use crate::command::store::refuse_oversized;
 use crate::command::{
-    Absence, Arith, Delete, Flush, Get, Number, Outcome, Store, StoreKind, Touch,
+    Absence, Arith, Delete, Detailed, Flush, Get, Number, Outcome, Store, StoreKind, Touch,
 };
 use crate::protocols::out::Out;
 use crate::protocols::session::{Cx, Flow, Session};
@@ -112,7 +112,13 @@ impl Session for BinarySession {
     }
 }
 
+/// A request a verb family served (`Ok`, with what comes next), or the
+/// command handed back for another family.
+type Served = Result<Flow, Command>;
+
 impl BinarySession {
+    /// Runs one request: each verb family serves its own opcodes and hands
+    /// any other command on, most frequent first.
     fn execute(
         &mut self,
         srv: &Arc<Server>,
@@ -120,133 +126,25 @@ impl BinarySession {
         head: ResponseHead,
         out: &mut Out,
     ) -> Flow {
-        match req.command {
-            Command::Get {
-                key,
-                quiet,
-                return_key,
-            } => get(srv, head, key, None, quiet, return_key, out),
-            Command::GetAndTouch {
-                key,
-                exptime,
-                quiet,
-                return_key,
-            } => {
-                let touch = Some(expires_at_binary(exptime));
-                get(srv, head, key, touch, quiet, return_key, out)
-            }
-            Command::Touch { key, exptime } => {
-                let o = Touch {
-                    key,
-                    expires_at: expires_at_binary(exptime),
+        read(srv, head, req.command, out)
+            .or_else(|cmd| store(srv, head, cmd, out))
+            .or_else(|cmd| change(srv, head, cmd, out))
+            .or_else(|cmd| self.sasl(srv, head, cmd, out))
+            .unwrap_or_else(|cmd| control(srv, head, cmd, out))
+    }
+
+    /// SASL_LIST_MECHS, SASL_AUTH, SASL_STEP.
+    fn sasl(&mut self, srv: &Server, head: ResponseHead, cmd: Command, out: &mut Out) -> Served {
+        let go_on = match cmd {
+            Command::SaslListMechs => {
+                match &srv.credentials {
+                    Some(_) => {
+                        let _ = encode_response(&head, &[], &[], sasl::MECHANISMS, out.buf());
+                    }
+                    None => encode_error(&head.with_status(Status::UnknownCommand), out.buf()),
                 }
-                .apply(srv);
-                reply(head, o, Reply::Flags, out);
+                true
             }
-            Command::Store {
-                mode,
-                key,
-                value,
-                flags,
-                exptime,
-                cas,
-                quiet,
-            } => {
-                let kind = match mode {
-                    StoreMode::Set => StoreKind::Set,
-                    StoreMode::Add => StoreKind::Add,
-                    StoreMode::Replace => StoreKind::Replace,
-                };
-                srv.detail.set(&key);
-                let cmd = Store {
-                    key,
-                    // Own copy, unless large: a slice would pin the whole read buffer.
-                    value: memstored_protocol::owned_value(value),
-                    kind,
-                    flags,
-                    expires_at: expires_at_binary(exptime),
-                    cas: (cas != 0 && mode != StoreMode::Add).then_some(cas),
-                };
-                let absent = if kind == StoreKind::Replace {
-                    Status::KeyNotFound
-                } else {
-                    Status::NotStored
-                };
-                reply(head, cmd.apply(srv), Reply::Stored { quiet, absent }, out);
-            }
-            Command::Concat {
-                mode,
-                key,
-                value,
-                cas,
-                quiet,
-            } => {
-                srv.detail.set(&key);
-                let cmd = Store {
-                    key,
-                    value: Bytes::copy_from_slice(&value),
-                    kind: match mode {
-                        ConcatMode::Append => StoreKind::Append,
-                        ConcatMode::Prepend => StoreKind::Prepend,
-                    },
-                    flags: 0,
-                    expires_at: 0,
-                    cas: (cas != 0).then_some(cas),
-                };
-                let absent = Status::NotStored;
-                reply(head, cmd.apply(srv), Reply::Stored { quiet, absent }, out);
-            }
-            Command::Delete { key, cas, quiet } => {
-                srv.detail.delete(&key);
-                let cmd = Delete {
-                    key,
-                    cas: (cas != 0).then_some(cas),
-                };
-                reply(head, cmd.apply(srv), Reply::Done { quiet }, out);
-            }
-            Command::Arith {
-                mode,
-                key,
-                delta,
-                initial,
-                exptime,
-                cas,
-                quiet,
-            } => {
-                let cmd = Arith {
-                    create: (exptime != NO_AUTO_CREATE)
-                        .then(|| (initial, 0u32, expires_at_binary(exptime))),
-                    cas: (cas != 0).then_some(cas),
-                    ..Arith::new(key, delta, mode == ArithMode::Decrement)
-                };
-                reply(head, cmd.apply(srv), Reply::Counter { quiet }, out);
-            }
-            Command::Quit { quiet } => {
-                if !quiet {
-                    let _ = encode_response(&head, &[], &[], &[], out.buf());
-                }
-                return Flow::Close;
-            }
-            Command::Flush { delay, quiet } => {
-                let cmd = Flush {
-                    delay: u64::from(delay.unwrap_or(0)),
-                    count_refused: false,
-                };
-                reply(head, cmd.apply(srv), Reply::Done { quiet }, out);
-            }
-            Command::Noop => {
-                let _ = encode_response(&head, &[], &[], &[], out.buf());
-            }
-            Command::Version => {
-                let _ = encode_response(&head, &[], &[], crate::VERSION.as_bytes(), out.buf());
-            }
-            Command::Stat { group } => stat_reply(srv, head, group.as_deref(), out),
-            Command::SaslListMechs => match &srv.credentials {
-                Some(_) => {
-                    let _ = encode_response(&head, &[], &[], sasl::MECHANISMS, out.buf());
-                }
-                None => encode_error(&head.with_status(Status::UnknownCommand), out.buf()),
-            },
             Command::SaslAuth { mechanism, data } => {
                 let go_on = self.auth.attempt(srv, &mechanism, &data);
                 if self.auth.authenticated {
@@ -254,24 +152,170 @@ impl BinarySession {
                 } else {
                     encode_error(&head.with_status(Status::AuthError), out.buf());
                 }
-                if !go_on {
-                    return Flow::Close;
-                }
+                go_on
             }
             Command::SaslStep { .. } => {
                 // PLAIN has no second step: a failed attempt.
                 let go_on = self.auth.attempt(srv, b"", b"");
                 encode_error(&head.with_status(Status::AuthError), out.buf());
-                if !go_on {
-                    return Flow::Close;
-                }
+                go_on
             }
-            Command::Unknown { .. } => {
-                encode_error(&head.with_status(Status::UnknownCommand), out.buf());
-            }
-        }
-        Flow::Continue
+            cmd => return Err(cmd),
+        };
+        Ok(if go_on { Flow::Continue } else { Flow::Close })
     }
+}
+
+/// GET/GETQ/GETK/GETKQ, the GAT family, TOUCH.
+fn read(srv: &Server, head: ResponseHead, cmd: Command, out: &mut Out) -> Served {
+    match cmd {
+        Command::Get {
+            key,
+            quiet,
+            return_key,
+        } => get(srv, head, key, None, quiet, return_key, out),
+        Command::GetAndTouch {
+            key,
+            exptime,
+            quiet,
+            return_key,
+        } => {
+            let touch = Some(expires_at_binary(exptime));
+            get(srv, head, key, touch, quiet, return_key, out)
+        }
+        Command::Touch { key, exptime } => {
+            let o = Touch {
+                key,
+                expires_at: expires_at_binary(exptime),
+            }
+            .apply(srv);
+            reply(head, o, Reply::Flags, out);
+        }
+        cmd => return Err(cmd),
+    }
+    Ok(Flow::Continue)
+}
+
+/// SET/ADD/REPLACE and APPEND/PREPEND, quiet or not.
+fn store(srv: &Server, head: ResponseHead, cmd: Command, out: &mut Out) -> Served {
+    let (cmd, absent, quiet) = match cmd {
+        Command::Store {
+            mode,
+            key,
+            value,
+            flags,
+            exptime,
+            cas,
+            quiet,
+        } => {
+            let kind = match mode {
+                StoreMode::Set => StoreKind::Set,
+                StoreMode::Add => StoreKind::Add,
+                StoreMode::Replace => StoreKind::Replace,
+            };
+            let absent = if kind == StoreKind::Replace {
+                Status::KeyNotFound
+            } else {
+                Status::NotStored
+            };
+            let cmd = Store {
+                key,
+                // Own copy, unless large: a slice would pin the whole read buffer.
+                value: memstored_protocol::owned_value(value),
+                kind,
+                flags,
+                expires_at: expires_at_binary(exptime),
+                cas: (cas != 0 && mode != StoreMode::Add).then_some(cas),
+            };
+            (cmd, absent, quiet)
+        }
+        Command::Concat {
+            mode,
+            key,
+            value,
+            cas,
+            quiet,
+        } => {
+            let cmd = Store {
+                key,
+                value: Bytes::copy_from_slice(&value),
+                kind: match mode {
+                    ConcatMode::Append => StoreKind::Append,
+                    ConcatMode::Prepend => StoreKind::Prepend,
+                },
+                flags: 0,
+                expires_at: 0,
+                cas: (cas != 0).then_some(cas),
+            };
+            (cmd, Status::NotStored, quiet)
+        }
+        cmd => return Err(cmd),
+    };
+    let o = Detailed(cmd).apply(srv);
+    reply(head, o, Reply::Stored { quiet, absent }, out);
+    Ok(Flow::Continue)
+}
+
+/// DELETE, INCREMENT/DECREMENT, quiet or not.
+fn change(srv: &Server, head: ResponseHead, cmd: Command, out: &mut Out) -> Served {
+    match cmd {
+        Command::Delete { key, cas, quiet } => {
+            let cmd = Delete {
+                key,
+                cas: (cas != 0).then_some(cas),
+            };
+            reply(head, Detailed(cmd).apply(srv), Reply::Done { quiet }, out);
+        }
+        Command::Arith {
+            mode,
+            key,
+            delta,
+            initial,
+            exptime,
+            cas,
+            quiet,
+        } => {
+            let cmd = Arith {
+                create: (exptime != NO_AUTO_CREATE)
+                    .then(|| (initial, 0u32, expires_at_binary(exptime))),
+                cas: (cas != 0).then_some(cas),
+                ..Arith::new(key, delta, mode == ArithMode::Decrement)
+            };
+            reply(head, cmd.apply(srv), Reply::Counter { quiet }, out);
+        }
+        cmd => return Err(cmd),
+    }
+    Ok(Flow::Continue)
+}
+
+/// QUIT, FLUSH, NOOP, VERSION, STAT and unknown opcodes: the commands no
+/// other family took.
+fn control(srv: &Arc<Server>, head: ResponseHead, cmd: Command, out: &mut Out) -> Flow {
+    match cmd {
+        Command::Quit { quiet } => {
+            if !quiet {
+                let _ = encode_response(&head, &[], &[], &[], out.buf());
+            }
+            return Flow::Close;
+        }
+        Command::Flush { delay, quiet } => {
+            let cmd = Flush {
+                delay: u64::from(delay.unwrap_or(0)),
+                count_refused: false,
+            };
+            reply(head, cmd.apply(srv), Reply::Done { quiet }, out);
+        }
+        Command::Noop => {
+            let _ = encode_response(&head, &[], &[], &[], out.buf());
+        }
+        Command::Version => {
+            let _ = encode_response(&head, &[], &[], crate::VERSION.as_bytes(), out.buf());
+        }
+        Command::Stat { group } => stat_reply(srv, head, group.as_deref(), out),
+        // `Unknown`: every other command was served by a family above.
+        _ => encode_error(&head.with_status(Status::UnknownCommand), out.buf()),
+    }
+    Flow::Continue
 }
 
 /// GET/GETQ/GETK/GETKQ and the GAT family.
@@ -284,11 +328,10 @@ fn get(
     return_key: bool,
     out: &mut Out,
 ) {
-    let cmd = Get { key, touch };
+    let cmd = Detailed(Get { key, touch });
     let o = cmd.apply(srv);
-    srv.detail.get(&cmd.key, matches!(o, Outcome::Found(_)));
     let how = Reply::Value {
-        key: &cmd.key,
+        key: &cmd.0.key,
         quiet,
         return_key,
     };

@@ -181,30 +181,16 @@ impl Server {
         self
     }
 
-    /// Removes every item now (`delay` 0) or after `delay` seconds. A later
-    /// flush replaces a pending delayed one, as in memcached.
-    pub fn flush(self: &Arc<Self>, delay: u64) -> memstored_engine::Result<()> {
-        let generation = self.flush_generation.fetch_add(1, Ordering::SeqCst) + 1;
-        if delay == 0 {
-            let db = self.db.clone();
-            self.marks.clear();
-            return crate::exec::block::block_here(move || db.clear());
-        }
-        let srv = self.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_secs(delay)).await;
-            if srv.flush_generation.load(Ordering::SeqCst) != generation {
-                return;
-            }
-            srv.marks.clear();
-            let db = srv.db.clone();
-            match tokio::task::spawn_blocking(move || db.clear()).await {
-                Ok(Ok(())) => tracing::debug!("delayed flush done"),
-                Ok(Err(e)) => tracing::warn!("delayed flush failed: {e}"),
-                Err(e) => tracing::warn!("delayed flush task failed: {e}"),
-            }
-        });
-        Ok(())
+    /// Starts a flush (`command::Flush`): the new flush generation, which a
+    /// delayed flush compares with [`Server::flush_generation`] when due.
+    pub fn next_flush_generation(&self) -> u64 {
+        self.flush_generation.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The generation of the latest flush: a delayed flush only runs if no
+    /// later one came.
+    pub fn flush_generation(&self) -> u64 {
+        self.flush_generation.load(Ordering::SeqCst)
     }
 }
 

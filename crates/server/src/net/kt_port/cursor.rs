@@ -14,7 +14,7 @@
 //! together (else 450): each held 124 MB of keys as separate buffers for
 //! 400,000 keys of 40 bytes, uncharged, for as long as its client stayed.
 
-use crate::command::{Delete, Get, Outcome, Store, StoreKind};
+use crate::command::{Delete, Get, Outcome, Search, Store, StoreKind};
 use crate::exec::slow::ConnSlots;
 use crate::protocols::rpc::{code, expiry_to_xt, xt_to_expiry, RpcError, Value};
 use crate::state::server::Server;
@@ -211,9 +211,12 @@ async fn snapshot(db: &Arc<Server>, slots: &ConnSlots) -> Result<Keys, RpcError>
     let srv = db.clone();
     let mut keys = ticket
         .run(move || {
-            crate::exec::slow::search(&srv, |limits| {
-                srv.db.search_within(SearchMode::Begin, b"", 0, limits)
-            })
+            let every_key = Search::Matching {
+                mode: SearchMode::Begin,
+                pattern: b"",
+                max: 0,
+            };
+            crate::exec::slow::search(&srv, |limits| every_key.apply(&srv, limits))
         })
         .await?;
     keys.sort_unstable();

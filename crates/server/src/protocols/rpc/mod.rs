@@ -317,8 +317,8 @@ fn call_value(srv: &Arc<Server>, method: &str, params: &[Value]) -> RpcResult {
         "count" => maint::count(db),
 
         "changemaster" => replication::change_master(srv, params),
-        "compare_exchange_multi" => tkrzw::compare_exchange_multi(db, params),
-        "list" => tkrzw::list(db, params, max_reply(srv)),
+        "compare_exchange_multi" => tkrzw::compare_exchange_multi(srv, params),
+        "list" => tkrzw::list(srv, params, max_reply(srv)),
 
         m if kt::UNIMPLEMENTED.contains(&m) => Err(RpcError::new(
             code::NOT_IMPLEMENTED,

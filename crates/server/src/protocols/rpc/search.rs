@@ -4,6 +4,7 @@
 //! the limits of `crate::exec::slow` (pattern length, regex size, time budget).
 
 use super::{as_i64, bin, Args, RpcError, RpcResult, Value};
+use crate::command::Search;
 use crate::exec::slow::{self, check_pattern};
 use crate::state::server::Server;
 use memstored_engine::SearchMode;
@@ -37,9 +38,8 @@ fn keys_value(keys: Vec<Vec<u8>>) -> Value {
 
 fn run(srv: &Server, mode: SearchMode, pattern: &[u8], max: usize) -> RpcResult {
     let pattern = check_pattern(pattern)?;
-    let keys = slow::search(srv, |limits| {
-        srv.db.search_within(mode, pattern, max, limits)
-    })?;
+    let cmd = Search::Matching { mode, pattern, max };
+    let keys = slow::search(srv, |limits| cmd.apply(srv, limits))?;
     Ok(keys_value(within_reply(srv, keys)?))
 }
 
@@ -65,10 +65,14 @@ fn kt_match(srv: &Server, mode: SearchMode, a: &Args, what: &str) -> RpcResult {
     let pattern = check_pattern(a.bytes(0, what)?)?;
     let keys = match kt_max(a)? {
         Some(0) => Vec::new(),
-        max => slow::search(srv, |limits| {
-            srv.db
-                .search_within(mode, pattern, max.unwrap_or(0), limits)
-        })?,
+        max => {
+            let cmd = Search::Matching {
+                mode,
+                pattern,
+                max: max.unwrap_or(0),
+            };
+            slow::search(srv, |limits| cmd.apply(srv, limits))?
+        }
     };
     Ok(kt_keys(within_reply(srv, keys)?, |_, k| bin(k)))
 }
@@ -96,9 +100,8 @@ pub fn match_similar(srv: &Server, params: &[Value]) -> RpcResult {
     let range = a.opt_count("range", 1)?;
     let utf = a.opt_bool("utf").unwrap_or(false);
     let max = kt_max(&a)?.unwrap_or(usize::MAX);
-    let mut keys = slow::search(srv, |limits| {
-        srv.db.search_similar(origin, range, utf, limits)
-    })?;
+    let cmd = Search::Similar { origin, range, utf };
+    let mut keys = slow::search(srv, |limits| cmd.apply(srv, limits))?;
     keys.truncate(max);
     Ok(kt_keys(within_reply(srv, keys)?, |i, _| {
         Value::from(i.to_string())

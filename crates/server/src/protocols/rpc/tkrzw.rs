@@ -1,7 +1,8 @@
 //! Tkrzw-RPC procedures: compare_exchange_multi and list.
 
 use super::{bin, code, Args, RpcError, RpcResult, Value};
-use memstored_engine::{Db, Error};
+use crate::command::{CompareExchangeMulti, List, Listing, Move, Outcome};
+use crate::state::server::Server;
 use memstored_protocol::rpc::{value_bytes, value_str};
 
 /// Pairs `[[key, value-or-nil], ...]` (or a map key -> value-or-nil).
@@ -35,13 +36,18 @@ fn pairs<'a>(v: &'a Value, what: &str) -> Result<Pairs<'a>, RpcError> {
 /// `compare_exchange_multi(expected, desired)` → nil. Atomic across shards:
 /// when every `[key, value]` of `expected` holds (nil = absent), every pair of
 /// `desired` is stored (nil = removed); otherwise nothing changes and 37.
-pub fn compare_exchange_multi(db: &Db, params: &[Value]) -> RpcResult {
+pub fn compare_exchange_multi(srv: &Server, params: &[Value]) -> RpcResult {
     let a = Args::new(params, 2);
     let expected = pairs(a.at(0, "expected")?, "expected")?;
     let desired = pairs(a.at(1, "desired")?, "desired")?;
-    db.compare_exchange_multi(&expected, &desired)
-        .map_err(RpcError::from)?;
-    Ok(Value::Nil)
+    let cmd = CompareExchangeMulti {
+        expected: &expected,
+        desired: &desired,
+    };
+    match cmd.apply(srv) {
+        Outcome::Done => Ok(Value::Nil),
+        o => Err(RpcError::from_outcome(o)),
+    }
 }
 
 /// `list(opts{move, jump_key, items})` → `[[key, value], ...]` in global key
@@ -51,7 +57,7 @@ pub fn compare_exchange_multi(db: &Db, params: &[Value]) -> RpcResult {
 /// are listed forward; `items` caps how many (absent or 0 = all). A listing
 /// whose keys and values would pass `limit` bytes is refused (41): a client
 /// pages through a large database with `items` and `jump_key`.
-pub fn list(db: &Db, params: &[Value], limit: usize) -> RpcResult {
+pub fn list(srv: &Server, params: &[Value], limit: usize) -> RpcResult {
     let a = Args::new(params, 0);
     let mv = match a.opt("move") {
         None | Some(Value::Nil) => "first",
@@ -66,46 +72,37 @@ pub fn list(db: &Db, params: &[Value], limit: usize) -> RpcResult {
             .and_then(value_bytes)
             .ok_or_else(|| RpcError::invalid(format!("move {mv} needs jump_key")))
     };
-    let mut c = db.cursor();
-    let placed = match mv {
-        "first" => c.first(),
-        "jump" => c.jump(key()?),
-        "jumplower" => c.jump_lower(key()?, false),
-        "jumplowerinc" => c.jump_lower(key()?, true),
-        "jumpupper" => c.jump_upper(key()?, false),
-        "jumpupperinc" => c.jump_upper(key()?, true),
+    let from = match mv {
+        "first" => Move::First,
+        "jump" => Move::Jump(key()?),
+        "jumplower" => Move::JumpLower(key()?, false),
+        "jumplowerinc" => Move::JumpLower(key()?, true),
+        "jumpupper" => Move::JumpUpper(key()?, false),
+        "jumpupperinc" => Move::JumpUpper(key()?, true),
         _ => {
             return Err(RpcError::invalid(format!(
             "move {mv:?}: expected first, jump, jumplower, jumplowerinc, jumpupper or jumpupperinc"
         )))
         }
     };
-    match placed {
-        Ok(()) => {}
-        // A hash database's jump to a missing key: nothing to list.
-        Err(Error::NotFound(_)) => return Ok(Value::Array(Vec::new())),
-        Err(e) => return Err(RpcError::from(e)),
+    let cmd = List {
+        from,
+        items,
+        max_bytes: limit,
+    };
+    match cmd.apply(srv).map_err(RpcError::from_outcome)? {
+        Listing::Records(records) => Ok(Value::Array(
+            records
+                .into_iter()
+                .map(|(k, v)| Value::Array(vec![Value::Binary(k), bin(&v)]))
+                .collect(),
+        )),
+        Listing::TooLarge => Err(RpcError::new(
+            code::LOGICAL,
+            format!(
+                "the listing would hold over {limit} bytes: \
+                 list fewer items and page on with jump_key"
+            ),
+        )),
     }
-    let mut out = Vec::new();
-    let mut bytes = 0usize;
-    while out.len() < items {
-        match c.step() {
-            Ok(Some((k, v))) => {
-                bytes = bytes.saturating_add(k.len().saturating_add(v.len()));
-                if bytes > limit {
-                    return Err(RpcError::new(
-                        code::LOGICAL,
-                        format!(
-                            "the listing would hold over {limit} bytes: \
-                             list fewer items and page on with jump_key"
-                        ),
-                    ));
-                }
-                out.push(Value::Array(vec![bin(&k), bin(&v)]))
-            }
-            Ok(None) => break,
-            Err(e) => return Err(RpcError::from(e)),
-        }
-    }
-    Ok(Value::Array(out))
 }

@@ -4,11 +4,13 @@
 //! memcached 1.6's, checked by tests/python/test_memcached_differential.py.
 
 use crate::command::start_vacuum;
+use crate::command::{LastAccess, Scan, ScanFrom};
 use crate::protocols::out::Out;
 use crate::protocols::stats::items::THE_CLASS;
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::CursorPlace;
+use std::ops::ControlFlow;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// memcached's largest slab class id.
@@ -114,12 +116,7 @@ pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) -> Option<Cursor
                 out.put(b"END\r\n");
                 return None;
             }
-            let mut cursor = srv.db.cursor();
-            if cursor.first().is_err() {
-                out.put(b"END\r\n");
-                return None;
-            }
-            return metadump_more(srv, cursor.detach(), out);
+            return metadump_from(srv, ScanFrom::First, out);
         }
         [sub, n] if &sub[..] == b"tocrawl" || &sub[..] == b"sleep" => match safe_strtoul(n) {
             None => out.put(b"CLIENT_ERROR bad command line format\r\n"),
@@ -256,26 +253,27 @@ const METADUMP_VISITS: usize = 4096;
 /// Writes metadump lines from the record `place` is on, until a window is
 /// full; where to go on, or `None` once `END` is written.
 pub fn metadump_more(srv: &Server, place: CursorPlace, out: &mut Out) -> Option<CursorPlace> {
-    let now = memstored_engine::now_secs();
-    let mut cursor = srv.db.resume_cursor(place);
+    metadump_from(srv, ScanFrom::Place(place), out)
+}
+
+fn metadump_from(srv: &Server, from: ScanFrom, out: &mut Out) -> Option<CursorPlace> {
     let end = out.len().saturating_add(METADUMP_WINDOW);
     let mut visits = 0;
-    while let Ok(key) = cursor.key() {
-        if let Ok(Some(r)) = srv.db.get_record(&key) {
-            if !r.meta.is_expired(now) {
-                metadump_line(srv, &key, &r, out);
-            }
-        }
-        if cursor.next().is_err() {
-            break;
+    let place = Scan { from }.apply(srv, |key, live| {
+        if let Some(r) = live {
+            metadump_line(srv, key, &r, out);
         }
         visits += 1;
         if out.len() >= end || visits >= METADUMP_VISITS {
-            return Some(cursor.detach());
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
         }
+    });
+    if place.is_none() {
+        out.put(b"END\r\n");
     }
-    out.put(b"END\r\n");
-    None
+    place
 }
 
 fn metadump_line(srv: &Server, key: &[u8], r: &memstored_engine::Record, out: &mut Out) {
@@ -287,7 +285,7 @@ fn metadump_line(srv: &Server, key: &[u8], r: &memstored_engine::Record, out: &m
     uri_encode(key, out);
     // Stores other than the cache keep no access state: la=0,
     // fetch=no (docs/memcached-compat.md).
-    let access = srv.db.access(key).ok().flatten();
+    let access = LastAccess { key }.apply(srv);
     let line = format!(
         " exp={exp} la={} cas={} fetch={} cls={THE_CLASS} size={}\n",
         access.map_or(0, |a| a.last_access_unix()),

@@ -8,9 +8,11 @@
 //! work one request can cause. Keys that cannot be written on a text line
 //! (binary keys stored over the binary or RPC protocols) are left out.
 
+use crate::command::{Scan, ScanFrom};
 use crate::protocols::out::Out;
 use crate::state::server::Server;
 use bytes::Bytes;
+use std::ops::ControlFlow;
 
 /// memcached's slab class ids are below this (`MAX_NUMBER_OF_SLAB_CLASSES`).
 const CLASSES: u64 = 64;
@@ -42,36 +44,29 @@ pub fn reply(srv: &Server, args: &[Bytes], out: &mut Out) {
 
 /// `ITEM key [size b; expiry s]` lines, expiry in Unix seconds (0 = never).
 fn list(srv: &Server, limit: u64, out: &mut Out) {
-    let now = memstored_engine::now_secs();
-    let mut cursor = srv.db.cursor();
-    if cursor.first().is_err() {
-        return;
-    }
     let (mut listed, mut written) = (0u64, 0usize);
-    // `key` fails once the cursor is past the last record.
-    while let Ok(key) = cursor.key() {
-        if limit != 0 && listed >= limit {
-            break;
-        }
-        let printable = !key.is_empty() && key.iter().all(u8::is_ascii_graphic);
-        if let (true, Ok(Some(r))) = (printable, srv.db.get_record(&key)) {
-            if !r.meta.is_expired(now) {
-                let line = format!(
-                    "ITEM {} [{} b; {} s]\r\n",
-                    String::from_utf8_lossy(&key),
-                    r.value.len(),
-                    r.meta.expires_at
-                );
-                written += line.len();
-                if written > MAX_REPLY {
-                    break;
-                }
-                out.put(line.as_bytes());
-                listed += 1;
-            }
-        }
-        if cursor.next().is_err() {
-            break;
-        }
+    Scan {
+        from: ScanFrom::First,
     }
+    .apply(srv, |key, live| {
+        let printable = !key.is_empty() && key.iter().all(u8::is_ascii_graphic);
+        if let (true, Some(r)) = (printable, live) {
+            let line = format!(
+                "ITEM {} [{} b; {} s]\r\n",
+                String::from_utf8_lossy(key),
+                r.value.len(),
+                r.meta.expires_at
+            );
+            written += line.len();
+            if written > MAX_REPLY {
+                return ControlFlow::Break(());
+            }
+            out.put(line.as_bytes());
+            listed += 1;
+        }
+        if limit != 0 && listed >= limit {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
 }

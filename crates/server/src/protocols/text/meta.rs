@@ -1,6 +1,6 @@
 //! memcached meta commands: mg ms md ma me (mn is answered in `text.rs`).
 
-use crate::command::{Arith, Delete, Get, Invalidate, Number, Outcome, Peek, Store, StoreKind};
+use crate::command::{Arith, Delete, Get, Inspect, Invalidate, Number, Outcome, Store, StoreKind};
 use crate::protocols::out::Out;
 use crate::state::server::{expires_at_text, ttl_remaining, Server};
 use bytes::Bytes;
@@ -111,11 +111,7 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
                 vivified = true;
                 // memcached bumps the new item after answering: its next
                 // fetch sees it fetched. This one sees it new.
-                access = srv
-                    .db
-                    .lookup_access(&m.key, !f.no_lru_bump)
-                    .ok()
-                    .and_then(|l| l.1);
+                access = cmd.fetch_access(srv, !f.no_lru_bump);
                 let meta = Meta {
                     flags: 0,
                     expires_at: add.expires_at,
@@ -304,12 +300,11 @@ pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
 /// memstored does not remember how a key was stored, so a key that could
 /// not be sent on a text line (space, CR, LF or NUL in it) counts as binary.
 pub fn debug(srv: &Server, key: Bytes, _asked_base64: bool, out: &mut Out) {
-    crate::state::counters::bump(&srv.counters.here().cmd_meta);
     let base64 = key.iter().any(|&b| matches!(b, b' ' | b'\r' | b'\n' | 0));
-    match (Peek { key: key.clone() }).apply(srv) {
+    let (o, access) = Inspect { key: key.clone() }.apply(srv);
+    match o {
         Outcome::Found(r) => {
             // Without access state (stores other than the cache): la=0, fetch=no.
-            let access = srv.db.access(&key).ok().flatten();
             let info = format!(
                 "exp={} la={} cas={} fetch={} cls=1 size={}",
                 ttl_remaining(r.meta.expires_at),

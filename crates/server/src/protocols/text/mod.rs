@@ -6,7 +6,7 @@ pub mod cachedump;
 pub mod meta;
 
 use crate::command::store::refuse_oversized;
-use crate::command::{self, Arith, Delete, Flush, Get, Number, Outcome, Store, Touch};
+use crate::command::{self, Arith, Delete, Detailed, Flush, Get, Number, Outcome, Store, Touch};
 use crate::protocols::out::Out;
 use crate::protocols::session::{Cx, Flow, Session};
 use crate::protocols::stats;
@@ -134,8 +134,7 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
             return_cas,
         } => get(srv, keys, Some(expires_at_text(exptime)), return_cas, out),
         Command::Delete { key, noreply } => {
-            srv.detail.delete(&key);
-            let o = Delete { key, cas: None }.apply(srv);
+            let o = Detailed(Delete { key, cas: None }).apply(srv);
             reply(&o, noreply, out);
         }
         Command::IncrDecr {
@@ -230,25 +229,25 @@ fn values(
     // Only multi-key gets pay for remembering what was found.
     let mut seen: Option<HashMap<Bytes, Option<Record>>> = (keys.len() > 1).then(HashMap::new);
     for key in keys {
-        let cmd = Get { key, touch };
+        let cmd = Detailed(Get { key, touch });
+        let key = &cmd.0.key;
         let o = match seen.as_mut() {
             None => cmd.apply(srv),
-            Some(s) => match s.get(&cmd.key) {
+            Some(s) => match s.get(key) {
                 Some(earlier) => cmd.repeat(srv, earlier.as_ref()),
                 None => {
                     let o = cmd.apply(srv);
                     match &o {
-                        Outcome::Found(r) => s.insert(cmd.key.clone(), Some(r.clone())),
-                        Outcome::NotFound => s.insert(cmd.key.clone(), None),
+                        Outcome::Found(r) => s.insert(key.clone(), Some(r.clone())),
+                        Outcome::NotFound => s.insert(key.clone(), None),
                         _ => None,
                     };
                     o
                 }
             },
         };
-        srv.detail.get(&cmd.key, matches!(o, Outcome::Found(_)));
         match o {
-            Outcome::Found(r) => value_block(&cmd.key, r, return_cas, out),
+            Outcome::Found(r) => value_block(key, r, return_cas, out),
             Outcome::NotFound => {}
             o => {
                 reply(&o, false, out);
@@ -269,15 +268,14 @@ fn value_block(key: &[u8], r: memstored_engine::Record, return_cas: bool, out: &
 
 /// set/add/replace/append/prepend/cas with its data block.
 fn store(srv: &Server, s: StoreCommand, value: Bytes, out: &mut Out) {
-    srv.detail.set(&s.key);
-    let cmd = Store {
+    let cmd = Detailed(Store {
         key: s.key,
         value,
         kind: store_kind(s.kind),
         flags: s.flags,
         expires_at: expires_at_text(s.exptime),
         cas: s.cas,
-    };
+    });
     reply(&cmd.apply(srv), s.noreply, out);
 }
 

@@ -1,0 +1,47 @@
+//! `stats detail` counting: which requests count against their key's prefix
+//! (`crate::state::detail`). memcached counts the text protocol's gets,
+//! storage commands and deletes and their binary counterparts, never meta
+//! commands; memstored adds none of its other wires. So the text and binary
+//! protocols wrap those commands in [`Detailed`] and everything else runs
+//! them bare: a wire cannot count by forgetting to say it does not.
+
+use super::{Delete, Get, Outcome, Store};
+use crate::state::server::Server;
+use memstored_engine::Record;
+
+/// A command whose request counts in `stats detail`.
+#[derive(Debug, Clone)]
+pub struct Detailed<C>(pub C);
+
+impl Detailed<Get> {
+    /// [`Get::apply`], counted as a get of the key (a hit if found).
+    pub fn apply(&self, srv: &Server) -> Outcome {
+        self.counted(srv, self.0.apply(srv))
+    }
+
+    /// [`Get::repeat`], counted as [`Detailed::<Get>::apply`] is.
+    pub fn repeat(&self, srv: &Server, earlier: Option<&Record>) -> Outcome {
+        self.counted(srv, self.0.repeat(srv, earlier))
+    }
+
+    fn counted(&self, srv: &Server, o: Outcome) -> Outcome {
+        srv.detail.get(&self.0.key, matches!(o, Outcome::Found(_)));
+        o
+    }
+}
+
+impl Detailed<Store> {
+    /// [`Store::apply`], counted as a set of the key whatever it does.
+    pub fn apply(&self, srv: &Server) -> Outcome {
+        srv.detail.set(&self.0.key);
+        self.0.apply(srv)
+    }
+}
+
+impl Detailed<Delete> {
+    /// [`Delete::apply`], counted as a delete of the key whatever it does.
+    pub fn apply(&self, srv: &Server) -> Outcome {
+        srv.detail.delete(&self.0.key);
+        self.0.apply(srv)
+    }
+}
