@@ -2,7 +2,7 @@
 //! code over a simulated disk that forgets unsynced writes (power loss).
 
 use crate::lock::StoreLock;
-use crate::status::{Error, Result};
+use crate::status::{io_err, Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -100,10 +100,6 @@ pub trait FileSystem: Send + Sync + Debug {
     fn create_dir(&self, _dir: &Path) -> Result<()> {
         Ok(())
     }
-}
-
-pub(crate) fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
-    Error::from_io(format_args!("{what} {}: ", path.display()), &e)
 }
 
 /// The real disk.

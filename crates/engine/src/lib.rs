@@ -16,7 +16,6 @@ pub mod backup;
 pub mod db;
 mod existing;
 pub mod format;
-pub mod hint;
 pub mod io;
 pub mod iter;
 pub mod lock;
@@ -24,6 +23,7 @@ mod maintenance;
 mod multi;
 pub mod name;
 mod ops;
+mod paths;
 pub mod record;
 mod replicated;
 pub mod restore;
@@ -35,6 +35,9 @@ pub mod status;
 pub mod store;
 pub mod tmpfile;
 pub mod ulog;
+
+/// Hint files of the log engines, for the tools that read or remove them.
+pub use store::log::hint;
 
 pub use access::Access;
 pub use arith::Origin;

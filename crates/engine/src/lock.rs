@@ -11,8 +11,7 @@
 //! `flock` locks belong to an open file description, so two opens in one
 //! process exclude each other exactly as two processes do.
 
-use crate::io::io_err;
-use crate::status::{Error, Result};
+use crate::status::{io_err, Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};

@@ -416,7 +416,7 @@ mod tests {
         let r = edit_distance_within(&a, &b, usize::MAX, &mut |_| {
             rows += 1;
             if rows == 10 {
-                Err(crate::Error::Infeasible("stop".into()))
+                Err(crate::status::Error::Infeasible("stop".into()))
             } else {
                 Ok(())
             }

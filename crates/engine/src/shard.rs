@@ -2,7 +2,7 @@
 //! Every read-modify-write of the library goes through `ShardState::apply`,
 //! so expiry and CAS are handled in one place for every engine.
 
-use crate::backup::Claim;
+use crate::backup::claim::Claim;
 use crate::format::{self, Op};
 use crate::name::Compression;
 use crate::record::{Meta, Record};

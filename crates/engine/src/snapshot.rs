@@ -8,7 +8,6 @@ use crate::io::{DataFile, FileSystem};
 use crate::name::Compression;
 use crate::record::{now_secs, Meta};
 use crate::status::Result;
-use crate::store::Store;
 use crate::tmpfile::{self, TmpFile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,7 +39,7 @@ impl<'a> SnapshotWriter<'a> {
         let buf = match kind {
             Some(kind) => FileHeader {
                 kind,
-                generation: crate::store::log::new_generation(),
+                generation: crate::store::log::file::new_generation(),
                 created_at: now_secs(),
                 max_cas,
             }
@@ -90,22 +89,6 @@ impl<'a> SnapshotWriter<'a> {
         self.file.sync()?;
         self.tmp.rename_over(&self.path)?
     }
-}
-
-/// Every record of `store`, encoded as they follow a snapshot file's header:
-/// one buffer, no allocation per record. For captures taken under a shard's
-/// lock and written after it is released (backups, `.tkmt` write-back).
-pub fn encode_records(store: &dyn Store, compression: Compression) -> Result<Vec<u8>> {
-    let mut body = Vec::new();
-    let mut failure = Ok(());
-    store.for_each_record(&mut |k, r| {
-        if failure.is_ok() {
-            failure = format::encode_record(&mut body, Op::Put, k, &r.value, r.meta, compression)
-                .map(drop);
-        }
-    })?;
-    failure?;
-    Ok(body)
 }
 
 /// Writes `body` (from `encode_records`) after a header of `kind` to

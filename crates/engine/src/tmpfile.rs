@@ -98,7 +98,7 @@ pub fn remove_leftovers(fs: &dyn FileSystem, data: &Path) {
     for p in [
         tmp_path(data, REBUILD),
         tmp_path(data, PLAIN),
-        tmp_path(&crate::hint::hint_path(data), PLAIN),
+        tmp_path(&crate::paths::hint_path(data), PLAIN),
     ] {
         if fs.exists(&p) {
             tracing::info!("removing {}, left by an interrupted write", p.display());

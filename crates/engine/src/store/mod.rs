@@ -7,18 +7,19 @@ pub mod index;
 pub mod leaf_tree;
 mod line_array;
 pub mod log;
-pub mod log_index;
 pub mod memfile;
 pub mod memory;
-pub mod offset_tree;
 pub mod packed_tree;
 pub mod positions;
-pub mod rebuild;
 pub mod segcache;
+pub mod shapes;
 pub mod slab_hash;
 pub mod tagged_table;
+pub mod write_back;
 
 use crate::access::Access;
+use crate::format::{self, Op};
+use crate::name::Compression;
 use crate::record::{Meta, Record};
 use crate::status::Result;
 use bytes::Bytes;
@@ -147,7 +148,7 @@ pub trait Store: Send + Sync {
     /// taken now, for the caller to write once it has released the shard's
     /// lock; `None` when there is nothing to write, or the store is of
     /// another kind.
-    fn write_back(&mut self) -> Result<Option<memfile::WriteBack>> {
+    fn write_back(&mut self) -> Result<Option<write_back::WriteBack>> {
         Ok(None)
     }
     /// Hands buffered writes to the OS, for `Db::flush_dirty` after every
@@ -232,4 +233,20 @@ pub trait Store: Send + Sync {
     fn live_ratio(&self) -> f64 {
         1.0
     }
+}
+
+/// Every record of `store`, encoded as they follow a snapshot file's header:
+/// one buffer, no allocation per record. For captures taken under a shard's
+/// lock and written after it is released (backups, `.tkmt` write-back).
+pub fn encode_records(store: &dyn Store, compression: Compression) -> Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut failure = Ok(());
+    store.for_each_record(&mut |k, r| {
+        if failure.is_ok() {
+            failure = format::encode_record(&mut body, Op::Put, k, &r.value, r.meta, compression)
+                .map(drop);
+        }
+    })?;
+    failure?;
+    Ok(body)
 }

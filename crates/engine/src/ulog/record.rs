@@ -1,5 +1,6 @@
 //! One update-log record, byte by byte (docs/format.md, "Update log").
 
+use super::change::{Change, UlogOp};
 use crate::status::{Error, Result};
 
 /// The first 8 bytes of every segment file.
@@ -12,25 +13,6 @@ pub const OLD_MAGIC: &[u8; 8] = b"MSTULOG1";
 pub const SEGMENT_HEADER_LEN: usize = 32;
 /// Fixed part of a record before key and value.
 pub const HEADER_LEN: usize = 40;
-
-/// What a record does (Tkrzw-RPC's SET/REMOVE/CLEAR).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UlogOp {
-    Set = 1,
-    Remove = 2,
-    Clear = 3,
-}
-
-impl UlogOp {
-    fn from_byte(b: u8) -> Option<UlogOp> {
-        match b {
-            1 => Some(UlogOp::Set),
-            2 => Some(UlogOp::Remove),
-            3 => Some(UlogOp::Clear),
-            _ => None,
-        }
-    }
-}
 
 /// One logged change, owned (what a reader yields).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,13 +43,7 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 }
 
 /// Appends the encoding of one record to `out`.
-pub fn encode(
-    out: &mut Vec<u8>,
-    u: &super::Change<'_>,
-    ts: u64,
-    server_id: u16,
-    dbm: u32,
-) -> Result<()> {
+pub fn encode(out: &mut Vec<u8>, u: &Change<'_>, ts: u64, server_id: u16, dbm: u32) -> Result<()> {
     let too_long =
         || Error::InvalidArgument("a key or value of 4 GiB or more cannot be logged".into());
     let klen = u32::try_from(u.key.len()).map_err(|_| too_long())?;

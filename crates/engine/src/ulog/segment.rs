@@ -141,3 +141,11 @@ pub fn damaged(path: &Path, at: u64, next: u64) -> Error {
         path.display()
     ))
 }
+
+/// Where a reader is in the log: a segment and how many of its records it
+/// has passed (`Updates::position`), for counting what is left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Position {
+    pub segment: u64,
+    pub records: u64,
+}

@@ -29,6 +29,7 @@ mod expiry;
 pub(crate) mod item;
 mod no_evictions;
 mod table;
+mod ttl;
 
 use super::index::Key;
 use super::tagged_table::{key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint};
@@ -37,12 +38,12 @@ use crate::access::{Access, AccessWord};
 use crate::record::{now_secs, Meta, Record};
 use crate::status::{Error, Result};
 use bytes::Bytes;
-use expiry::{joined, ttl_class, NEVER, TTL_CLASSES};
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::ops::Bound;
 use std::sync::Arc;
 use table::{CacheSlots, Loc, SlotWord, Table, MAX_SEGMENTS};
+use ttl::{joined, ttl_class, NEVER, TTL_CLASSES};
 
 // Values of `EXTERNAL_MIN` bytes or more are kept aside, as the `Bytes`
 // they came in (`item::Value::External`): a read hands out a shared handle
@@ -82,7 +83,7 @@ pub struct SegCache {
     fifo: VecDeque<u32>,
     /// The segment each TTL class appends to (`expiry.rs`).
     open: [Option<u32>; TTL_CLASSES],
-    /// By segment id: the latest expiry of its items (`expiry::NEVER` if
+    /// By segment id: the latest expiry of its items (`ttl::NEVER` if
     /// one never expires, 0 while empty).
     seg_expiry: Vec<u64>,
     /// No closed segment expires whole before this time.

@@ -4,14 +4,14 @@
 //! meanwhile are copied as they are in rounds, and only the last small tail is
 //! copied under the write lock before the new file is renamed over the old one.
 
-use super::log::{new_generation, replay_into};
-use super::log_index::{LogIndex, LogReader};
-use super::RebuildTask;
+use super::file::new_generation;
+use super::index::{replay_into, LogIndex, LogReader};
 use crate::format::{self, FileHeader, FileKind, Op, FILE_HEADER_SIZE};
 use crate::io::{DataFile, FileSystem, SliceFile};
 use crate::record::now_secs;
 use crate::scan::{scan, Scanned};
 use crate::status::{Error, Result};
+use crate::store::RebuildTask;
 use crate::tmpfile::{self, TmpFile};
 use std::any::Any;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! The index of a log file (`log.rs`): where the newest record of each key
+//! The index of a log file (`log_store.rs`): where the newest record of each key
 //! starts. Two shapes:
 //!
 //! - Any in-memory `Index<Loc>` (the tree engine's sorted leaves), which
@@ -22,13 +22,13 @@
 //! record's header, and a growth of the table reads every key once to
 //! rehash it.
 
-use super::index::{Index, Key};
-use super::log::Loc;
-use super::tagged_table::{
-    key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint, Slots, Table,
-};
+use super::loc::Loc;
 use crate::format::{Op, RecordHeader, MAX_RECORD_HEADER};
 use crate::io::{DataFile, FileMap};
+use crate::store::index::{Index, Key};
+use crate::store::tagged_table::{
+    key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint, Slots, Table,
+};
 use std::borrow::Cow;
 use std::hash::BuildHasher;
 use std::ops::Bound;
@@ -372,6 +372,39 @@ impl CompactHash {
     /// Bytes the table takes (its slots; keys live in the log).
     pub fn bytes(&self) -> u64 {
         self.table.bytes()
+    }
+}
+
+/// Applies one log record to an index: the single definition of what each op means.
+pub fn replay_into<I: LogIndex>(
+    index: &mut I,
+    log: &LogReader<'_>,
+    live_bytes: &mut u64,
+    max_cas: &mut u64,
+    offset: u64,
+    h: &RecordHeader,
+    key: &[u8],
+) {
+    *max_cas = (*max_cas).max(h.meta.cas);
+    match h.op {
+        Op::Put => {
+            let loc = Loc::of_record(offset, h);
+            // Saturating: `live_bytes` may start from a hint's figure, which
+            // a damaged hint can make anything (fuzz: db_file_open overflowed it).
+            *live_bytes = live_bytes.saturating_add(loc.total_len());
+            if let Some(old_len) = index.insert_len(log, key, loc) {
+                *live_bytes = live_bytes.saturating_sub(old_len);
+            }
+        }
+        Op::Remove => {
+            if let Some(old_len) = index.remove_len(log, key) {
+                *live_bytes = live_bytes.saturating_sub(old_len);
+            }
+        }
+        Op::Clear => {
+            index.clear();
+            *live_bytes = 0;
+        }
     }
 }
 

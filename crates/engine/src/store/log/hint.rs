@@ -3,25 +3,20 @@
 //! A hint is only trusted when its generation matches the data file's, its
 //! covered length fits the file and its CRC is right; otherwise the log is scanned.
 
+use super::loc::Loc;
 use crate::format::{read_u32, read_u64, Codec, FILE_HEADER_SIZE, HINT_MAGIC};
 use crate::io::{DataFile, FileSystem};
 use crate::record::Meta;
 use crate::status::Result;
-use crate::store::log::Loc;
 use crate::tmpfile::{self, TmpFile};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 const HINT_HEADER: usize = 64;
 /// Fixed bytes per entry before the key.
 const ENTRY_FIXED: usize = 4 + 8 + 4 + 1 + 4 + 8 + 8;
 
-/// `casket.tkh` -> `casket.tkh.hint`.
-pub fn hint_path(data: &Path) -> PathBuf {
-    let mut s = data.as_os_str().to_owned();
-    s.push(".hint");
-    PathBuf::from(s)
-}
+pub use crate::paths::hint_path;
 
 /// A loaded hint: its header's figures, and its file, whose entries are
 /// read a chunk at a time (`for_each`) instead of held in memory.

@@ -11,9 +11,10 @@
 //! accounts its bytes without reading it back: with random keys that read
 //! was a miss a write, and a page of the log mapped into memory for nothing.
 
-use super::index::{Index, Key, TreeIndex};
-use super::log::Loc;
-use super::log_index::{LogIndex, LogReader, MAX_LOG_LEN};
+use super::index::{LogIndex, LogReader, MAX_LOG_LEN};
+use super::loc::Loc;
+use crate::store::index::{Index, Key};
+use crate::store::shapes::TreeIndex;
 use std::ops::Bound;
 
 /// Bits of an entry's value that hold the offset.
