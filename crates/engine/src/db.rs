@@ -87,7 +87,7 @@ fn lock_stripes(name: &DbName) -> Option<usize> {
 /// The least share of a cache's byte cap one lock stripe gets
 /// (`cache_stripes`): each stripe evicts on its own, so this keeps 16
 /// segments of 1 MiB per stripe, eviction as fine-grained as in one shard.
-pub const MIN_CACHE_STRIPE: u64 = 16 << 20;
+pub(crate) const MIN_CACHE_STRIPE: u64 = 16 << 20;
 
 /// Lock stripes for a byte-capped in-memory hash (`*#capsiz=64m`, the
 /// server's default store) written by `writers` threads, when the name
@@ -99,7 +99,7 @@ pub const MIN_CACHE_STRIPE: u64 = 16 << 20;
 /// `-m`), so every item that fits the cache as memcached sizes it fits
 /// its stripe. A record-count cap (`capcnt`) is left in one shard: an
 /// uneven spread would keep fewer records than the count the name says.
-pub fn cache_stripes(name: &DbName, writers: usize, max_item: u64) -> usize {
+pub(crate) fn cache_stripes(name: &DbName, writers: usize, max_item: u64) -> usize {
     let cap = name.cap_mem_size;
     if name.kind != EngineKind::MemHash || cap == 0 || name.cap_rec_num > 0 || name.names_shards() {
         return 1;
@@ -688,7 +688,7 @@ pub(crate) struct LockedShards<'a> {
 
 impl LockedShards<'_> {
     /// The locked state of the shard holding `key`.
-    pub fn state(&mut self, key: &[u8]) -> Result<&mut ShardState> {
+    pub(crate) fn state(&mut self, key: &[u8]) -> Result<&mut ShardState> {
         let want = self.db.shard_index(key);
         self.guards
             .iter_mut()

@@ -266,7 +266,7 @@ struct SimState {
 
 /// A simulated file: every write is kept in a pending list until `sync`.
 #[derive(Debug, Default)]
-pub struct SimFile {
+pub(crate) struct SimFile {
     state: Mutex<SimState>,
 }
 
@@ -468,7 +468,7 @@ impl FileSystem for SimFs {
 
 /// Bytes in memory seen as a read-only file, for scanning a buffer with the
 /// same code that scans files.
-pub struct SliceFile(pub Vec<u8>);
+pub(crate) struct SliceFile(pub Vec<u8>);
 
 impl DataFile for SliceFile {
     fn len(&self) -> Result<u64> {
@@ -500,7 +500,7 @@ const READ_AHEAD: usize = 4 << 20;
 
 /// A read-only view of a file that reads ahead in large windows, so a scan of
 /// many small records costs one system call per window instead of two per record.
-pub struct ReadAheadFile<'a> {
+pub(crate) struct ReadAheadFile<'a> {
     inner: &'a dyn DataFile,
     len: u64,
     /// The cached window: its file offset and bytes.
@@ -508,7 +508,7 @@ pub struct ReadAheadFile<'a> {
 }
 
 impl<'a> ReadAheadFile<'a> {
-    pub fn new(inner: &'a dyn DataFile, len: u64) -> Self {
+    pub(crate) fn new(inner: &'a dyn DataFile, len: u64) -> Self {
         ReadAheadFile {
             inner,
             len,

@@ -50,7 +50,7 @@ impl Drop for StoreLock {
 }
 
 /// `casket.tkh` -> `casket.tkh.lock` (also for `casket.tkh#num_shards=N`).
-pub fn lock_path(store_path: &Path) -> PathBuf {
+pub(crate) fn lock_path(store_path: &Path) -> PathBuf {
     let mut s = store_path.as_os_str().to_owned();
     s.push(".lock");
     PathBuf::from(s)

@@ -48,7 +48,7 @@ pub struct DbName {
 /// Most shards a name may ask for: shard files are numbered with five
 /// digits, and opening allocates every shard up front (`num_shards=1g` used
 /// to abort the process on that allocation; found by the `db_name` fuzz target).
-pub const MAX_SHARDS: usize = 1 << 16;
+pub(crate) const MAX_SHARDS: usize = 1 << 16;
 
 /// Parameters that tune Tkrzw or Tokyo Cabinet internals with no meaning here.
 /// They are accepted so that existing names keep working, and logged as ignored.
@@ -399,7 +399,7 @@ fn to_usize(key: &str, n: u64) -> Result<usize> {
 
 /// Parses a number with an optional suffix: k/m/g/t or ki/mi/gi/ti, all binary
 /// multiples (1k = 1024) as in Tokyo Cabinet, where `capsiz=64m` means 64 MiB.
-pub fn parse_number(key: &str, value: &str) -> Result<u64> {
+pub(crate) fn parse_number(key: &str, value: &str) -> Result<u64> {
     let v = value.trim();
     let lower = v.to_ascii_lowercase();
     let digits_end = lower

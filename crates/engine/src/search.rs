@@ -55,7 +55,7 @@ impl SearchMode {
 /// How much work a search does between two polls of
 /// [`SearchLimits::interrupt`]: one unit per key visited, byte scanned or
 /// edit-distance cell computed (about a millisecond of work).
-pub const POLL_EVERY: u64 = 1 << 18;
+pub(crate) const POLL_EVERY: u64 = 1 << 18;
 
 /// The start of the message of the [`Error::Infeasible`] a search returns
 /// when [`SearchLimits::interrupt`] stopped it.
@@ -131,7 +131,7 @@ pub fn edit_distance<T: PartialEq>(a: &[T], b: &[T]) -> usize {
 /// the item size), so one pair can be ~10^12 cells: polling only between
 /// keys would not bound the time between polls, and without the band a
 /// `match_similar` with a small range would pay the full table per key.
-pub fn edit_distance_within<T: PartialEq>(
+pub(crate) fn edit_distance_within<T: PartialEq>(
     a: &[T],
     b: &[T],
     bound: usize,

@@ -9,7 +9,7 @@ use crate::status::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// `BASE.unfinished`: present while the backup set `BASE` is being written.
-pub fn unfinished_marker(base: &str) -> PathBuf {
+pub(crate) fn unfinished_marker(base: &str) -> PathBuf {
     PathBuf::from(format!("{base}.unfinished"))
 }
 
@@ -104,7 +104,7 @@ pub(crate) fn sweep_unfinished(fs: &dyn FileSystem, path: &str) -> Result<()> {
 }
 
 /// `YYYYMMDDhhmmss` in UTC, the default backup suffix.
-pub fn utc_timestamp(secs: u64) -> String {
+pub(crate) fn utc_timestamp(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Howard Hinnant's civil-from-days.

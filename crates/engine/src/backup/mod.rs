@@ -168,7 +168,7 @@ fn in_backup(base: &str, e: Error) -> Error {
 }
 
 fn copy_prefix(db: &Db, frozen: &Frozen, dest: &Path) -> Result<()> {
-    let mut w = SnapshotWriter::create(&*db.fs, dest, None, 0, db.name.compression)?;
+    let mut w = SnapshotWriter::create(&*db.fs, dest, None, 0)?;
     let mut pos = 0;
     let mut chunk = Vec::new();
     while pos < frozen.end {
@@ -230,7 +230,6 @@ impl Db {
                         &dest,
                         FileKind::MemSnapshot,
                         max_cas,
-                        self.name.compression,
                         &body,
                     ),
                 })?;

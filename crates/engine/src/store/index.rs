@@ -10,10 +10,10 @@ use std::hash::{Hash, Hasher};
 use std::ops::Bound;
 
 /// Keys handed out by stores (cursors, key lists): owned boxed slices.
-pub type Key = Box<[u8]>;
+pub(crate) type Key = Box<[u8]>;
 
 /// Bytes of a key or value kept inside its index entry instead of on the heap.
-pub const INLINE_LEN: usize = 22;
+pub(crate) const INLINE_LEN: usize = 22;
 
 /// A byte string as index entries hold it: up to `INLINE_LEN` bytes inline
 /// (no allocation, no pointer to chase on lookup), longer ones boxed. 24
@@ -21,14 +21,14 @@ pub const INLINE_LEN: usize = 22;
 /// order and hash are those of the slice, so maps keyed by it are searched
 /// with plain `&[u8]`.
 #[derive(Clone)]
-pub enum SmallKey {
+pub(crate) enum SmallKey {
     Inline { len: u8, buf: [u8; INLINE_LEN] },
     Heap(Box<[u8]>),
 }
 
 impl SmallKey {
     #[inline]
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         match self {
             SmallKey::Inline { len, buf } => &buf[..*len as usize],
             SmallKey::Heap(b) => b,
@@ -133,14 +133,14 @@ impl std::fmt::Debug for SmallKey {
 /// allocates nothing for a small record), longer ones as a shared buffer
 /// that lookups hand out without copying.
 #[derive(Clone)]
-pub enum SmallValue {
+pub(crate) enum SmallValue {
     Inline { len: u8, buf: [u8; INLINE_LEN] },
     Shared(Bytes),
 }
 
 impl SmallValue {
     #[inline]
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         match self {
             SmallValue::Inline { len, buf } => &buf[..*len as usize],
             SmallValue::Shared(b) => b,
@@ -148,18 +148,13 @@ impl SmallValue {
     }
 
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.as_slice().len()
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// A copy of `v`.
     #[inline]
-    pub fn from_slice(v: &[u8]) -> Self {
+    pub(crate) fn from_slice(v: &[u8]) -> Self {
         match Self::inline(v) {
             Some(s) => s,
             None => SmallValue::Shared(Bytes::copy_from_slice(v)),
@@ -168,7 +163,7 @@ impl SmallValue {
 
     /// Keeps `v` (short values are copied inline and `v` dropped).
     #[inline]
-    pub fn from_bytes(v: Bytes) -> Self {
+    pub(crate) fn from_bytes(v: Bytes) -> Self {
         match Self::inline(&v) {
             Some(s) => s,
             None => SmallValue::Shared(v),
@@ -191,7 +186,7 @@ impl SmallValue {
     /// The value as `Bytes`: a copy of an inline value (one small
     /// allocation, no reference count touched), a shared handle otherwise.
     #[inline]
-    pub fn to_bytes(&self) -> Bytes {
+    pub(crate) fn to_bytes(&self) -> Bytes {
         match self {
             SmallValue::Inline { len, buf } => Bytes::copy_from_slice(&buf[..*len as usize]),
             SmallValue::Shared(b) => b.clone(),
@@ -206,9 +201,7 @@ impl std::fmt::Debug for SmallValue {
 }
 
 #[allow(clippy::len_without_is_empty)]
-pub trait Index<V>: Send + Sync + Default {
-    /// True when iteration follows key order.
-    const ORDERED: bool;
+pub(crate) trait Index<V>: Send + Sync + Default {
     fn with_capacity(n: usize) -> Self;
     fn get(&self, k: &[u8]) -> Option<&V>;
     fn get_mut(&mut self, k: &[u8]) -> Option<&mut V>;

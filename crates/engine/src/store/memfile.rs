@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-pub struct MemFileStore {
+pub(crate) struct MemFileStore {
     mem: MemStore<HashIndex<MemEntry>>,
     fs: Arc<dyn FileSystem>,
     path: PathBuf,
@@ -35,7 +35,7 @@ pub struct MemFileStore {
 }
 
 impl MemFileStore {
-    pub fn open(
+    pub(crate) fn open(
         fs: Arc<dyn FileSystem>,
         path: PathBuf,
         writable: bool,
@@ -151,7 +151,6 @@ impl Store for MemFileStore {
         Ok(Some(WriteBack {
             fs: self.fs.clone(),
             path: self.path.clone(),
-            compression: self.compression,
             max_cas: self.mem.max_cas(),
             body,
             number,

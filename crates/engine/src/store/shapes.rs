@@ -8,10 +8,10 @@ use super::slab_hash::SlabHash;
 
 /// Hash-shaped indexes: positions in a hash table, entries packed in
 /// insertion order (`slab_hash.rs` says why).
-pub type HashIndex<V> = SlabHash<V>;
+pub(crate) type HashIndex<V> = SlabHash<V>;
 /// Ordered indexes: sorted leaves under a small map of their first keys
 /// (`leaf_tree.rs` says why).
-pub type TreeIndex<V> = LeafTree<V>;
+pub(crate) type TreeIndex<V> = LeafTree<V>;
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,6 @@
 
 use crate::format::FileKind;
 use crate::io::FileSystem;
-use crate::name::Compression;
 use crate::snapshot;
 use crate::status::{Error, Result};
 use parking_lot::Mutex;
@@ -16,7 +15,7 @@ use std::sync::Arc;
 /// written one at a time, and one older than what is on disk is skipped
 /// (the newer holds everything it held).
 #[derive(Default)]
-pub struct WriteBacks {
+pub(crate) struct WriteBacks {
     /// The number of the last write-back taken (under the shard's lock).
     pub taken: std::sync::atomic::AtomicU64,
     /// The number of the newest write-back on disk.
@@ -29,10 +28,9 @@ pub struct WriteBacks {
 /// A whole snapshot captured under the shard's lock, to be written after
 /// it (`Store::write_back`); or, when nothing changed, a wait for the
 /// write-backs taken before it, which may still be under way.
-pub struct WriteBack {
+pub(crate) struct WriteBack {
     pub fs: Arc<dyn FileSystem>,
     pub path: PathBuf,
-    pub compression: Compression,
     pub max_cas: u64,
     /// The records, or `None` for a wait.
     pub body: Option<Vec<u8>>,
@@ -44,7 +42,7 @@ impl WriteBack {
     /// Writes the snapshot to a temporary file and renames it over PATH,
     /// unless a newer one is there already; a wait returns once the
     /// write-backs before it are on disk, or fails if one of them failed.
-    pub fn write(self) -> Result<()> {
+    pub(crate) fn write(self) -> Result<()> {
         let mut written = self.shared.written.lock();
         if *written >= self.number {
             return Ok(());
@@ -57,7 +55,7 @@ impl WriteBack {
         };
         let kind = FileKind::MemSnapshot;
         let (fs, path) = (&*self.fs, &self.path);
-        match snapshot::write_records(fs, path, kind, self.max_cas, self.compression, body) {
+        match snapshot::write_records(fs, path, kind, self.max_cas, body) {
             Ok(()) => {
                 *written = self.number;
                 Ok(())

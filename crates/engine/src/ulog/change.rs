@@ -31,7 +31,7 @@ pub(crate) fn appended(ts: u64) {
 /// thread-local server id override). Carried by the thread rather than by
 /// each `Change`, so that no write path between the replica and the shard
 /// has to pass it along.
-pub fn with_origin<R>(server_id: u16, timestamp: u64, f: impl FnOnce() -> R) -> R {
+pub(crate) fn with_origin<R>(server_id: u16, timestamp: u64, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<(u16, u64)>);
     impl Drop for Restore {
         fn drop(&mut self) {

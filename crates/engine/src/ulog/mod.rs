@@ -23,8 +23,9 @@ mod seal;
 mod segment;
 mod writer;
 
-pub use change::{take_last_appended, with_origin, Change, UlogOp, UpdateListener};
+pub(crate) use change::with_origin;
+pub use change::{take_last_appended, Change, UlogOp, UpdateListener};
 pub use reader::{read_dir, Updates};
-pub use record::{Update, HEADER_LEN, MAGIC};
+pub use record::Update;
 pub use segment::Position;
 pub use writer::{UlogOptions, UlogStats, UpdateLog};

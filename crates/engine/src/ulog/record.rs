@@ -4,15 +4,15 @@ use super::change::{Change, UlogOp};
 use crate::status::{Error, Result};
 
 /// The first 8 bytes of every segment file.
-pub const MAGIC: &[u8; 8] = b"MSTULOG2";
+pub(crate) const MAGIC: &[u8; 8] = b"MSTULOG2";
 /// The magic of the first format (a 16-byte header without `prev_end`),
 /// recognised only to name it in the error.
-pub const OLD_MAGIC: &[u8; 8] = b"MSTULOG1";
+pub(super) const OLD_MAGIC: &[u8; 8] = b"MSTULOG1";
 /// Segment header: magic, the segment's number, the previous segment's end
 /// (u64 LE each), a CRC-32C of those 24 bytes and 4 zero bytes.
-pub const SEGMENT_HEADER_LEN: usize = 32;
+pub(super) const SEGMENT_HEADER_LEN: usize = 32;
 /// Fixed part of a record before key and value.
-pub const HEADER_LEN: usize = 40;
+pub(crate) const HEADER_LEN: usize = 40;
 
 /// One logged change, owned (what a reader yields).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +43,13 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 }
 
 /// Appends the encoding of one record to `out`.
-pub fn encode(out: &mut Vec<u8>, u: &Change<'_>, ts: u64, server_id: u16, dbm: u32) -> Result<()> {
+pub(super) fn encode(
+    out: &mut Vec<u8>,
+    u: &Change<'_>,
+    ts: u64,
+    server_id: u16,
+    dbm: u32,
+) -> Result<()> {
     let too_long =
         || Error::InvalidArgument("a key or value of 4 GiB or more cannot be logged".into());
     let klen = u32::try_from(u.key.len()).map_err(|_| too_long())?;
@@ -67,7 +73,7 @@ pub fn encode(out: &mut Vec<u8>, u: &Change<'_>, ts: u64, server_id: u16, dbm: u
 }
 
 /// The fixed fields of a record header, before its CRC is checked.
-pub struct Header {
+pub(super) struct Header {
     pub crc: u32,
     pub op: UlogOp,
     pub server_id: u16,
@@ -81,7 +87,7 @@ pub struct Header {
 
 impl Header {
     /// `None` for an unknown op or a nonzero reserved byte: not a record.
-    pub fn parse(b: &[u8; HEADER_LEN]) -> Option<Header> {
+    pub(super) fn parse(b: &[u8; HEADER_LEN]) -> Option<Header> {
         if b[5] != 0 {
             return None;
         }
@@ -99,12 +105,12 @@ impl Header {
     }
 
     /// Bytes of the whole record.
-    pub fn total_len(&self) -> u64 {
+    pub(super) fn total_len(&self) -> u64 {
         HEADER_LEN as u64 + u64::from(self.key_len) + u64::from(self.value_len)
     }
 
     /// Checks the CRC over header rest + `body` (key and value) and builds the update.
-    pub fn finish(self, header: &[u8; HEADER_LEN], body: Vec<u8>) -> Option<Update> {
+    pub(super) fn finish(self, header: &[u8; HEADER_LEN], body: Vec<u8>) -> Option<Update> {
         let mut h = crc32c::crc32c(&header[4..]);
         h = crc32c::crc32c_append(h, &body);
         if h != self.crc {

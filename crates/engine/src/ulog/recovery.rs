@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// One segment as found on opening.
-pub struct Found {
+pub(super) struct Found {
     pub num: u64,
     pub file: Arc<dyn DataFile>,
     /// `None`: the file is shorter than a header (a crash while the
@@ -26,7 +26,7 @@ pub struct Found {
 /// Opens segment `num` and reads its records up to the first bytes that are
 /// not one; bytes that are not a record but are followed by a valid one are
 /// damage.
-pub fn scan_segment(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<Found> {
+pub(super) fn scan_segment(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<Found> {
     let path = segment_path(dir, num);
     let file = fs.open(&path, true, false)?;
     let len = file.len()?;
@@ -73,7 +73,7 @@ fn looks_like_old_format(file: &dyn DataFile, len: u64) -> Result<bool> {
 /// cutting and removing files as it says; afterwards every segment but the
 /// last ends exactly where the next one's header says, and the last one at
 /// its last record.
-pub fn recover_last_segments(
+pub(super) fn recover_last_segments(
     fs: &dyn FileSystem,
     dir: &Path,
     found: &mut Vec<Found>,

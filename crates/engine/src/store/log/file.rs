@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// A fresh generation number for a new file.
-pub fn new_generation() -> u64 {
+pub(crate) fn new_generation() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = foldhash::fast::RandomState::default().build_hasher();
     h.write_u128(
@@ -24,7 +24,7 @@ pub fn new_generation() -> u64 {
 
 /// Opens (creating if needed and writable) a file and checks its header.
 /// Returns the file, its header and its length. A foreign file is refused untouched.
-pub fn open_file(
+pub(crate) fn open_file(
     fs: &Arc<dyn FileSystem>,
     path: &Path,
     writable: bool,

@@ -67,7 +67,7 @@ macro_rules! log_reader {
 
 /// Options for opening a log file.
 #[derive(Debug, Clone, Copy)]
-pub struct LogOptions {
+pub(crate) struct LogOptions {
     pub writable: bool,
     pub kind: FileKind,
     pub compression: Compression,
@@ -75,7 +75,7 @@ pub struct LogOptions {
     pub buckets: usize,
 }
 
-pub struct LogStore<I: LogIndex> {
+pub(crate) struct LogStore<I: LogIndex> {
     fs: Arc<dyn FileSystem>,
     path: PathBuf,
     file: Arc<dyn DataFile>,
@@ -103,7 +103,7 @@ pub struct LogStore<I: LogIndex> {
 }
 
 impl<I: LogIndex> LogStore<I> {
-    pub fn open(fs: Arc<dyn FileSystem>, path: PathBuf, opts: LogOptions) -> Result<Self> {
+    pub(crate) fn open(fs: Arc<dyn FileSystem>, path: PathBuf, opts: LogOptions) -> Result<Self> {
         let (file, header, len) = open_file(&fs, &path, opts.writable, opts.kind)?;
         let mut store = LogStore {
             fs,

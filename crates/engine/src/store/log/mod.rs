@@ -12,12 +12,12 @@
 //! - `rebuild`: online compaction into a new file.
 //! - `log_store`: `LogStore`, the `Store` over all of them.
 
-pub mod file;
+pub(crate) mod file;
 pub mod hint;
-pub mod index;
-pub mod loc;
-pub mod log_store;
-pub mod offset_tree;
-pub mod rebuild;
+pub(crate) mod index;
+pub(crate) mod loc;
+pub(crate) mod log_store;
+pub(crate) mod offset_tree;
+pub(crate) mod rebuild;
 
 pub use loc::Loc;

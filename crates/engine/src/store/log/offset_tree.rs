@@ -38,7 +38,7 @@ fn offset_of(value: u64) -> u64 {
     value & ((1 << OFFSET_BITS) - 1)
 }
 
-pub struct OffsetTree(TreeIndex<u64>);
+pub(crate) struct OffsetTree(TreeIndex<u64>);
 
 impl OffsetTree {
     /// The location of the record an entry's value points to, from its header.

@@ -74,7 +74,7 @@ fn segment_size(cap_bytes: u64) -> usize {
     share.min(cap_bytes) as usize
 }
 
-pub struct SegCache {
+pub(crate) struct SegCache {
     table: Table,
     /// By segment id; `None` for an id in `free_ids`.
     segs: Vec<Option<Vec<u8>>>,
@@ -163,13 +163,13 @@ impl KeysAt<Loc> for SegmentKeys<'_> {
 impl SegCache {
     /// A cache holding at most `cap_bytes` of segments (0 = no byte cap)
     /// and `cap_recs` items (0 = no count cap).
-    pub fn new(cap_bytes: u64, cap_recs: u64) -> Self {
+    pub(crate) fn new(cap_bytes: u64, cap_recs: u64) -> Self {
         Self::with_capacity(cap_bytes, cap_recs, 0)
     }
 
     /// As `new`, with room in the table for `items` before it first grows
     /// (`num_buckets`; untouched room costs address space only).
-    pub fn with_capacity(cap_bytes: u64, cap_recs: u64, items: usize) -> Self {
+    pub(crate) fn with_capacity(cap_bytes: u64, cap_recs: u64, items: usize) -> Self {
         SegCache {
             table: Table::with_capacity(items),
             segs: Vec::new(),
@@ -200,7 +200,7 @@ impl SegCache {
 
     /// This cache, refusing writes when full instead of evicting
     /// (`disable_evictions=true`, memcached's `-M`; `no_evictions.rs`).
-    pub fn without_evictions(mut self) -> Self {
+    pub(crate) fn without_evictions(mut self) -> Self {
         self.evict = false;
         self
     }

@@ -6,13 +6,13 @@ use crate::record::now_secs;
 
 /// TTL classes: 0 for items that never expire, then `1 + ilog4(ttl)`
 /// capped at the last.
-pub const TTL_CLASSES: usize = 10;
+pub(super) const TTL_CLASSES: usize = 10;
 
 /// A segment's expiry when one of its items never expires.
-pub const NEVER: u64 = u64::MAX;
+pub(super) const NEVER: u64 = u64::MAX;
 
 /// The class of an item that expires at `expires_at` (0: never).
-pub fn ttl_class(expires_at: u64) -> usize {
+pub(super) fn ttl_class(expires_at: u64) -> usize {
     if expires_at == 0 {
         return 0;
     }
@@ -21,7 +21,7 @@ pub fn ttl_class(expires_at: u64) -> usize {
 }
 
 /// A segment's expiry after an item expiring at `expires_at` joins it.
-pub fn joined(segment: u64, expires_at: u64) -> u64 {
+pub(super) fn joined(segment: u64, expires_at: u64) -> u64 {
     if expires_at == 0 || segment == NEVER {
         NEVER
     } else {
