@@ -234,35 +234,14 @@ impl DbName {
             "cap_rec_num" | "capnum" => self.cap_rec_num = parse_number(key, value)?,
             "cap_mem_size" | "capsiz" => self.cap_mem_size = parse_number(key, value)?,
             // Not `cache`: that is Kyoto Cabinet's long name for `pccap`.
-            "cache_kind" => {
-                self.segment_cache = match value.to_ascii_lowercase().as_str() {
-                    "segments" | "segment" => true,
-                    "clock" => false,
-                    _ => {
-                        return Err(Error::InvalidArgument(format!(
-                            "cache_kind={value}: expected segments or clock"
-                        )))
-                    }
-                }
-            }
+            "cache_kind" => self.segment_cache = segment_cache_from(value)?,
             _ if kc::capacity_word(key) == Some(true) => {
                 self.cap_rec_num = parse_number(key, value)?
             }
             _ if kc::capacity_word(key) == Some(false) => {
                 self.cap_mem_size = parse_number(key, value)?
             }
-            "compression" | "record_comp_mode" => {
-                self.compression = match value.to_ascii_lowercase().as_str() {
-                    "none" | "" => Compression::None,
-                    "lz4" => Compression::Lz4,
-                    "zstd" | "zlib" | "default" | "rc4" => Compression::Zstd,
-                    _ => {
-                        return Err(Error::InvalidArgument(format!(
-                            "compression={value}: expected none, lz4 or zstd"
-                        )))
-                    }
-                }
-            }
+            "compression" | "record_comp_mode" => self.compression = compression_from(value)?,
             "opts" | "options" => self.apply_opts(value)?,
             "zcomp" | "compressor" => match kc::zcomp(value) {
                 Some(c) => self.compression = c,
@@ -287,18 +266,7 @@ impl DbName {
                     )))
                 }
             },
-            "sync" => {
-                self.sync = match value {
-                    "none" | "" => SyncMode::None,
-                    "interval" => SyncMode::Interval,
-                    "always" => SyncMode::Always,
-                    _ => {
-                        return Err(Error::InvalidArgument(format!(
-                            "sync={value}: expected none, interval or always"
-                        )))
-                    }
-                }
-            }
+            "sync" => self.sync = sync_from(value)?,
             "truncate" => self.truncate = parse_bool(key, value)?,
             "disable_evictions" => self.evictions = !parse_bool(key, value)?,
             _ if IGNORED_PARAMS.contains(&key) || kc::IGNORED.contains(&key) => {
@@ -366,6 +334,41 @@ fn kind_from_path(path: &str) -> Result<EngineKind> {
                  .hash/.tkh/.tch/.kch, .tree/.tkt/.tcb/.kct, .mem/.tkmt, or give dbm="
             )))
         }),
+    }
+}
+
+/// `cache_kind=`: true for the segment cache, false for CLOCK.
+fn segment_cache_from(value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "segments" | "segment" => Ok(true),
+        "clock" => Ok(false),
+        _ => Err(Error::InvalidArgument(format!(
+            "cache_kind={value}: expected segments or clock"
+        ))),
+    }
+}
+
+/// `compression=` / `record_comp_mode=` (Tkrzw's words too).
+fn compression_from(value: &str) -> Result<Compression> {
+    match value.to_ascii_lowercase().as_str() {
+        "none" | "" => Ok(Compression::None),
+        "lz4" => Ok(Compression::Lz4),
+        "zstd" | "zlib" | "default" | "rc4" => Ok(Compression::Zstd),
+        _ => Err(Error::InvalidArgument(format!(
+            "compression={value}: expected none, lz4 or zstd"
+        ))),
+    }
+}
+
+/// `sync=`.
+fn sync_from(value: &str) -> Result<SyncMode> {
+    match value {
+        "none" | "" => Ok(SyncMode::None),
+        "interval" => Ok(SyncMode::Interval),
+        "always" => Ok(SyncMode::Always),
+        _ => Err(Error::InvalidArgument(format!(
+            "sync={value}: expected none, interval or always"
+        ))),
     }
 }
 
