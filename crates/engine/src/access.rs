@@ -109,22 +109,11 @@ pub fn clock() -> u32 {
 /// both write; each writes "fetched, accessed now", so nothing is lost that
 /// matters.
 #[derive(Debug)]
-pub struct AccessWord(AtomicU32);
+pub(crate) struct AccessWord(AtomicU32);
 
 impl AccessWord {
-    /// The word of an empty slot (never read as an item's).
-    pub const fn unused() -> Self {
-        AccessWord(AtomicU32::new(0))
-    }
-
-    /// Whether this is `unused()`'s word (tests of zeroed tables).
-    #[cfg(test)]
-    pub fn is_unused(&self) -> bool {
-        self.0.load(Ordering::Relaxed) == 0
-    }
-
     /// A just stored item: not fetched, accessed now.
-    pub fn stored(referenced: bool) -> Self {
+    pub(crate) fn stored(referenced: bool) -> Self {
         let r = if referenced { REFERENCED } else { 0 };
         AccessWord(AtomicU32::new(clock() | r))
     }
@@ -136,13 +125,13 @@ impl AccessWord {
     }
 
     /// The state without changing it.
-    pub fn peek(&self) -> Access {
+    pub(crate) fn peek(&self) -> Access {
         unpack(self.0.load(Ordering::Relaxed))
     }
 
     /// Gives the item back the state `a` (after an in-place update), and
     /// references it.
-    pub fn restore(&self, a: Access) {
+    pub(crate) fn restore(&self, a: Access) {
         let fetched = if a.fetched { FETCHED } else { 0 };
         self.0.store(
             REFERENCED | fetched | (a.last_access & TIME_MASK),
@@ -152,7 +141,7 @@ impl AccessWord {
 
     /// Sets the reference bit (a read that is not a client's fetch).
     #[inline]
-    pub fn reference(&self) {
+    pub(crate) fn reference(&self) {
         let w = self.0.load(Ordering::Relaxed);
         if w & REFERENCED == 0 {
             self.0.fetch_or(REFERENCED, Ordering::Relaxed);
@@ -160,7 +149,7 @@ impl AccessWord {
     }
 
     /// Clears the reference bit; true when it was set (the CLOCK hand).
-    pub fn take_reference(&self) -> bool {
+    pub(crate) fn take_reference(&self) -> bool {
         self.0.fetch_and(!REFERENCED, Ordering::Relaxed) & REFERENCED != 0
     }
 
@@ -168,7 +157,7 @@ impl AccessWord {
     /// records it (see the module doc). Writes only when the word changes,
     /// so repeated hits in the same second leave the cache line clean.
     #[inline]
-    pub fn fetch(&self, bump: bool) -> Access {
+    pub(crate) fn fetch(&self, bump: bool) -> Access {
         let old = self.0.load(Ordering::Relaxed);
         if bump {
             let new = bumped(old, clock());

@@ -48,7 +48,7 @@ struct Slot {
 
 /// One shard's record of its maintenance runs.
 #[derive(Debug, Default)]
-pub struct Activity {
+pub(crate) struct Activity {
     slots: [Slot; 3],
 }
 
@@ -59,7 +59,7 @@ impl Activity {
 
     /// Runs `work` and, if it succeeds, records when it ended and how long
     /// it took. A failed run leaves the last success standing.
-    pub fn timed<T, E>(
+    pub(crate) fn timed<T, E>(
         &self,
         what: Maintenance,
         work: impl FnOnce() -> Result<T, E>,
@@ -78,7 +78,7 @@ impl Activity {
     }
 
     /// The last successful run, if there was one.
-    pub fn last(&self, what: Maintenance) -> Option<LastRun> {
+    pub(crate) fn last(&self, what: Maintenance) -> Option<LastRun> {
         let slot = self.slot(what);
         let count = slot.count.load(Relaxed);
         (count > 0).then(|| LastRun {

@@ -1,7 +1,6 @@
 //! `Db`: an open database — shards of one engine, chosen by a name string.
 
 use crate::activity::{Maintenance, ShardReport};
-use crate::backup;
 use crate::format::FileKind;
 use crate::io::{FileSystem, RealFs};
 use crate::lock::StoreLock;
@@ -10,10 +9,10 @@ use crate::record::{Meta, Record};
 use crate::shard::{Action, Shard, ShardState};
 use crate::status::{Error, Result};
 use crate::store::cache::CacheStore;
-use crate::store::log::{LogOptions, LogStore};
-use crate::store::log_index::CompactHash;
+use crate::store::log::index::CompactHash;
+use crate::store::log::log_store::{LogOptions, LogStore};
+use crate::store::log::offset_tree::OffsetTree;
 use crate::store::memfile::MemFileStore;
-use crate::store::offset_tree::OffsetTree;
 use crate::store::packed_tree::PackedTree;
 use crate::store::segcache::SegCache;
 use crate::store::{Store, StoreStats};
@@ -88,7 +87,7 @@ fn lock_stripes(name: &DbName) -> Option<usize> {
 /// The least share of a cache's byte cap one lock stripe gets
 /// (`cache_stripes`): each stripe evicts on its own, so this keeps 16
 /// segments of 1 MiB per stripe, eviction as fine-grained as in one shard.
-pub const MIN_CACHE_STRIPE: u64 = 16 << 20;
+pub(crate) const MIN_CACHE_STRIPE: u64 = 16 << 20;
 
 /// Lock stripes for a byte-capped in-memory hash (`*#capsiz=64m`, the
 /// server's default store) written by `writers` threads, when the name
@@ -100,7 +99,7 @@ pub const MIN_CACHE_STRIPE: u64 = 16 << 20;
 /// `-m`), so every item that fits the cache as memcached sizes it fits
 /// its stripe. A record-count cap (`capcnt`) is left in one shard: an
 /// uneven spread would keep fewer records than the count the name says.
-pub fn cache_stripes(name: &DbName, writers: usize, max_item: u64) -> usize {
+pub(crate) fn cache_stripes(name: &DbName, writers: usize, max_item: u64) -> usize {
     let cap = name.cap_mem_size;
     if name.kind != EngineKind::MemHash || cap == 0 || name.cap_rec_num > 0 || name.names_shards() {
         return 1;
@@ -110,15 +109,7 @@ pub fn cache_stripes(name: &DbName, writers: usize, max_item: u64) -> usize {
     fit.min(writers).clamp(1, MAX_SHARDS)
 }
 
-/// The file of shard `i` of `n`: Tkrzw's `casket.tkh-00003-of-00016` style,
-/// or the path itself for an unsharded database.
-pub fn shard_path(path: &str, i: usize, n: usize) -> PathBuf {
-    if n == 1 {
-        PathBuf::from(path)
-    } else {
-        PathBuf::from(format!("{path}-{i:05}-of-{n:05}"))
-    }
-}
+pub use crate::paths::shard_path;
 
 /// Records a hash index is sized for when the name gives no `num_buckets`,
 /// like Tkrzw's default of ~1M buckets: growing a hash table rehashes and
@@ -225,7 +216,7 @@ fn open_store(
 /// `truncate=true`: the data file and its hint go before the store opens,
 /// so it starts empty (a hint left behind would describe the old records).
 fn remove_data_files(fs: &dyn FileSystem, path: &std::path::Path) -> Result<()> {
-    for p in [path.to_path_buf(), crate::hint::hint_path(path)] {
+    for p in [path.to_path_buf(), crate::paths::hint_path(path)] {
         if fs.exists(&p) {
             fs.remove(&p)?;
         }
@@ -291,10 +282,10 @@ impl Db {
             None
         };
         if name.kind.has_file() {
-            backup::check_finished(&*fs, &name.path)?;
+            crate::backup::files::check_finished(&*fs, &name.path)?;
             if writable {
                 // Under the exclusive lock: no backup of this store runs.
-                if let Err(e) = backup::sweep_unfinished(&*fs, &name.path) {
+                if let Err(e) = crate::backup::files::sweep_unfinished(&*fs, &name.path) {
                     tracing::warn!("{}: unfinished backups not removed: {e}", name.path);
                 }
             }
@@ -333,7 +324,7 @@ impl Db {
             fs,
             maintenance: parking_lot::Mutex::new(()),
             striped: stripes.is_some(),
-            stripe_seed: crate::store::log::new_generation() | 1,
+            stripe_seed: crate::store::log::file::new_generation() | 1,
             listener: std::sync::OnceLock::new(),
             replica: std::sync::atomic::AtomicBool::new(false),
             _lock: lock,
@@ -697,7 +688,7 @@ pub(crate) struct LockedShards<'a> {
 
 impl LockedShards<'_> {
     /// The locked state of the shard holding `key`.
-    pub fn state(&mut self, key: &[u8]) -> Result<&mut ShardState> {
+    pub(crate) fn state(&mut self, key: &[u8]) -> Result<&mut ShardState> {
         let want = self.db.shard_index(key);
         self.guards
             .iter_mut()

@@ -5,16 +5,16 @@
 //! easy slip (the shard count is part of the name, not of the files), and a
 //! bare "does not exist" beside those files reads as lost data.
 
-use crate::db::shard_path;
 use crate::io::FileSystem;
 use crate::name::DbName;
+use crate::paths::shard_path;
 use crate::status::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// `Ok` when the store's first data file exists; else `Error::NotFound`
 /// naming it, with the hint above when one applies (or, for the files of an
-/// unfinished backup, `backup::check_finished`'s refusal).
+/// unfinished backup, `backup::files::check_finished`'s refusal).
 pub(crate) fn check(fs: &dyn FileSystem, name: &DbName) -> Result<()> {
     let n = name.num_shards;
     let first = shard_path(&name.path, 0, n);
@@ -22,7 +22,7 @@ pub(crate) fn check(fs: &dyn FileSystem, name: &DbName) -> Result<()> {
         return Ok(());
     }
     // A backup a crash cut short may lack its first shard: told as such.
-    crate::backup::check_finished(fs, &name.path)?;
+    crate::backup::files::check_finished(fs, &name.path)?;
     let mut text = format!("{} does not exist", first.display());
     match other_shard_count(fs, &name.path).filter(|(count, _)| *count != n) {
         Some((count, files)) => text.push_str(&format!(

@@ -10,18 +10,18 @@ pub const MAGIC: &[u8; 8] = b"MEMSTOR\x1a";
 /// First 8 bytes of a hint (index snapshot) file.
 pub const HINT_MAGIC: &[u8; 8] = b"MSTHINT\x1a";
 /// 2: records with a varint header (1: a fixed 36-byte header, refused).
-pub const FORMAT_VERSION: u16 = 2;
+pub(crate) const FORMAT_VERSION: u16 = 2;
 pub const FILE_HEADER_SIZE: usize = 64;
 /// How much of a file's start an open reads to decode its header: the
 /// header, and enough of a foreign file to tell which ancestor's it is (a
 /// Tkrzw tree's mark is at byte 62).
-pub const HEAD_READ: usize = 128;
+pub(crate) const HEAD_READ: usize = 128;
 /// The shortest a record header can be: CRC, lead byte, and one byte for
 /// each of key length, stored length and CAS.
-pub const MIN_RECORD_HEADER: usize = 8;
+pub(crate) const MIN_RECORD_HEADER: usize = 8;
 /// The longest: CRC, lead byte, two u32 and a u32 flags as 5-byte varints,
 /// expiry and CAS as 10-byte ones.
-pub const MAX_RECORD_HEADER: usize = 4 + 1 + 5 + 5 + 5 + 10 + 10;
+pub(crate) const MAX_RECORD_HEADER: usize = 4 + 1 + 5 + 5 + 5 + 10 + 10;
 
 /// What a file holds; stored in the header so a hash file is not opened as a tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,13 +130,13 @@ fn foreign_magic(b: &[u8]) -> String {
     )
 }
 
-pub fn read_u32(b: &[u8], at: usize) -> u32 {
+pub(crate) fn read_u32(b: &[u8], at: usize) -> u32 {
     let mut x = [0u8; 4];
     x.copy_from_slice(&b[at..at + 4]);
     u32::from_le_bytes(x)
 }
 
-pub fn read_u64(b: &[u8], at: usize) -> u64 {
+pub(crate) fn read_u64(b: &[u8], at: usize) -> u64 {
     let mut x = [0u8; 8];
     x.copy_from_slice(&b[at..at + 8]);
     u64::from_le_bytes(x)
@@ -337,7 +337,7 @@ pub fn encode_record(
 
 /// Appends one record whose value is already encoded with `codec` (copying
 /// records during rebuild without recompressing them).
-pub fn encode_stored(
+pub(crate) fn encode_stored(
     out: &mut Vec<u8>,
     op: Op,
     codec: Codec,
@@ -459,7 +459,7 @@ fn max_expansion(stored: &[u8], ratio: u64) -> u64 {
 /// A declared size is trusted for preallocation only when the stored bytes
 /// could produce it: a corrupt (or hostile) record claiming 3 GB from a few
 /// bytes used to allocate it up front (found by the `db_file_open` fuzz target).
-pub fn decompress(codec: Codec, stored: &[u8]) -> Result<Vec<u8>> {
+pub(crate) fn decompress(codec: Codec, stored: &[u8]) -> Result<Vec<u8>> {
     match codec {
         Codec::Raw => Ok(stored.to_vec()),
         Codec::Lz4 => {
@@ -481,7 +481,7 @@ pub fn decompress(codec: Codec, stored: &[u8]) -> Result<Vec<u8>> {
 }
 
 /// Checks a whole record (header, key, value bytes) against its CRC.
-pub fn crc_ok(record: &[u8]) -> bool {
+pub(crate) fn crc_ok(record: &[u8]) -> bool {
     record.len() >= MIN_RECORD_HEADER && read_u32(record, 0) == crc32c::crc32c(&record[4..])
 }
 

@@ -2,7 +2,7 @@
 //! code over a simulated disk that forgets unsynced writes (power loss).
 
 use crate::lock::StoreLock;
-use crate::status::{Error, Result};
+use crate::status::{io_err, Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -100,10 +100,6 @@ pub trait FileSystem: Send + Sync + Debug {
     fn create_dir(&self, _dir: &Path) -> Result<()> {
         Ok(())
     }
-}
-
-pub(crate) fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
-    Error::from_io(format_args!("{what} {}: ", path.display()), &e)
 }
 
 /// The real disk.
@@ -270,7 +266,7 @@ struct SimState {
 
 /// A simulated file: every write is kept in a pending list until `sync`.
 #[derive(Debug, Default)]
-pub struct SimFile {
+pub(crate) struct SimFile {
     state: Mutex<SimState>,
 }
 
@@ -472,7 +468,7 @@ impl FileSystem for SimFs {
 
 /// Bytes in memory seen as a read-only file, for scanning a buffer with the
 /// same code that scans files.
-pub struct SliceFile(pub Vec<u8>);
+pub(crate) struct SliceFile(pub Vec<u8>);
 
 impl DataFile for SliceFile {
     fn len(&self) -> Result<u64> {
@@ -504,7 +500,7 @@ const READ_AHEAD: usize = 4 << 20;
 
 /// A read-only view of a file that reads ahead in large windows, so a scan of
 /// many small records costs one system call per window instead of two per record.
-pub struct ReadAheadFile<'a> {
+pub(crate) struct ReadAheadFile<'a> {
     inner: &'a dyn DataFile,
     len: u64,
     /// The cached window: its file offset and bytes.
@@ -512,7 +508,7 @@ pub struct ReadAheadFile<'a> {
 }
 
 impl<'a> ReadAheadFile<'a> {
-    pub fn new(inner: &'a dyn DataFile, len: u64) -> Self {
+    pub(crate) fn new(inner: &'a dyn DataFile, len: u64) -> Self {
         ReadAheadFile {
             inner,
             len,

@@ -8,33 +8,44 @@
 //! assert_eq!(&db.get(b"key").unwrap()[..], b"value");
 //! ```
 
+#![warn(unreachable_pub)]
+
+// The public surface, as redb keeps it: the types callers use are
+// re-exported below; every other item is `pub(crate)` (`unreachable_pub`
+// keeps it so). The modules that stay `pub` are those other crates name by
+// path (`ulog::UpdateLog`, `io::SimFs`, `format::FileHeader`, ...), and in
+// them only what those crates use is `pub`.
 pub mod access;
 pub mod activity;
+pub mod db;
+pub mod format;
+pub mod io;
+pub mod lock;
+pub mod name;
+pub mod restore;
+pub mod search;
+pub mod store;
+pub mod ulog;
+
 mod ancestors;
 mod arith;
-pub mod backup;
-pub mod db;
+mod backup;
 mod existing;
-pub mod format;
-pub mod hint;
-pub mod io;
-pub mod iter;
-pub mod lock;
+mod iter;
 mod maintenance;
 mod multi;
-pub mod name;
 mod ops;
-pub mod record;
+mod paths;
+mod record;
 mod replicated;
-pub mod restore;
-pub mod scan;
-pub mod search;
-pub mod shard;
-pub mod snapshot;
-pub mod status;
-pub mod store;
-pub mod tmpfile;
-pub mod ulog;
+mod scan;
+mod shard;
+mod snapshot;
+mod status;
+mod tmpfile;
+
+/// Hint files of the log engines, for the tools that read or remove them.
+pub use store::log::hint;
 
 pub use access::Access;
 pub use arith::Origin;

@@ -11,8 +11,7 @@
 //! `flock` locks belong to an open file description, so two opens in one
 //! process exclude each other exactly as two processes do.
 
-use crate::io::io_err;
-use crate::status::{Error, Result};
+use crate::status::{io_err, Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
@@ -51,7 +50,7 @@ impl Drop for StoreLock {
 }
 
 /// `casket.tkh` -> `casket.tkh.lock` (also for `casket.tkh#num_shards=N`).
-pub fn lock_path(store_path: &Path) -> PathBuf {
+pub(crate) fn lock_path(store_path: &Path) -> PathBuf {
     let mut s = store_path.as_os_str().to_owned();
     s.push(".lock");
     PathBuf::from(s)

@@ -1,73 +1,17 @@
 //! The database name grammar: `PATH[#k=v[,k=v...]]`, where `#` may also
 //! separate parameters (Tokyo Cabinet style, `db.tch#bnum=1000000#apow=10`).
-//! Kyoto Cabinet's and Kyoto Tycoon's names are read too (`kc.rs`).
+//! Kyoto Cabinet's and Kyoto Tycoon's names are read too (`kc.rs`). What a
+//! name selects (`kinds.rs`) sits below both, so `kc.rs` never imports this file.
 
 mod build;
 mod kc;
+mod kinds;
+
+pub use kinds::{Compression, EngineKind, SyncMode};
 
 pub use build::{with_params, with_params_text, BadParam};
 
 use crate::status::{Error, Result};
-
-/// Which engine a name selects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineKind {
-    /// `*` / `:memory:`: in-memory hash, a cache when capped.
-    MemHash,
-    /// `+`: in-memory ordered.
-    MemTree,
-    /// `PATH.mem` / `.tkmt`: in-memory hash loaded from and saved to a file.
-    MemFile,
-    /// `PATH.hash` / `.tkh` / `.tch`: persistent log-structured hash.
-    FileHash,
-    /// `PATH.tree` / `.tkt` / `.tcb`: persistent log-structured ordered.
-    FileTree,
-}
-
-impl EngineKind {
-    /// True for engines whose iteration order is the key order.
-    pub fn is_ordered(self) -> bool {
-        matches!(self, EngineKind::MemTree | EngineKind::FileTree)
-    }
-
-    /// True for engines that keep data in files.
-    pub fn has_file(self) -> bool {
-        matches!(
-            self,
-            EngineKind::MemFile | EngineKind::FileHash | EngineKind::FileTree
-        )
-    }
-
-    /// The name printed by `inspect`.
-    pub fn label(self) -> &'static str {
-        match self {
-            EngineKind::MemHash => "mem_hash",
-            EngineKind::MemTree => "mem_tree",
-            EngineKind::MemFile => "mem_file",
-            EngineKind::FileHash => "hash",
-            EngineKind::FileTree => "tree",
-        }
-    }
-}
-
-/// Per-record value compression of persistent files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    None,
-    Lz4,
-    Zstd,
-}
-
-/// When data reaches the disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SyncMode {
-    /// Only on `synchronize(hard)` and close; the OS decides otherwise.
-    None,
-    /// The server synchronizes periodically (`--sync-interval`); the engine behaves as `None`.
-    Interval,
-    /// Every write is flushed and fsynced before the call returns.
-    Always,
-}
 
 /// A parsed database name.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,7 +51,7 @@ pub struct DbName {
 /// Most shards a name may ask for: shard files are numbered with five
 /// digits, and opening allocates every shard up front (`num_shards=1g` used
 /// to abort the process on that allocation; found by the `db_name` fuzz target).
-pub const MAX_SHARDS: usize = 1 << 16;
+pub(crate) const MAX_SHARDS: usize = 1 << 16;
 
 /// Parameters that tune Tkrzw or Tokyo Cabinet internals with no meaning here.
 /// They are accepted so that existing names keep working, and logged as ignored.
@@ -293,35 +237,14 @@ impl DbName {
             "cap_rec_num" | "capnum" => self.cap_rec_num = parse_number(key, value)?,
             "cap_mem_size" | "capsiz" => self.cap_mem_size = parse_number(key, value)?,
             // Not `cache`: that is Kyoto Cabinet's long name for `pccap`.
-            "cache_kind" => {
-                self.segment_cache = match value.to_ascii_lowercase().as_str() {
-                    "segments" | "segment" => true,
-                    "clock" => false,
-                    _ => {
-                        return Err(Error::InvalidArgument(format!(
-                            "cache_kind={value}: expected segments or clock"
-                        )))
-                    }
-                }
-            }
+            "cache_kind" => self.segment_cache = segment_cache_from(value)?,
             _ if kc::capacity_word(key) == Some(true) => {
                 self.cap_rec_num = parse_number(key, value)?
             }
             _ if kc::capacity_word(key) == Some(false) => {
                 self.cap_mem_size = parse_number(key, value)?
             }
-            "compression" | "record_comp_mode" => {
-                self.compression = match value.to_ascii_lowercase().as_str() {
-                    "none" | "" => Compression::None,
-                    "lz4" => Compression::Lz4,
-                    "zstd" | "zlib" | "default" | "rc4" => Compression::Zstd,
-                    _ => {
-                        return Err(Error::InvalidArgument(format!(
-                            "compression={value}: expected none, lz4 or zstd"
-                        )))
-                    }
-                }
-            }
+            "compression" | "record_comp_mode" => self.compression = compression_from(value)?,
             "opts" | "options" => self.apply_opts(value)?,
             "zcomp" | "compressor" => match kc::zcomp(value) {
                 Some(c) => self.compression = c,
@@ -346,18 +269,7 @@ impl DbName {
                     )))
                 }
             },
-            "sync" => {
-                self.sync = match value {
-                    "none" | "" => SyncMode::None,
-                    "interval" => SyncMode::Interval,
-                    "always" => SyncMode::Always,
-                    _ => {
-                        return Err(Error::InvalidArgument(format!(
-                            "sync={value}: expected none, interval or always"
-                        )))
-                    }
-                }
-            }
+            "sync" => self.sync = sync_from(value)?,
             "truncate" => self.truncate = parse_bool(key, value)?,
             "disable_evictions" => self.evictions = !parse_bool(key, value)?,
             _ if IGNORED_PARAMS.contains(&key) || kc::IGNORED.contains(&key) => {
@@ -428,6 +340,41 @@ fn kind_from_path(path: &str) -> Result<EngineKind> {
     }
 }
 
+/// `cache_kind=`: true for the segment cache, false for CLOCK.
+fn segment_cache_from(value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "segments" | "segment" => Ok(true),
+        "clock" => Ok(false),
+        _ => Err(Error::InvalidArgument(format!(
+            "cache_kind={value}: expected segments or clock"
+        ))),
+    }
+}
+
+/// `compression=` / `record_comp_mode=` (Tkrzw's words too).
+fn compression_from(value: &str) -> Result<Compression> {
+    match value.to_ascii_lowercase().as_str() {
+        "none" | "" => Ok(Compression::None),
+        "lz4" => Ok(Compression::Lz4),
+        "zstd" | "zlib" | "default" | "rc4" => Ok(Compression::Zstd),
+        _ => Err(Error::InvalidArgument(format!(
+            "compression={value}: expected none, lz4 or zstd"
+        ))),
+    }
+}
+
+/// `sync=`.
+fn sync_from(value: &str) -> Result<SyncMode> {
+    match value {
+        "none" | "" => Ok(SyncMode::None),
+        "interval" => Ok(SyncMode::Interval),
+        "always" => Ok(SyncMode::Always),
+        _ => Err(Error::InvalidArgument(format!(
+            "sync={value}: expected none, interval or always"
+        ))),
+    }
+}
+
 fn kind_from_dbm(value: &str) -> Result<EngineKind> {
     match value.to_ascii_lowercase().as_str() {
         "hash" | "hashdbm" | "tkh" => Ok(EngineKind::FileHash),
@@ -458,7 +405,7 @@ fn to_usize(key: &str, n: u64) -> Result<usize> {
 
 /// Parses a number with an optional suffix: k/m/g/t or ki/mi/gi/ti, all binary
 /// multiples (1k = 1024) as in Tokyo Cabinet, where `capsiz=64m` means 64 MiB.
-pub fn parse_number(key: &str, value: &str) -> Result<u64> {
+pub(crate) fn parse_number(key: &str, value: &str) -> Result<u64> {
     let v = value.trim();
     let lower = v.to_ascii_lowercase();
     let digits_end = lower

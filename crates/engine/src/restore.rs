@@ -1,11 +1,12 @@
 //! Salvage: copies every intact record of a damaged database into a new one,
 //! skipping damaged bytes instead of stopping at them.
 
-use crate::db::{shard_path, Db};
+use crate::db::Db;
 use crate::format::{self, FileHeader, Op, FILE_HEADER_SIZE};
 use crate::io::{FileSystem, RealFs};
 use crate::name::DbName;
 use crate::ops::{StoreMode, StoreOptions};
+use crate::paths::shard_path;
 use crate::scan::{scan_salvage, Scanned};
 use crate::status::{Error, Result};
 use bytes::Bytes;
@@ -45,7 +46,7 @@ pub fn restore_with_fs(
     let _src_lock = fs.lock_store(std::path::Path::new(&src.path), false)?;
     // A backup a crash interrupted holds some shards, or parts of them:
     // salvaging it would pass a part for the whole.
-    crate::backup::check_finished(&*fs, &src.path)?;
+    crate::backup::files::check_finished(&*fs, &src.path)?;
     let n = src.num_shards;
     // Every shard's header first, before the destination is made: a
     // damaged header is salvaged around, but a foreign file is not ours to
@@ -115,7 +116,7 @@ impl Made {
         let mut made: Vec<PathBuf> = Made::shards(&self.name)
             .flat_map(|p| {
                 crate::tmpfile::remove_leftovers(fs, &p);
-                [crate::hint::hint_path(&p), p]
+                [crate::paths::hint_path(&p), p]
             })
             .collect();
         if self.new_lock {

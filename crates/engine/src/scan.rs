@@ -12,7 +12,7 @@ const CHUNK: usize = 1 << 20;
 
 /// How a scan ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScanEnd {
+pub(crate) struct ScanEnd {
     /// Offset just past the last valid record.
     pub valid_end: u64,
     /// True when bytes after `valid_end` were ignored (a torn or corrupt tail).
@@ -20,7 +20,7 @@ pub struct ScanEnd {
 }
 
 /// One valid record met by a scan.
-pub struct Scanned<'a> {
+pub(crate) struct Scanned<'a> {
     pub offset: u64,
     pub header: RecordHeader,
     pub key: &'a [u8],
@@ -31,7 +31,7 @@ pub struct Scanned<'a> {
 /// Reads and checks the record at `offset`; `None` when it is incomplete,
 /// implausible or fails its CRC. `body` receives the key (and the stored value
 /// when `keep_values`); a value not kept is streamed through the CRC in chunks.
-pub fn read_record(
+pub(crate) fn read_record(
     file: &dyn DataFile,
     offset: u64,
     file_len: u64,
@@ -77,7 +77,7 @@ pub fn read_record(
 }
 
 /// Scans records from `start` to `file_len`, calling `f` for each valid one.
-pub fn scan(
+pub(crate) fn scan(
     file: &dyn DataFile,
     start: u64,
     file_len: u64,
@@ -112,7 +112,7 @@ pub fn scan(
 /// The offset of the first valid record at or after `from`, searching byte
 /// by byte; `None` when there is none before `file_len`. What tells a torn
 /// tail (nothing valid after the damage) from damage in the middle of a file.
-pub fn next_valid(file: &dyn DataFile, from: u64, file_len: u64) -> Result<Option<u64>> {
+pub(crate) fn next_valid(file: &dyn DataFile, from: u64, file_len: u64) -> Result<Option<u64>> {
     let file = &ReadAheadFile::new(file, file_len);
     let mut body = Vec::new();
     for offset in from..file_len {
@@ -127,7 +127,7 @@ pub fn next_valid(file: &dyn DataFile, from: u64, file_len: u64) -> Result<Optio
 /// the next valid one instead of stopping: the salvage pass of `restore`,
 /// and what a read-only open of a file damaged in the middle serves.
 /// Returns the number of bytes skipped.
-pub fn scan_salvage(
+pub(crate) fn scan_salvage(
     file: &dyn DataFile,
     start: u64,
     file_len: u64,

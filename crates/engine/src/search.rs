@@ -55,7 +55,7 @@ impl SearchMode {
 /// How much work a search does between two polls of
 /// [`SearchLimits::interrupt`]: one unit per key visited, byte scanned or
 /// edit-distance cell computed (about a millisecond of work).
-pub const POLL_EVERY: u64 = 1 << 18;
+pub(crate) const POLL_EVERY: u64 = 1 << 18;
 
 /// The start of the message of the [`Error::Infeasible`] a search returns
 /// when [`SearchLimits::interrupt`] stopped it.
@@ -131,7 +131,7 @@ pub fn edit_distance<T: PartialEq>(a: &[T], b: &[T]) -> usize {
 /// the item size), so one pair can be ~10^12 cells: polling only between
 /// keys would not bound the time between polls, and without the band a
 /// `match_similar` with a small range would pay the full table per key.
-pub fn edit_distance_within<T: PartialEq>(
+pub(crate) fn edit_distance_within<T: PartialEq>(
     a: &[T],
     b: &[T],
     bound: usize,
@@ -224,52 +224,84 @@ impl Db {
         let mut meter = Meter { limits, work: 0 };
         match mode {
             SearchMode::Upper { inclusive } | SearchMode::Lower { inclusive } => {
-                if !self.is_ordered() {
-                    return Err(Error::NotImplemented(
-                        "upper/lower search needs an ordered database".into(),
-                    ));
-                }
                 let upper = matches!(mode, SearchMode::Upper { .. });
-                let mut c = self.cursor();
-                if upper {
-                    c.jump_upper(pattern, inclusive)?;
-                } else {
-                    c.jump_lower(pattern, inclusive)?;
-                }
-                let mut out = Vec::new();
-                while out.len() < cap {
-                    let Ok(k) = c.key() else { break };
-                    meter.tick(1)?;
-                    out.push(k);
-                    if upper {
-                        c.next()?
-                    } else {
-                        c.previous()?
-                    }
-                }
-                return Ok(out);
+                self.search_beyond(upper, inclusive, pattern, cap, &mut meter)
             }
-            SearchMode::Begin if self.is_ordered() => {
-                let mut c = self.cursor();
-                c.jump(pattern)?;
-                let mut out = Vec::new();
-                while out.len() < cap {
-                    match c.key() {
-                        Ok(k) if k.starts_with(pattern) => out.push(k),
-                        _ => break,
-                    }
-                    meter.tick(1)?;
-                    c.next()?;
-                }
-                return Ok(out);
-            }
-            _ => {}
+            SearchMode::Begin if self.is_ordered() => self.search_prefix(pattern, cap, &mut meter),
+            _ => self.search_all(mode, pattern, cap, &mut meter),
         }
-        let mut keys = self.all_live_keys(&mut meter)?;
+    }
+
+    /// `Upper`/`Lower`: keys from `pattern` on, by cursor, in the direction.
+    fn search_beyond(
+        &self,
+        upper: bool,
+        inclusive: bool,
+        pattern: &[u8],
+        cap: usize,
+        meter: &mut Meter<'_>,
+    ) -> Result<Vec<Vec<u8>>> {
+        if !self.is_ordered() {
+            return Err(Error::NotImplemented(
+                "upper/lower search needs an ordered database".into(),
+            ));
+        }
+        let mut c = self.cursor();
+        if upper {
+            c.jump_upper(pattern, inclusive)?;
+        } else {
+            c.jump_lower(pattern, inclusive)?;
+        }
+        let mut out = Vec::new();
+        while out.len() < cap {
+            let Ok(k) = c.key() else { break };
+            meter.tick(1)?;
+            out.push(k);
+            if upper {
+                c.next()?
+            } else {
+                c.previous()?
+            }
+        }
+        Ok(out)
+    }
+
+    /// `Begin` on an ordered database: the keys from `pattern` on while
+    /// they start with it.
+    fn search_prefix(
+        &self,
+        pattern: &[u8],
+        cap: usize,
+        meter: &mut Meter<'_>,
+    ) -> Result<Vec<Vec<u8>>> {
+        let mut c = self.cursor();
+        c.jump(pattern)?;
+        let mut out = Vec::new();
+        while out.len() < cap {
+            match c.key() {
+                Ok(k) if k.starts_with(pattern) => out.push(k),
+                _ => break,
+            }
+            meter.tick(1)?;
+            c.next()?;
+        }
+        Ok(out)
+    }
+
+    /// Every other mode: all live keys, sorted, each tested.
+    fn search_all(
+        &self,
+        mode: SearchMode,
+        pattern: &[u8],
+        cap: usize,
+        meter: &mut Meter<'_>,
+    ) -> Result<Vec<Vec<u8>>> {
+        let limits = meter.limits;
+        let mut keys = self.all_live_keys(meter)?;
         keys.sort();
         if matches!(mode, SearchMode::Edit | SearchMode::EditBin) {
             let utf = mode == SearchMode::Edit;
-            let scored = nearest(keys, pattern, usize::MAX, utf, &mut meter)?;
+            let scored = nearest(keys, pattern, usize::MAX, utf, meter)?;
             return Ok(scored.into_iter().take(cap).collect());
         }
         let regex = match mode {
@@ -416,7 +448,7 @@ mod tests {
         let r = edit_distance_within(&a, &b, usize::MAX, &mut |_| {
             rows += 1;
             if rows == 10 {
-                Err(crate::Error::Infeasible("stop".into()))
+                Err(crate::status::Error::Infeasible("stop".into()))
             } else {
                 Ok(())
             }

@@ -2,7 +2,7 @@
 //! Every read-modify-write of the library goes through `ShardState::apply`,
 //! so expiry and CAS are handled in one place for every engine.
 
-use crate::backup::Claim;
+use crate::backup::claim::Claim;
 use crate::format::{self, Op};
 use crate::name::Compression;
 use crate::record::{Meta, Record};
@@ -50,16 +50,16 @@ pub enum Action {
 /// A set that took its CAS before the lock and finds a later CAS already
 /// applied takes a new one under the lock (`ShardState::applied_cas`).
 #[derive(Debug)]
-pub struct CasCounter(AtomicU64);
+pub(crate) struct CasCounter(AtomicU64);
 
 impl CasCounter {
-    pub fn new(last: u64) -> Self {
+    pub(crate) fn new(last: u64) -> Self {
         CasCounter(AtomicU64::new(last))
     }
 
     /// Takes the next CAS. A file may carry any CAS (fuzz: db_file_open
     /// found u64::MAX); refuse the write rather than overflow.
-    pub fn next(&self) -> Result<u64> {
+    pub(crate) fn next(&self) -> Result<u64> {
         self.0
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| c.checked_add(1))
             .map(|last| last + 1)
@@ -71,7 +71,7 @@ impl CasCounter {
     }
 }
 
-pub struct ShardState {
+pub(crate) struct ShardState {
     pub store: Box<dyn Store>,
     /// Every change takes the next CAS from it; shared with `Shard`.
     cas: Arc<CasCounter>,
@@ -91,7 +91,7 @@ pub struct ShardState {
 }
 
 impl ShardState {
-    pub fn new(store: Box<dyn Store>, persistent: bool, cas: Arc<CasCounter>) -> Self {
+    pub(crate) fn new(store: Box<dyn Store>, persistent: bool, cas: Arc<CasCounter>) -> Self {
         ShardState {
             store,
             applied_cas: cas.0.load(Ordering::Relaxed),
@@ -141,23 +141,23 @@ impl ShardState {
     }
 
     /// The record of `key` unless absent or expired at `now`.
-    pub fn live(&self, key: &[u8], now: u64) -> Result<Option<Record>> {
+    pub(crate) fn live(&self, key: &[u8], now: u64) -> Result<Option<Record>> {
         Ok(self.store.get(key)?.filter(|r| !r.meta.is_expired(now)))
     }
 
     /// The record of `key` unless absent or expired now (the clock is read
     /// only when the record has an expiry).
-    pub fn live_now(&self, key: &[u8]) -> Result<Option<Record>> {
+    pub(crate) fn live_now(&self, key: &[u8]) -> Result<Option<Record>> {
         Ok(self.store.get(key)?.filter(|r| !r.meta.is_expired_now()))
     }
 
     /// The metadata of `key` unless absent or expired now.
-    pub fn live_meta_now(&self, key: &[u8]) -> Result<Option<Meta>> {
+    pub(crate) fn live_meta_now(&self, key: &[u8]) -> Result<Option<Meta>> {
         Ok(self.store.get_meta(key)?.filter(|m| !m.is_expired_now()))
     }
 
     /// The metadata of `key` unless absent or expired at `now`.
-    pub fn live_meta(&self, key: &[u8], now: u64) -> Result<Option<Meta>> {
+    pub(crate) fn live_meta(&self, key: &[u8], now: u64) -> Result<Option<Meta>> {
         Ok(self.store.get_meta(key)?.filter(|m| !m.is_expired(now)))
     }
 
@@ -169,7 +169,7 @@ impl ShardState {
     }
 
     /// Stores a copy of `value` under the next CAS, which it returns.
-    pub fn put_slice(
+    pub(crate) fn put_slice(
         &mut self,
         key: &[u8],
         value: &[u8],
@@ -193,7 +193,7 @@ impl ShardState {
     }
 
     /// Carries out an action on `key`; returns the new CAS of a put.
-    pub fn apply(&mut self, key: &[u8], action: Action) -> Result<Option<u64>> {
+    pub(crate) fn apply(&mut self, key: &[u8], action: Action) -> Result<Option<u64>> {
         if !matches!(action, Action::Keep) {
             self.before_change();
         }
@@ -286,7 +286,7 @@ const WRITE_SPIN_ROUNDS: usize = 128;
 /// Aligned to two cache lines, so that writers to neighbouring shards (lock
 /// stripes) do not bounce each other's lock word (false sharing).
 #[repr(align(128))]
-pub struct Shard {
+pub(crate) struct Shard {
     pub state: RwLock<ShardState>,
     /// Set by every write, cleared by `Db::flush_dirty`: lets the server hand
     /// buffered writes to the OS after each batch without touching idle shards.
@@ -304,7 +304,7 @@ pub struct Shard {
 }
 
 impl Shard {
-    pub fn new(store: Box<dyn Store>, persistent: bool) -> Self {
+    pub(crate) fn new(store: Box<dyn Store>, persistent: bool) -> Self {
         let probe = store.probe_hint();
         let pre_encoding = store.pre_encoding();
         let cas = Arc::new(CasCounter::new(store.max_cas()));
@@ -323,7 +323,13 @@ impl Shard {
     /// the store allows it, the record is encoded (its CRC taken, its value
     /// compressed) before the lock, and only copied into the log under it:
     /// two writers of one file then wait for each other for that much less.
-    pub fn put_slice(&self, key: &[u8], value: &[u8], flags: u32, expires_at: u64) -> Result<u64> {
+    pub(crate) fn put_slice(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+        expires_at: u64,
+    ) -> Result<u64> {
         let pre_encoding = self
             .pre_encoding
             .filter(|_| key.len() + value.len() <= PRE_ENCODE_MAX);
@@ -392,7 +398,7 @@ impl Shard {
     /// overlaps the other's turn instead of lengthening this one
     /// (`ProbeHint`).
     #[inline]
-    pub fn write_for(&self, key: &[u8]) -> RwLockWriteGuard<'_, ShardState> {
+    pub(crate) fn write_for(&self, key: &[u8]) -> RwLockWriteGuard<'_, ShardState> {
         self.prefetch_for(key);
         self.write()
     }
@@ -438,7 +444,7 @@ impl Shard {
     }
 
     #[inline]
-    pub fn mark_dirty(&self) {
+    pub(crate) fn mark_dirty(&self) {
         // Load first: a store on every write would keep the line bouncing
         // between threads even when the flag is already set.
         if !self.dirty.load(Ordering::Relaxed) {

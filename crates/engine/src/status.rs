@@ -115,6 +115,12 @@ impl Error {
     }
 }
 
+/// An OS error on `path` while doing `what` (`Error::from_io`): what the
+/// file layer (`io.rs`) and the store lock (`lock.rs`) both report.
+pub(crate) fn io_err(what: &str, path: &std::path::Path, e: std::io::Error) -> Error {
+    Error::from_io(format_args!("{what} {}: ", path.display()), &e)
+}
+
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::from_io(format_args!(""), &e)

@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The suffix of a rebuild's new log.
-pub const REBUILD: &str = ".rebuild.tmp";
+pub(crate) const REBUILD: &str = ".rebuild.tmp";
 /// The suffix of a snapshot or hint being written.
-pub const PLAIN: &str = ".tmp";
+pub(crate) const PLAIN: &str = ".tmp";
 
 /// A file system owned (`Arc`) or borrowed: rebuilds outlive the call that
 /// starts them and own a handle; snapshots and hints borrow the caller's.
-pub trait FsHandle {
+pub(crate) trait FsHandle {
     fn fs(&self) -> &dyn FileSystem;
 }
 
@@ -36,7 +36,7 @@ impl<'a> FsHandle for &'a (dyn FileSystem + 'a) {
 }
 
 /// `dest` with `suffix` appended to its name.
-pub fn tmp_path(dest: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn tmp_path(dest: &Path, suffix: &str) -> PathBuf {
     let mut s = dest.as_os_str().to_owned();
     s.push(suffix);
     PathBuf::from(s)
@@ -44,7 +44,7 @@ pub fn tmp_path(dest: &Path, suffix: &str) -> PathBuf {
 
 /// A temporary file being written: removed when dropped, unless it was
 /// renamed over its destination first.
-pub struct TmpFile<F: FsHandle> {
+pub(crate) struct TmpFile<F: FsHandle> {
     fs: F,
     path: PathBuf,
     renamed: bool,
@@ -52,7 +52,7 @@ pub struct TmpFile<F: FsHandle> {
 
 impl<F: FsHandle> TmpFile<F> {
     /// Creates `dest` + `suffix` empty; one left there by a crash is replaced.
-    pub fn create(fs: F, dest: &Path, suffix: &str) -> Result<(Self, Arc<dyn DataFile>)> {
+    pub(crate) fn create(fs: F, dest: &Path, suffix: &str) -> Result<(Self, Arc<dyn DataFile>)> {
         let path = tmp_path(dest, suffix);
         let tmp = TmpFile {
             fs,
@@ -70,7 +70,7 @@ impl<F: FsHandle> TmpFile<F> {
     /// makes the rename durable. The inner result is the directory sync's:
     /// when only that failed, the rename has happened all the same, and a
     /// caller that keeps the file open must switch to it.
-    pub fn rename_over(&mut self, dest: &Path) -> Result<Result<()>> {
+    pub(crate) fn rename_over(&mut self, dest: &Path) -> Result<Result<()>> {
         self.fs.fs().rename(&self.path, dest)?;
         self.renamed = true;
         Ok(self.fs.fs().sync_dir(dest))
@@ -94,11 +94,11 @@ fn remove_quietly(fs: &dyn FileSystem, path: &Path) {
 /// Removes the temporary files a crash may have left beside the data file
 /// `data` (a shard's). Called by a writable open, which holds the store's
 /// lock, so no other process is writing them.
-pub fn remove_leftovers(fs: &dyn FileSystem, data: &Path) {
+pub(crate) fn remove_leftovers(fs: &dyn FileSystem, data: &Path) {
     for p in [
         tmp_path(data, REBUILD),
         tmp_path(data, PLAIN),
-        tmp_path(&crate::hint::hint_path(data), PLAIN),
+        tmp_path(&crate::paths::hint_path(data), PLAIN),
     ] {
         if fs.exists(&p) {
             tracing::info!("removing {}, left by an interrupted write", p.display());

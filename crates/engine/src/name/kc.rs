@@ -10,7 +10,7 @@
 //! Kyoto Tycoon's `TimedDB::open` adds `ktopts`, `ktcapcnt` and `ktcapsiz`.
 //! docs/names.md tells which words act and how.
 
-use super::{Compression, EngineKind};
+use super::kinds::{Compression, EngineKind};
 use crate::status::{Error, Result};
 
 /// The engine named by a path's last component when it is one of KC's

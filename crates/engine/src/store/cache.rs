@@ -24,7 +24,7 @@ use std::ops::Bound;
 /// value 32, metadata 24, reference bit with access state 4, padded: 88) and its share of the
 /// position table (8 bytes a slot, at most 3/4 full and at least 3/8 after
 /// growing: up to 21). `docs/format.md` states the bound.
-pub const ENTRY_OVERHEAD: u64 = 112;
+pub(crate) const ENTRY_OVERHEAD: u64 = 112;
 
 /// Heap bytes of a key or value that does not fit inline: glibc's chunk for
 /// `len` bytes (8 bytes of header, 16-byte granules).
@@ -50,7 +50,7 @@ struct CacheEntry {
     access: AccessWord,
 }
 
-pub struct CacheStore {
+pub(crate) struct CacheStore {
     index: SlabHash<CacheEntry>,
     /// The clock hand: a position in the index's entry vector.
     hand: usize,
@@ -64,7 +64,7 @@ pub struct CacheStore {
 
 impl CacheStore {
     /// A cache holding at most `cap_bytes` (0 = no byte cap) and `cap_recs` records (0 = no count cap).
-    pub fn new(cap_bytes: u64, cap_recs: u64) -> Self {
+    pub(crate) fn new(cap_bytes: u64, cap_recs: u64) -> Self {
         CacheStore {
             index: SlabHash::default(),
             hand: 0,

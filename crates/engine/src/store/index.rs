@@ -1,5 +1,7 @@
-//! The two in-memory index shapes every engine is built from: a hash map and
-//! an ordered map, behind one trait so each engine is written once.
+//! The trait every in-memory index shape implements (`shapes.rs` names the
+//! two: a hash map and an ordered map), so each engine is written once, and
+//! the small key and value types their entries hold. A leaf: the shapes
+//! import it, it imports none of them.
 
 use bytes::Bytes;
 use std::borrow::Borrow;
@@ -8,10 +10,10 @@ use std::hash::{Hash, Hasher};
 use std::ops::Bound;
 
 /// Keys handed out by stores (cursors, key lists): owned boxed slices.
-pub type Key = Box<[u8]>;
+pub(crate) type Key = Box<[u8]>;
 
 /// Bytes of a key or value kept inside its index entry instead of on the heap.
-pub const INLINE_LEN: usize = 22;
+pub(crate) const INLINE_LEN: usize = 22;
 
 /// A byte string as index entries hold it: up to `INLINE_LEN` bytes inline
 /// (no allocation, no pointer to chase on lookup), longer ones boxed. 24
@@ -19,14 +21,14 @@ pub const INLINE_LEN: usize = 22;
 /// order and hash are those of the slice, so maps keyed by it are searched
 /// with plain `&[u8]`.
 #[derive(Clone)]
-pub enum SmallKey {
+pub(crate) enum SmallKey {
     Inline { len: u8, buf: [u8; INLINE_LEN] },
     Heap(Box<[u8]>),
 }
 
 impl SmallKey {
     #[inline]
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         match self {
             SmallKey::Inline { len, buf } => &buf[..*len as usize],
             SmallKey::Heap(b) => b,
@@ -131,14 +133,14 @@ impl std::fmt::Debug for SmallKey {
 /// allocates nothing for a small record), longer ones as a shared buffer
 /// that lookups hand out without copying.
 #[derive(Clone)]
-pub enum SmallValue {
+pub(crate) enum SmallValue {
     Inline { len: u8, buf: [u8; INLINE_LEN] },
     Shared(Bytes),
 }
 
 impl SmallValue {
     #[inline]
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         match self {
             SmallValue::Inline { len, buf } => &buf[..*len as usize],
             SmallValue::Shared(b) => b,
@@ -146,18 +148,13 @@ impl SmallValue {
     }
 
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.as_slice().len()
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// A copy of `v`.
     #[inline]
-    pub fn from_slice(v: &[u8]) -> Self {
+    pub(crate) fn from_slice(v: &[u8]) -> Self {
         match Self::inline(v) {
             Some(s) => s,
             None => SmallValue::Shared(Bytes::copy_from_slice(v)),
@@ -166,7 +163,7 @@ impl SmallValue {
 
     /// Keeps `v` (short values are copied inline and `v` dropped).
     #[inline]
-    pub fn from_bytes(v: Bytes) -> Self {
+    pub(crate) fn from_bytes(v: Bytes) -> Self {
         match Self::inline(&v) {
             Some(s) => s,
             None => SmallValue::Shared(v),
@@ -189,7 +186,7 @@ impl SmallValue {
     /// The value as `Bytes`: a copy of an inline value (one small
     /// allocation, no reference count touched), a shared handle otherwise.
     #[inline]
-    pub fn to_bytes(&self) -> Bytes {
+    pub(crate) fn to_bytes(&self) -> Bytes {
         match self {
             SmallValue::Inline { len, buf } => Bytes::copy_from_slice(&buf[..*len as usize]),
             SmallValue::Shared(b) => b.clone(),
@@ -204,9 +201,7 @@ impl std::fmt::Debug for SmallValue {
 }
 
 #[allow(clippy::len_without_is_empty)]
-pub trait Index<V>: Send + Sync + Default {
-    /// True when iteration follows key order.
-    const ORDERED: bool;
+pub(crate) trait Index<V>: Send + Sync + Default {
     fn with_capacity(n: usize) -> Self;
     fn get(&self, k: &[u8]) -> Option<&V>;
     fn get_mut(&mut self, k: &[u8]) -> Option<&mut V>;
@@ -220,13 +215,6 @@ pub trait Index<V>: Send + Sync + Default {
     fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<&[u8]>;
     fn for_each<'a>(&'a self, f: &mut dyn FnMut(&'a [u8], &'a V));
 }
-
-/// Hash-shaped indexes: positions in a hash table, entries packed in
-/// insertion order (`slab_hash.rs` says why).
-pub type HashIndex<V> = super::slab_hash::SlabHash<V>;
-/// Ordered indexes: sorted leaves under a small map of their first keys
-/// (`leaf_tree.rs` says why).
-pub type TreeIndex<V> = super::leaf_tree::LeafTree<V>;
 
 #[cfg(test)]
 mod tests {
@@ -272,34 +260,6 @@ mod tests {
                 prop_assert_eq!(&v.clone().to_bytes()[..], &a[..]);
                 prop_assert_eq!(matches!(v, SmallValue::Inline { .. }), a.len() <= INLINE_LEN);
             }
-        }
-
-        /// Both index shapes agree with a `BTreeMap<Vec<u8>, _>` model under
-        /// inserts and removes of short and long keys.
-        #[test]
-        fn indexes_match_a_model(ops in proptest::collection::vec(
-            (any::<bool>(), proptest::collection::vec(0u8..4, 0..30), any::<u32>()), 0..200)
-        ) {
-            let mut model = std::collections::BTreeMap::<Vec<u8>, u32>::new();
-            let mut h = <HashIndex<u32> as Index<u32>>::with_capacity(4);
-            let mut t = <TreeIndex<u32> as Index<u32>>::with_capacity(0);
-            for (insert, k, v) in ops {
-                if insert {
-                    let old = model.insert(k.clone(), v);
-                    prop_assert_eq!(Index::insert(&mut h, &k, v), old);
-                    prop_assert_eq!(Index::insert(&mut t, &k, v), old);
-                } else {
-                    let old = model.remove(&k);
-                    prop_assert_eq!(Index::remove(&mut h, &k), old);
-                    prop_assert_eq!(Index::remove(&mut t, &k), old);
-                }
-                prop_assert_eq!(Index::get(&h, &k).copied(), model.get(&k).copied());
-                prop_assert_eq!(Index::get(&t, &k).copied(), model.get(&k).copied());
-            }
-            prop_assert_eq!(Index::len(&h), model.len());
-            let mut all = Vec::new();
-            Index::for_each(&t, &mut |k, v| all.push((k.to_vec(), *v)));
-            prop_assert_eq!(all, model.into_iter().collect::<Vec<_>>());
         }
     }
 }

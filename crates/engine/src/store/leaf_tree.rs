@@ -28,7 +28,7 @@ use std::ops::Bound;
 
 /// What the tree needs of a leaf: a sorted run of entries it can search,
 /// read keys of, cut and join.
-pub trait Leaf: Default {
+pub(crate) trait Leaf: Default {
     /// Entries a leaf holds at most.
     const MAX: usize;
     fn len(&self) -> usize;
@@ -59,7 +59,7 @@ pub trait Leaf: Default {
 }
 
 /// The leaves under their separators.
-pub struct Leaves<L> {
+pub(crate) struct Leaves<L> {
     /// Separator of each leaf -> the leaf (never empty).
     map: BTreeMap<SmallKey, L>,
     len: usize,
@@ -76,26 +76,22 @@ impl<L> Default for Leaves<L> {
 
 impl<L: Leaf> Leaves<L> {
     /// Entries in all leaves.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.map.clear();
         self.len = 0;
     }
 
     /// The leaves, in key order.
-    pub fn leaves(&self) -> impl DoubleEndedIterator<Item = &L> {
+    pub(crate) fn leaves(&self) -> impl DoubleEndedIterator<Item = &L> {
         self.map.values()
     }
 
     /// The leaf holding `probe` and its position in it.
-    pub fn find(&self, probe: &SmallKey) -> Option<(&L, usize)> {
+    pub(crate) fn find(&self, probe: &SmallKey) -> Option<(&L, usize)> {
         let (_, leaf) = self
             .map
             .range::<SmallKey, _>((Bound::Unbounded, Bound::Included(probe)))
@@ -104,7 +100,7 @@ impl<L: Leaf> Leaves<L> {
     }
 
     /// As `find`, for changing the entry in place.
-    pub fn find_mut(&mut self, probe: &SmallKey) -> Option<(&mut L, usize)> {
+    pub(crate) fn find_mut(&mut self, probe: &SmallKey) -> Option<(&mut L, usize)> {
         let (_, leaf) = self
             .map
             .range_mut::<SmallKey, _>((Bound::Unbounded, Bound::Included(probe)))
@@ -116,7 +112,7 @@ impl<L: Leaf> Leaves<L> {
     /// Calls `put` with the leaf where `probe` belongs and where it is or
     /// would go in it. `put` returns its result and, when it inserted a new
     /// entry, where; the tree then splits the leaf if it overflowed.
-    pub fn upsert<R>(
+    pub(crate) fn upsert<R>(
         &mut self,
         probe: &SmallKey,
         put: impl FnOnce(&mut L, Result<usize, usize>) -> (R, Option<usize>),
@@ -178,7 +174,7 @@ impl<L: Leaf> Leaves<L> {
 
     /// Calls `take` with the leaf holding `probe` and its position, and
     /// removes the entry; `None` when absent.
-    pub fn remove_with<R>(
+    pub(crate) fn remove_with<R>(
         &mut self,
         probe: &SmallKey,
         take: impl FnOnce(&mut L, usize) -> R,
@@ -298,7 +294,7 @@ impl<L: Leaf> Leaves<L> {
     }
 
     /// The nearest key at or beyond `from` in the direction.
-    pub fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<&[u8]> {
+    pub(crate) fn seek(&self, from: Bound<&[u8]>, forward: bool) -> Option<&[u8]> {
         if forward {
             // The leaf that may hold `from`, then the ones after it.
             let start = match from {
@@ -341,7 +337,7 @@ impl<L: Leaf> Leaves<L> {
 /// (random keys) every step's entry is a miss; so the steps no longer wait
 /// for one another's. Same result as `slice::binary_search_by`.
 #[inline]
-pub fn search_prefetching(
+pub(crate) fn search_prefetching(
     len: usize,
     at: impl Fn(usize) -> *const u8,
     cmp: impl Fn(usize) -> std::cmp::Ordering,
@@ -415,7 +411,7 @@ impl<V> Leaf for Ring<V> {
 }
 
 /// An ordered map of keys to `V` (the file tree's key -> offset index).
-pub struct LeafTree<V>(Leaves<Ring<V>>);
+pub(crate) struct LeafTree<V>(Leaves<Ring<V>>);
 
 impl<V> Default for LeafTree<V> {
     fn default() -> Self {
@@ -424,8 +420,6 @@ impl<V> Default for LeafTree<V> {
 }
 
 impl<V: Send + Sync> Index<V> for LeafTree<V> {
-    const ORDERED: bool = true;
-
     fn with_capacity(_n: usize) -> Self {
         LeafTree::default()
     }

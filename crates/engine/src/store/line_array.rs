@@ -14,7 +14,7 @@ use std::ptr::NonNull;
 /// A cache line on the machines we run on.
 const LINE: usize = 64;
 
-pub struct LineArray<T> {
+pub(super) struct LineArray<T> {
     /// The first element: `LINE`-aligned, inside the allocation.
     ptr: NonNull<T>,
     len: usize,
@@ -39,7 +39,7 @@ impl<T> LineArray<T> {
     }
 
     /// An empty array (no allocation).
-    pub fn empty() -> Self {
+    pub(super) fn empty() -> Self {
         LineArray {
             ptr: NonNull::dangling(),
             len: 0,
@@ -54,7 +54,7 @@ impl<T> LineArray<T> {
     /// # Safety
     /// All-zero bytes must be a valid `T`, and `T` must not need dropping
     /// (elements are freed without being dropped).
-    pub unsafe fn zeroed(len: usize) -> Self {
+    pub(super) unsafe fn zeroed(len: usize) -> Self {
         if len == 0 || std::mem::size_of::<T>() == 0 {
             return Self::empty();
         }
@@ -74,7 +74,7 @@ impl<T> LineArray<T> {
     }
 
     /// The first element's address, for prefetching and memory advice.
-    pub fn as_ptr(&self) -> *const T {
+    pub(super) fn as_ptr(&self) -> *const T {
         self.ptr.as_ptr()
     }
 }

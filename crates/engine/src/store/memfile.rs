@@ -5,82 +5,24 @@
 //! (`Store::write_back`): the write and its fsync took tens of
 //! milliseconds per shard, all that time stopping the shard's writers.
 
-use super::index::{HashIndex, Index, Key};
+use super::index::{Index, Key};
 use super::memory::{MemEntry, MemStore};
+use super::shapes::HashIndex;
+use super::write_back::{WriteBack, WriteBacks};
 use super::{Store, StoreStats};
 use crate::format::{self, FileKind, FILE_HEADER_SIZE};
 use crate::io::FileSystem;
 use crate::name::Compression;
 use crate::record::{Meta, Record};
 use crate::scan::scan;
-use crate::snapshot;
 use crate::status::{Error, Result};
 use bytes::Bytes;
-use parking_lot::Mutex;
 use std::ops::Bound;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// What the write-backs of one store share: they are numbered as taken,
-/// written one at a time, and one older than what is on disk is skipped
-/// (the newer holds everything it held).
-#[derive(Default)]
-struct WriteBacks {
-    /// The number of the last write-back taken (under the shard's lock).
-    taken: std::sync::atomic::AtomicU64,
-    /// The number of the newest write-back on disk.
-    written: Mutex<u64>,
-    /// A write-back failed: the next synchronize writes again even if
-    /// nothing changed since.
-    failed: AtomicBool,
-}
-
-/// A whole snapshot captured under the shard's lock, to be written after
-/// it (`Store::write_back`); or, when nothing changed, a wait for the
-/// write-backs taken before it, which may still be under way.
-pub struct WriteBack {
-    fs: Arc<dyn FileSystem>,
-    path: PathBuf,
-    compression: Compression,
-    max_cas: u64,
-    /// The records, or `None` for a wait.
-    body: Option<Vec<u8>>,
-    number: u64,
-    shared: Arc<WriteBacks>,
-}
-
-impl WriteBack {
-    /// Writes the snapshot to a temporary file and renames it over PATH,
-    /// unless a newer one is there already; a wait returns once the
-    /// write-backs before it are on disk, or fails if one of them failed.
-    pub fn write(self) -> Result<()> {
-        let mut written = self.shared.written.lock();
-        if *written >= self.number {
-            return Ok(());
-        }
-        let Some(body) = &self.body else {
-            return Err(Error::System(format!(
-                "{}: an earlier write-back failed; the next synchronize writes it again",
-                self.path.display()
-            )));
-        };
-        let kind = FileKind::MemSnapshot;
-        let (fs, path) = (&*self.fs, &self.path);
-        match snapshot::write_records(fs, path, kind, self.max_cas, self.compression, body) {
-            Ok(()) => {
-                *written = self.number;
-                Ok(())
-            }
-            Err(e) => {
-                self.shared.failed.store(true, Ordering::Relaxed);
-                Err(e)
-            }
-        }
-    }
-}
-
-pub struct MemFileStore {
+pub(crate) struct MemFileStore {
     mem: MemStore<HashIndex<MemEntry>>,
     fs: Arc<dyn FileSystem>,
     path: PathBuf,
@@ -93,7 +35,7 @@ pub struct MemFileStore {
 }
 
 impl MemFileStore {
-    pub fn open(
+    pub(crate) fn open(
         fs: Arc<dyn FileSystem>,
         path: PathBuf,
         writable: bool,
@@ -103,7 +45,7 @@ impl MemFileStore {
         let mut mem = MemStore::new(buckets);
         if fs.exists(&path) {
             let (file, header, len) =
-                super::log::open_file(&fs, &path, false, FileKind::MemSnapshot)?;
+                super::log::file::open_file(&fs, &path, false, FileKind::MemSnapshot)?;
             mem.raise_max_cas(header.max_cas);
             let end = scan(&*file, FILE_HEADER_SIZE as u64, len, true, &mut |s| {
                 let stored = s.stored_value.unwrap_or_default();
@@ -190,7 +132,7 @@ impl Store for MemFileStore {
         }
         let failed = self.write_backs.failed.swap(false, Ordering::Relaxed);
         let body = if self.dirty || failed {
-            match snapshot::encode_records(self, self.compression) {
+            match super::encode_records(self, self.compression) {
                 Ok(body) => Some(body),
                 Err(e) => {
                     self.write_backs.failed.store(failed, Ordering::Relaxed);
@@ -209,7 +151,6 @@ impl Store for MemFileStore {
         Ok(Some(WriteBack {
             fs: self.fs.clone(),
             path: self.path.clone(),
-            compression: self.compression,
             max_cas: self.mem.max_cas(),
             body,
             number,

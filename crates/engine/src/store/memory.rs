@@ -11,13 +11,13 @@ use std::ops::Bound;
 
 /// One record held in memory.
 #[derive(Debug, Clone)]
-pub struct MemEntry {
+pub(crate) struct MemEntry {
     pub value: SmallValue,
     pub meta: Meta,
 }
 
 /// An in-memory store over any index shape.
-pub struct MemStore<I: Index<MemEntry>> {
+pub(crate) struct MemStore<I: Index<MemEntry>> {
     pub(crate) index: I,
     /// Sum of key and value lengths, for `inspect`.
     bytes: u64,
@@ -26,7 +26,7 @@ pub struct MemStore<I: Index<MemEntry>> {
 }
 
 impl<I: Index<MemEntry>> MemStore<I> {
-    pub fn new(buckets: usize) -> Self {
+    pub(crate) fn new(buckets: usize) -> Self {
         MemStore {
             index: I::with_capacity(buckets),
             bytes: 0,

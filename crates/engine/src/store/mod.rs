@@ -3,22 +3,23 @@
 //! `shard.rs` on top of these primitives.
 
 pub mod cache;
-pub mod index;
-pub mod leaf_tree;
+pub(crate) mod index;
+pub(crate) mod leaf_tree;
 mod line_array;
 pub mod log;
-pub mod log_index;
-pub mod memfile;
-pub mod memory;
-pub mod offset_tree;
-pub mod packed_tree;
-pub mod positions;
-pub mod rebuild;
-pub mod segcache;
-pub mod slab_hash;
-pub mod tagged_table;
+pub(crate) mod memfile;
+pub(crate) mod memory;
+pub(crate) mod packed_tree;
+pub(crate) mod positions;
+pub(crate) mod segcache;
+pub(crate) mod shapes;
+pub(crate) mod slab_hash;
+pub(crate) mod tagged_table;
+pub(crate) mod write_back;
 
 use crate::access::Access;
+use crate::format::{self, Op};
+use crate::name::Compression;
 use crate::record::{Meta, Record};
 use crate::status::Result;
 use bytes::Bytes;
@@ -42,14 +43,14 @@ pub struct StoreStats {
 }
 
 /// A file frozen for copying: the bytes `[0, end)` of `file` will not change.
-pub struct Frozen {
+pub(crate) struct Frozen {
     pub file: std::sync::Arc<dyn crate::io::DataFile>,
     pub end: u64,
 }
 
 /// An online rebuild of one shard, driven by `Db::rebuild`: most of the copy
 /// happens without the shard's lock.
-pub trait RebuildTask: Send {
+pub(crate) trait RebuildTask: Send {
     /// Copies the live records of the frozen part of the old file;
     /// `is_live(key, offset)` asks the store, under a short read lock.
     fn copy_frozen(&mut self, is_live: &mut dyn FnMut(&[u8], u64) -> bool) -> Result<()>;
@@ -68,7 +69,7 @@ pub trait RebuildTask: Send {
 /// The primitives one shard of an engine provides. Called under the shard's
 /// lock: `&self` methods under a read lock, `&mut self` under a write lock.
 #[allow(clippy::len_without_is_empty)]
-pub trait Store: Send + Sync {
+pub(crate) trait Store: Send + Sync {
     /// The record of `key`, expired or not.
     fn get(&self, key: &[u8]) -> Result<Option<Record>>;
     /// The metadata of `key` without reading the value.
@@ -147,7 +148,7 @@ pub trait Store: Send + Sync {
     /// taken now, for the caller to write once it has released the shard's
     /// lock; `None` when there is nothing to write, or the store is of
     /// another kind.
-    fn write_back(&mut self) -> Result<Option<memfile::WriteBack>> {
+    fn write_back(&mut self) -> Result<Option<write_back::WriteBack>> {
         Ok(None)
     }
     /// Hands buffered writes to the OS, for `Db::flush_dirty` after every
@@ -232,4 +233,20 @@ pub trait Store: Send + Sync {
     fn live_ratio(&self) -> f64 {
         1.0
     }
+}
+
+/// Every record of `store`, encoded as they follow a snapshot file's header:
+/// one buffer, no allocation per record. For captures taken under a shard's
+/// lock and written after it is released (backups, `.tkmt` write-back).
+pub(crate) fn encode_records(store: &dyn Store, compression: Compression) -> Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut failure = Ok(());
+    store.for_each_record(&mut |k, r| {
+        if failure.is_ok() {
+            failure = format::encode_record(&mut body, Op::Put, k, &r.value, r.meta, compression)
+                .map(drop);
+        }
+    })?;
+    failure?;
+    Ok(body)
 }

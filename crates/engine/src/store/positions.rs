@@ -20,7 +20,7 @@ const MAX_LOAD_DEN: usize = 4;
 const MIN_SLOTS: usize = 16;
 
 #[derive(Default)]
-pub struct PositionTable {
+pub(crate) struct PositionTable {
     /// A power of two in length (or empty).
     slots: Vec<u64>,
     len: usize,
@@ -57,7 +57,7 @@ impl PositionTable {
     /// Room for `n` entries before the first growth. The slots are zeroed
     /// lazily by the OS (one `calloc`), so an unused reservation costs
     /// address space, not memory.
-    pub fn with_capacity(n: usize) -> Self {
+    pub(crate) fn with_capacity(n: usize) -> Self {
         PositionTable {
             slots: if n == 0 {
                 Vec::new()
@@ -69,12 +69,12 @@ impl PositionTable {
     }
 
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
@@ -106,13 +106,13 @@ impl PositionTable {
 
     /// The position of the entry with `hash` for which `eq` holds.
     #[inline]
-    pub fn find(&self, hash: u64, eq: impl FnMut(u32) -> bool) -> Option<u32> {
+    pub(crate) fn find(&self, hash: u64, eq: impl FnMut(u32) -> bool) -> Option<u32> {
         let i = self.find_slot(hash, eq)?;
         self.slots.get(i).map(|&s| position(s))
     }
 
     /// Adds `pos` under `hash`; the caller knows no equal entry is present.
-    pub fn insert_unique(&mut self, hash: u64, pos: u32) {
+    pub(crate) fn insert_unique(&mut self, hash: u64, pos: u32) {
         if (self.len + 1) * MAX_LOAD_DEN > self.slots.len() * MAX_LOAD_NUM {
             self.grow();
         }
@@ -143,7 +143,7 @@ impl PositionTable {
     }
 
     /// Removes the entry with `hash` for which `eq` holds; returns its position.
-    pub fn remove(&mut self, hash: u64, eq: impl FnMut(u32) -> bool) -> Option<u32> {
+    pub(crate) fn remove(&mut self, hash: u64, eq: impl FnMut(u32) -> bool) -> Option<u32> {
         let found = self.find_slot(hash, eq)?;
         let removed = position(*self.slots.get(found)?);
         // Backward-shift deletion: walk the run after the hole and pull back
@@ -179,7 +179,7 @@ impl PositionTable {
 
     /// Points the entry at `a` (hashed `ha`) to `b` and the one at `b` to
     /// `a`. False, and nothing changed, unless both are present.
-    pub fn swap_positions(&mut self, ha: u64, a: u32, hb: u64, b: u32) -> bool {
+    pub(crate) fn swap_positions(&mut self, ha: u64, a: u32, hb: u64, b: u32) -> bool {
         let (Some(i), Some(j)) = (self.slot_of(ha, a), self.slot_of(hb, b)) else {
             return false;
         };
@@ -193,14 +193,14 @@ impl PositionTable {
     }
 
     /// Rewrites every position through `f` (after the entries moved).
-    pub fn remap(&mut self, mut f: impl FnMut(u32) -> u32) {
+    pub(crate) fn remap(&mut self, mut f: impl FnMut(u32) -> u32) {
         for s in self.slots.iter_mut().filter(|s| **s != EMPTY) {
             *s = pack(bits_of(*s), f(position(*s)));
         }
     }
 
     /// Drops every entry and the table's memory.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.slots = Vec::new();
         self.len = 0;
     }

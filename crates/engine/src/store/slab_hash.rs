@@ -27,7 +27,7 @@ use std::ops::Bound;
 /// would only churn.
 const COMPACT_MIN_SLOTS: usize = 4096;
 
-pub struct SlabHash<V> {
+pub(crate) struct SlabHash<V> {
     /// Positions in `slots`, found by the hash of their entry's key.
     table: PositionTable,
     /// Entries; `None` is a hole listed in `free`.
@@ -95,14 +95,14 @@ impl<V> SlabHash<V> {
 
 impl<V> SlabHash<V> {
     /// Length of the entry vector, holes included: positions run below it.
-    pub fn slots_len(&self) -> usize {
+    pub(crate) fn slots_len(&self) -> usize {
         self.slots.len()
     }
 
     /// Inserts or replaces `k`'s entry with one lookup; returns its position
     /// and the value it replaced.
     #[inline]
-    pub fn upsert(&mut self, k: &[u8], v: V) -> (usize, Option<V>) {
+    pub(crate) fn upsert(&mut self, k: &[u8], v: V) -> (usize, Option<V>) {
         let hash = self.hash(k);
         if let Some(pos) = self.find(hash, k) {
             if let Some(Some((_, old))) = self.slots.get_mut(pos as usize) {
@@ -129,7 +129,7 @@ impl<V> SlabHash<V> {
     /// Exchanges the places of the live entries at `a` and `b` (the cache
     /// moves a new record behind its clock hand). False, and nothing moved,
     /// unless both are live.
-    pub fn swap_entries(&mut self, a: usize, b: usize) -> bool {
+    pub(crate) fn swap_entries(&mut self, a: usize, b: usize) -> bool {
         let (Some((ka, _)), Some((kb, _))) = (self.entry_at(a), self.entry_at(b)) else {
             return false;
         };
@@ -144,7 +144,7 @@ impl<V> SlabHash<V> {
     /// The entry at `pos`, or `None` for a hole or a position past the end.
     /// Positions change when the vector is compacted (after removals), so
     /// they are hints — the cache's clock hand — not handles.
-    pub fn entry_at(&self, pos: usize) -> Option<(&[u8], &V)> {
+    pub(crate) fn entry_at(&self, pos: usize) -> Option<(&[u8], &V)> {
         match self.slots.get(pos) {
             Some(Some((k, v))) => Some((k.as_slice(), v)),
             _ => None,
@@ -153,8 +153,6 @@ impl<V> SlabHash<V> {
 }
 
 impl<V: Send + Sync> Index<V> for SlabHash<V> {
-    const ORDERED: bool = false;
-
     fn with_capacity(n: usize) -> Self {
         SlabHash {
             table: PositionTable::with_capacity(n),

@@ -36,7 +36,7 @@ fn tag_of(hash: u64) -> u8 {
 /// All-zero bytes must be a valid `Self` (arrays are allocated zeroed, and
 /// a zeroed slot is never read before `put`), and `Self` must not need
 /// dropping (arrays are freed without dropping their groups).
-pub unsafe trait Slots: Send + Sync {
+pub(crate) unsafe trait Slots: Send + Sync {
     /// Where a slot's item is, as `find` shows it to the key check.
     type Loc: Copy;
     /// All a slot holds, moved as one when the table grows.
@@ -46,11 +46,10 @@ pub unsafe trait Slots: Send + Sync {
     /// Takes slot `i`'s entry out (leaving it as a fresh slot).
     fn take(&mut self, i: usize) -> Self::Entry;
     fn put(&mut self, i: usize, entry: Self::Entry);
-    fn entry_loc(entry: &Self::Entry) -> Self::Loc;
 }
 
 /// Eight slots.
-pub struct Group<S> {
+pub(crate) struct Group<S> {
     ctrl: [u8; GROUP],
     slots: S,
 }
@@ -108,13 +107,13 @@ fn start_group(hash: u64, groups: usize) -> usize {
 /// random once per process (so an attacker cannot aim keys at one probe
 /// path), and the same for all tables, so a `ProbeHint` can hash a key
 /// without the table at hand.
-pub fn process_hasher() -> &'static foldhash::fast::RandomState {
+pub(crate) fn process_hasher() -> &'static foldhash::fast::RandomState {
     static HASHER: std::sync::OnceLock<foldhash::fast::RandomState> = std::sync::OnceLock::new();
     HASHER.get_or_init(Default::default)
 }
 
 /// A key's hash under `process_hasher`.
-pub fn key_hash(key: &[u8]) -> u64 {
+pub(crate) fn key_hash(key: &[u8]) -> u64 {
     use std::hash::BuildHasher;
     process_hasher().hash_one(key)
 }
@@ -127,7 +126,7 @@ pub fn key_hash(key: &[u8]) -> u64 {
 /// one shard go faster than one. Only a hint: an address gone stale (the
 /// table grew or was dropped meanwhile) costs a wasted prefetch, which
 /// never faults and reads nothing the program sees.
-pub struct ProbeHint {
+pub(crate) struct ProbeHint {
     groups: AtomicPtr<u8>,
     len: AtomicUsize,
     group_bytes: usize,
@@ -136,7 +135,7 @@ pub struct ProbeHint {
 
 impl ProbeHint {
     /// A hint for tables of `Group<S>` whose keys hash with `hash`.
-    pub fn new<S: Slots>(hash: fn(&[u8]) -> u64) -> ProbeHint {
+    pub(crate) fn new<S: Slots>(hash: fn(&[u8]) -> u64) -> ProbeHint {
         ProbeHint {
             groups: AtomicPtr::new(std::ptr::null_mut()),
             len: AtomicUsize::new(0),
@@ -147,7 +146,7 @@ impl ProbeHint {
 
     /// Starts loading the line a probe for `key` reads first.
     #[inline]
-    pub fn prefetch(&self, key: &[u8]) {
+    pub(crate) fn prefetch(&self, key: &[u8]) {
         if let Some(line) = self.line(key) {
             prefetch_line(line);
         }
@@ -156,7 +155,7 @@ impl ProbeHint {
     /// Where a probe for `key` starts, as far as this hint knows; `None`
     /// before the table has an array.
     #[inline]
-    pub fn line(&self, key: &[u8]) -> Option<*const u8> {
+    pub(crate) fn line(&self, key: &[u8]) -> Option<*const u8> {
         let len = self.len.load(Relaxed);
         if len == 0 {
             return None;
@@ -299,7 +298,7 @@ fn live_in<S: Slots>(arr: &Groups<S>, bit: usize) -> impl Iterator<Item = (usize
 /// to a larger array: their hashes (keys are not kept here), and a chance
 /// to start loading a key before its hash is asked for. A closure giving
 /// the hash is one (without the prefetch).
-pub trait KeysAt<L> {
+pub(crate) trait KeysAt<L> {
     fn hash_at(&self, loc: L) -> u64;
     /// Starts loading the key at `loc`, if the keys are where a prefetch
     /// reaches them.
@@ -340,7 +339,7 @@ const INCREMENTAL_FROM_GROUPS: usize = 4096;
 /// every client of the shard waited. While a growth is under way a lookup
 /// probes the new array, then the old one, whose moved slots are
 /// tombstones (so probes through them go on as before).
-pub struct Table<S> {
+pub(crate) struct Table<S> {
     cur: Groups<S>,
     /// Being drained into `cur`; empty when no growth is under way.
     old: Groups<S>,
@@ -381,7 +380,7 @@ impl<S> Default for Table<S> {
 
 impl<S: Slots> Table<S> {
     /// A table with room for `items` before its first growth.
-    pub fn with_capacity(items: usize) -> Table<S> {
+    pub(crate) fn with_capacity(items: usize) -> Table<S> {
         let presized = if items == 0 {
             0
         } else {
@@ -394,18 +393,14 @@ impl<S: Slots> Table<S> {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.cur_live + self.old_live
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Bytes the slots take: charged against the cache's byte cap. The
     /// array a rebuild at the same size drains is not counted (see
     /// `old_uncharged`).
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         let old = if self.old_uncharged {
             0
         } else {
@@ -416,7 +411,7 @@ impl<S: Slots> Table<S> {
 
     /// Bytes the table will take after one more insert (at most: a growth
     /// that ends during it frees the old array).
-    pub fn bytes_after_insert(&self) -> u64 {
+    pub(crate) fn bytes_after_insert(&self) -> u64 {
         if self.needs_growth() {
             let mut grown = Self::grown_groups(self.len());
             if !self.grows_at_once() && grown > self.cur.0.len() {
@@ -447,20 +442,20 @@ impl<S: Slots> Table<S> {
     /// Where a probe for `hash` starts in the current array; `None`
     /// while there is none.
     #[cfg(test)]
-    pub fn first_group(&self, hash: u64) -> Option<*const u8> {
+    pub(crate) fn first_group(&self, hash: u64) -> Option<*const u8> {
         let groups = self.cur.0.get(self.cur.start(hash)..)?;
         (!groups.is_empty()).then(|| groups.as_ptr().cast())
     }
 
     /// Tells `hint` where the current array is now.
-    pub fn publish(&self, hint: &ProbeHint) {
+    pub(crate) fn publish(&self, hint: &ProbeHint) {
         hint.set(self.cur.0.as_ptr() as *mut u8, self.cur.0.len());
     }
 
     /// The slot of the live item whose location `is_key` accepts, among
     /// those whose tag matches `hash`'s.
     #[inline]
-    pub fn find(&self, hash: u64, mut is_key: impl FnMut(S::Loc) -> bool) -> Option<usize> {
+    pub(crate) fn find(&self, hash: u64, mut is_key: impl FnMut(S::Loc) -> bool) -> Option<usize> {
         if let Some(s) = self.cur.find(hash, &mut is_key) {
             return Some(s);
         }
@@ -471,7 +466,7 @@ impl<S: Slots> Table<S> {
     }
 
     /// The group holding `slot`, and the slot's place in it.
-    pub fn group(&self, slot: usize) -> (&S, usize) {
+    pub(crate) fn group(&self, slot: usize) -> (&S, usize) {
         let arr = if slot & OLD != 0 {
             &self.old
         } else {
@@ -481,13 +476,13 @@ impl<S: Slots> Table<S> {
         (&arr.0[s / GROUP].slots, s % GROUP)
     }
 
-    pub fn loc(&self, slot: usize) -> S::Loc {
+    pub(crate) fn loc(&self, slot: usize) -> S::Loc {
         let (g, i) = self.group(slot);
         g.loc(i)
     }
 
     /// Points `slot` at the item's new place (same key, so same tag).
-    pub fn set_loc(&mut self, slot: usize, loc: S::Loc) {
+    pub(crate) fn set_loc(&mut self, slot: usize, loc: S::Loc) {
         let (arr, s) = if slot & OLD != 0 {
             (&mut self.old, slot & !OLD)
         } else {
@@ -496,7 +491,7 @@ impl<S: Slots> Table<S> {
         arr.0[s / GROUP].slots.set_loc(s % GROUP, loc);
     }
 
-    pub fn remove_at(&mut self, slot: usize) {
+    pub(crate) fn remove_at(&mut self, slot: usize) {
         if slot & OLD != 0 {
             // Tombstones in the old array are never counted: it is dropped
             // whole when drained.
@@ -512,7 +507,12 @@ impl<S: Slots> Table<S> {
 
     /// Adds a key known to be absent; `keys` gives the hash of the key
     /// at a location, for moving items when the table grows.
-    pub fn insert(&mut self, hash: u64, entry: S::Entry, keys: impl KeysAt<S::Loc>) -> usize {
+    pub(crate) fn insert(
+        &mut self,
+        hash: u64,
+        entry: S::Entry,
+        keys: impl KeysAt<S::Loc>,
+    ) -> usize {
         self.migrate(MIGRATE_PER_INSERT, &keys);
         if self.needs_growth() {
             // Never with a growth under way unless the bound above failed
@@ -612,7 +612,7 @@ impl<S: Slots> Table<S> {
     }
 
     /// Every live slot's index and location.
-    pub fn live(&self) -> impl Iterator<Item = (usize, S::Loc)> + '_ {
+    pub(crate) fn live(&self) -> impl Iterator<Item = (usize, S::Loc)> + '_ {
         live_in(&self.cur, 0).chain(live_in(&self.old, OLD))
     }
 
@@ -621,7 +621,11 @@ impl<S: Slots> Table<S> {
     /// on (`None` once it is done). Between two calls the table may grow:
     /// a walk then misses or repeats some slots, which a sweep for expired
     /// items can afford, and it still ends (growths are few).
-    pub fn live_window(&self, from: usize, n: usize) -> (Vec<(usize, S::Loc)>, Option<usize>) {
+    pub(crate) fn live_window(
+        &self,
+        from: usize,
+        n: usize,
+    ) -> (Vec<(usize, S::Loc)>, Option<usize>) {
         let cur = self.cur.0.len();
         let total = cur + self.old.0.len();
         let end = from.saturating_add(n).min(total);
@@ -641,7 +645,7 @@ impl<S: Slots> Table<S> {
     }
 
     /// The position (`live_window`'s `from`) of the group holding `slot`.
-    pub fn window_position(&self, slot: usize) -> usize {
+    pub(crate) fn window_position(&self, slot: usize) -> usize {
         if slot & OLD != 0 {
             self.cur.0.len() + (slot & !OLD) / GROUP
         } else {
@@ -651,7 +655,7 @@ impl<S: Slots> Table<S> {
 
     /// Empties the table back to the room it was made with (a pre-sized
     /// one keeps it: refilling it must not rehash through growths).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         *self = Table {
             cur: Groups::of(self.presized),
             incremental_from: self.incremental_from,
@@ -684,9 +688,6 @@ mod tests {
         }
         fn put(&mut self, i: usize, entry: u32) {
             self.0[i] = entry;
-        }
-        fn entry_loc(entry: &u32) -> u32 {
-            *entry
         }
     }
 

@@ -15,7 +15,7 @@ fn marker_path(dir: &Path) -> PathBuf {
 }
 
 /// The saved timestamp; 0 when nothing was ever removed.
-pub fn read(fs: &dyn FileSystem, dir: &Path) -> Result<u64> {
+pub(super) fn read(fs: &dyn FileSystem, dir: &Path) -> Result<u64> {
     let path = marker_path(dir);
     if !fs.exists(&path) {
         return Ok(0);
@@ -30,7 +30,7 @@ pub fn read(fs: &dyn FileSystem, dir: &Path) -> Result<u64> {
 }
 
 /// Saves `ts` durably.
-pub fn write(fs: &dyn FileSystem, dir: &Path, ts: u64) -> Result<()> {
+pub(super) fn write(fs: &dyn FileSystem, dir: &Path, ts: u64) -> Result<()> {
     let path = marker_path(dir);
     let tmp = dir.join("ulog-dropped.ts.tmp");
     let file = fs.create_fresh(&tmp)?;

@@ -2,8 +2,8 @@
 //! replica streams.
 
 use super::record::{Update, SEGMENT_HEADER_LEN};
+use super::segment::Position;
 use super::segment::{self, list_segments, segment_path};
-use super::Position;
 use crate::io::{DataFile, FileSystem};
 use crate::status::Result;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-pub struct Recent {
+pub(super) struct Recent {
     last: HashMap<Vec<u8>, (u64, u16)>,
     /// Keys in the order they were recorded, with the timestamp recorded.
     order: VecDeque<(u64, Vec<u8>)>,
@@ -15,7 +15,7 @@ pub struct Recent {
 }
 
 impl Recent {
-    pub fn new(cap: usize) -> Recent {
+    pub(super) fn new(cap: usize) -> Recent {
         Recent {
             last: HashMap::new(),
             order: VecDeque::new(),
@@ -23,7 +23,7 @@ impl Recent {
         }
     }
 
-    pub fn record(&mut self, key: &[u8], ts: u64, server_id: u16) {
+    pub(super) fn record(&mut self, key: &[u8], ts: u64, server_id: u16) {
         self.last.insert(key.to_vec(), (ts, server_id));
         self.order.push_back((ts, key.to_vec()));
         while self.order.len() > self.cap {
@@ -37,7 +37,7 @@ impl Recent {
         }
     }
 
-    pub fn get(&self, key: &[u8]) -> Option<(u64, u16)> {
+    pub(super) fn get(&self, key: &[u8]) -> Option<(u64, u16)> {
         self.last.get(key).copied()
     }
 }

@@ -1,36 +1,18 @@
 //! One update-log record, byte by byte (docs/format.md, "Update log").
 
+use super::change::{Change, UlogOp};
 use crate::status::{Error, Result};
 
 /// The first 8 bytes of every segment file.
-pub const MAGIC: &[u8; 8] = b"MSTULOG2";
+pub(crate) const MAGIC: &[u8; 8] = b"MSTULOG2";
 /// The magic of the first format (a 16-byte header without `prev_end`),
 /// recognised only to name it in the error.
-pub const OLD_MAGIC: &[u8; 8] = b"MSTULOG1";
+pub(super) const OLD_MAGIC: &[u8; 8] = b"MSTULOG1";
 /// Segment header: magic, the segment's number, the previous segment's end
 /// (u64 LE each), a CRC-32C of those 24 bytes and 4 zero bytes.
-pub const SEGMENT_HEADER_LEN: usize = 32;
+pub(super) const SEGMENT_HEADER_LEN: usize = 32;
 /// Fixed part of a record before key and value.
-pub const HEADER_LEN: usize = 40;
-
-/// What a record does (Tkrzw-RPC's SET/REMOVE/CLEAR).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UlogOp {
-    Set = 1,
-    Remove = 2,
-    Clear = 3,
-}
-
-impl UlogOp {
-    fn from_byte(b: u8) -> Option<UlogOp> {
-        match b {
-            1 => Some(UlogOp::Set),
-            2 => Some(UlogOp::Remove),
-            3 => Some(UlogOp::Clear),
-            _ => None,
-        }
-    }
-}
+pub(crate) const HEADER_LEN: usize = 40;
 
 /// One logged change, owned (what a reader yields).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,9 +43,9 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 }
 
 /// Appends the encoding of one record to `out`.
-pub fn encode(
+pub(super) fn encode(
     out: &mut Vec<u8>,
-    u: &super::Change<'_>,
+    u: &Change<'_>,
     ts: u64,
     server_id: u16,
     dbm: u32,
@@ -91,7 +73,7 @@ pub fn encode(
 }
 
 /// The fixed fields of a record header, before its CRC is checked.
-pub struct Header {
+pub(super) struct Header {
     pub crc: u32,
     pub op: UlogOp,
     pub server_id: u16,
@@ -105,7 +87,7 @@ pub struct Header {
 
 impl Header {
     /// `None` for an unknown op or a nonzero reserved byte: not a record.
-    pub fn parse(b: &[u8; HEADER_LEN]) -> Option<Header> {
+    pub(super) fn parse(b: &[u8; HEADER_LEN]) -> Option<Header> {
         if b[5] != 0 {
             return None;
         }
@@ -123,12 +105,12 @@ impl Header {
     }
 
     /// Bytes of the whole record.
-    pub fn total_len(&self) -> u64 {
+    pub(super) fn total_len(&self) -> u64 {
         HEADER_LEN as u64 + u64::from(self.key_len) + u64::from(self.value_len)
     }
 
     /// Checks the CRC over header rest + `body` (key and value) and builds the update.
-    pub fn finish(self, header: &[u8; HEADER_LEN], body: Vec<u8>) -> Option<Update> {
+    pub(super) fn finish(self, header: &[u8; HEADER_LEN], body: Vec<u8>) -> Option<Update> {
         let mut h = crc32c::crc32c(&header[4..]);
         h = crc32c::crc32c_append(h, &body);
         if h != self.crc {

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// One segment as found on opening.
-pub struct Found {
+pub(super) struct Found {
     pub num: u64,
     pub file: Arc<dyn DataFile>,
     /// `None`: the file is shorter than a header (a crash while the
@@ -26,7 +26,7 @@ pub struct Found {
 /// Opens segment `num` and reads its records up to the first bytes that are
 /// not one; bytes that are not a record but are followed by a valid one are
 /// damage.
-pub fn scan_segment(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<Found> {
+pub(super) fn scan_segment(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<Found> {
     let path = segment_path(dir, num);
     let file = fs.open(&path, true, false)?;
     let len = file.len()?;
@@ -73,15 +73,21 @@ fn looks_like_old_format(file: &dyn DataFile, len: u64) -> Result<bool> {
 /// cutting and removing files as it says; afterwards every segment but the
 /// last ends exactly where the next one's header says, and the last one at
 /// its last record.
-pub fn recover_last_segments(
+pub(super) fn recover_last_segments(
     fs: &dyn FileSystem,
     dir: &Path,
     found: &mut Vec<Found>,
 ) -> Result<()> {
-    // A newest segment without its header holds no record: a crash while it
-    // was being created. Drop it (its predecessor becomes the newest again),
-    // unless it is the only one, whose number must be kept (it is after
-    // every segment retention removed): then write its header again.
+    drop_unborn_newest(fs, dir, found)?;
+    check_seals(fs, dir, found)?;
+    cut_torn_tail(dir, found)
+}
+
+/// A newest segment without its header holds no record: a crash while it
+/// was being created. Drops it (its predecessor becomes the newest again),
+/// unless it is the only one, whose number must be kept (it is after every
+/// segment retention removed): then writes its header again.
+fn drop_unborn_newest(fs: &dyn FileSystem, dir: &Path, found: &mut Vec<Found>) -> Result<()> {
     if found.last().is_some_and(|f| f.header.is_none()) {
         let f = found.pop().unwrap_or_else(|| unreachable!());
         let path = segment_path(dir, f.num);
@@ -108,6 +114,13 @@ pub fn recover_last_segments(
             fs.sync_dir(&path)?;
         }
     }
+    Ok(())
+}
+
+/// Every segment but the newest must end where the next one's header says
+/// it was sealed; the one exception (a seal's unsynced bytes lost with
+/// power) drops the newest segment.
+fn check_seals(fs: &dyn FileSystem, dir: &Path, found: &mut Vec<Found>) -> Result<()> {
     let n = found.len();
     for i in 0..n.saturating_sub(1) {
         let sealed_end = found[i + 1].header.map_or(0, |h| h.prev_end);
@@ -140,7 +153,7 @@ pub fn recover_last_segments(
             fs.remove(&newest_path)?;
             fs.sync_dir(&newest_path)?;
             found.truncate(i + 1);
-            break;
+            return Ok(());
         }
         return Err(Error::BrokenData(format!(
             "{}: a sealed update-log segment holds records up to byte {} of {}, but the next \
@@ -151,6 +164,11 @@ pub fn recover_last_segments(
             sealed_end
         )));
     }
+    Ok(())
+}
+
+/// Cuts the newest segment after its last whole record.
+fn cut_torn_tail(dir: &Path, found: &[Found]) -> Result<()> {
     if let Some(f) = found.last() {
         if f.end < f.len {
             tracing::warn!(

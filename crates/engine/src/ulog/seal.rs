@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 /// One rotation's pending disk work. Runs once: a second `finish` waits
 /// for the first and returns.
-pub struct Seal {
+pub(super) struct Seal {
     /// The segment just sealed.
     pub sealed: Arc<dyn DataFile>,
     /// The segment just started, and its path (for the directory sync).
@@ -39,7 +39,7 @@ pub struct Seal {
 }
 
 impl Seal {
-    pub fn new(
+    pub(super) fn new(
         sealed: Arc<dyn DataFile>,
         started: Arc<dyn DataFile>,
         started_path: PathBuf,
@@ -58,7 +58,7 @@ impl Seal {
 
     /// Does the work unless it is done; an error leaves it to be retried by
     /// the next caller.
-    pub fn finish(&self, fs: &dyn FileSystem) -> Result<()> {
+    pub(super) fn finish(&self, fs: &dyn FileSystem) -> Result<()> {
         let mut done = self.done.lock();
         if *done {
             return Ok(());

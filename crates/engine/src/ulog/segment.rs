@@ -6,7 +6,7 @@ use crate::status::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// `DIR/ulog-NNNNNNNNNN.log`: ten digits, so names sort as numbers.
-pub fn segment_path(dir: &Path, num: u64) -> PathBuf {
+pub(super) fn segment_path(dir: &Path, num: u64) -> PathBuf {
     dir.join(format!("ulog-{num:010}.log"))
 }
 
@@ -19,7 +19,7 @@ fn segment_number(name: &str) -> Option<u64> {
 }
 
 /// The segment numbers in `dir`, oldest first.
-pub fn list_segments(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
+pub(super) fn list_segments(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
     let mut nums: Vec<u64> = fs
         .list_dir(dir)?
         .iter()
@@ -31,7 +31,7 @@ pub fn list_segments(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
 
 /// What a segment's header says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SegmentHeader {
+pub(super) struct SegmentHeader {
     pub num: u64,
     /// The length the previous segment had when this one was started (0 for
     /// the first): the previous one's seal is fsynced after this segment is
@@ -41,7 +41,7 @@ pub struct SegmentHeader {
 }
 
 /// The bytes every segment starts with.
-pub fn segment_header(h: SegmentHeader) -> [u8; SEGMENT_HEADER_LEN] {
+pub(super) fn segment_header(h: SegmentHeader) -> [u8; SEGMENT_HEADER_LEN] {
     let mut b = [0u8; SEGMENT_HEADER_LEN];
     b[..8].copy_from_slice(MAGIC);
     b[8..16].copy_from_slice(&h.num.to_le_bytes());
@@ -52,7 +52,7 @@ pub fn segment_header(h: SegmentHeader) -> [u8; SEGMENT_HEADER_LEN] {
 }
 
 /// Reads and checks a segment's header (`len` is the file's length).
-pub fn read_header(file: &dyn DataFile, len: u64, path: &Path) -> Result<SegmentHeader> {
+pub(super) fn read_header(file: &dyn DataFile, len: u64, path: &Path) -> Result<SegmentHeader> {
     let not_one = |why: &str| {
         Error::BrokenData(format!(
             "{}: not an update-log segment ({why})",
@@ -103,7 +103,11 @@ fn old_format(path: &Path) -> Error {
 
 /// The complete, CRC-valid record at `offset`, with the offset after it;
 /// `None` when the bytes there are not one (end of file, torn or damaged).
-pub fn read_record(file: &dyn DataFile, len: u64, offset: u64) -> Result<Option<(Update, u64)>> {
+pub(super) fn read_record(
+    file: &dyn DataFile,
+    len: u64,
+    offset: u64,
+) -> Result<Option<(Update, u64)>> {
     if len.saturating_sub(offset) < HEADER_LEN as u64 {
         return Ok(None);
     }
@@ -124,7 +128,7 @@ pub fn read_record(file: &dyn DataFile, len: u64, offset: u64) -> Result<Option<
 /// The first offset after `bad` where a valid record starts: the store's
 /// rule (docs/format.md "Recovery rule") that tells a torn tail (none)
 /// from damage in the middle (some).
-pub fn valid_record_after(file: &dyn DataFile, len: u64, bad: u64) -> Result<Option<u64>> {
+pub(super) fn valid_record_after(file: &dyn DataFile, len: u64, bad: u64) -> Result<Option<u64>> {
     let view = crate::io::ReadAheadFile::new(file, len);
     for at in bad + 1..len {
         if read_record(&view, len, at)?.is_some() {
@@ -135,9 +139,17 @@ pub fn valid_record_after(file: &dyn DataFile, len: u64, bad: u64) -> Result<Opt
 }
 
 /// The error for bytes that are not a record with valid records after them.
-pub fn damaged(path: &Path, at: u64, next: u64) -> Error {
+pub(super) fn damaged(path: &Path, at: u64, next: u64) -> Error {
     Error::BrokenData(format!(
         "{}: update log damaged at offset {at}, with valid records after it (from offset {next})",
         path.display()
     ))
+}
+
+/// Where a reader is in the log: a segment and how many of its records it
+/// has passed (`Updates::position`), for counting what is left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Position {
+    pub segment: u64,
+    pub records: u64,
 }

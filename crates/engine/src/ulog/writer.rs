@@ -1,10 +1,12 @@
 //! Appending to the update log: segments, rotation, retention, sync.
 
+use super::change::{appended, origin, Change, UpdateListener};
+use super::reader::{read_dir, Updates};
 use super::record::{encode, SEGMENT_HEADER_LEN};
 use super::recovery::{recover_last_segments, scan_segment};
 use super::seal::Seal;
+use super::segment::Position;
 use super::segment::{list_segments, segment_header, segment_path, SegmentHeader};
-use super::{Change, UpdateListener, Updates};
 use crate::io::{DataFile, FileSystem};
 use crate::name::SyncMode;
 use crate::status::Result;
@@ -67,14 +69,6 @@ struct Inner {
     dropped_until: u64,
     /// The last rotation's disk work, until finished (`seal`).
     pending: Option<Arc<Seal>>,
-}
-
-/// Where a reader is in the log: a segment and how many of its records it
-/// has passed (`Updates::position`), for counting what is left.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Position {
-    pub segment: u64,
-    pub records: u64,
 }
 
 /// An open update log directory. Share it (`Arc`) among a server's databases
@@ -180,21 +174,21 @@ impl UpdateLog {
         let mut g = self.inner.lock();
         let inner = &mut *g;
         let ts = now_micros().max(inner.last_ts + 1);
-        let size = (super::HEADER_LEN + change.key.len() + change.value.len()) as u64;
+        let size = (super::record::HEADER_LEN + change.key.len() + change.value.len()) as u64;
         let cur = inner.segments.last().map_or(0, |s| s.bytes);
         let has_records = inner.segments.last().is_some_and(|s| s.records > 0);
         if has_records && cur + size > self.opts.segment_size {
             self.rotate(inner)?;
         }
-        let (server_id, origin_ts) = super::origin().unwrap_or((self.opts.server_id, ts));
+        let (server_id, origin_ts) = origin().unwrap_or((self.opts.server_id, ts));
         encode(&mut inner.buf, change, ts, server_id, dbm_index)?;
         if let Some(r) = &mut inner.recent {
-            if change.op != super::UlogOp::Clear {
+            if change.op != super::change::UlogOp::Clear {
                 r.record(change.key, origin_ts, server_id);
             }
         }
         inner.last_ts = ts;
-        super::appended(ts);
+        appended(ts);
         if let Some(s) = inner.segments.last_mut() {
             s.bytes += size;
             s.records += 1;
@@ -353,7 +347,7 @@ impl UpdateLog {
     /// ones are flushed first, so the reader sees every append made so far).
     pub fn read_from(&self, from: u64) -> Result<Updates> {
         self.flush()?;
-        super::read_dir(self.fs.clone(), &self.opts.dir, from)
+        read_dir(self.fs.clone(), &self.opts.dir, from)
     }
 
     /// A listener that logs the changes of database `dbm_index`.

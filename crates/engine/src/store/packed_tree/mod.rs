@@ -33,7 +33,7 @@ const PACKED_MAX: usize = 64;
 /// The longest key this engine takes. Bounds a leaf's buffer below 4 GiB
 /// (so offsets are 4 bytes): at most `PACKED_MAX + 1` live records of a key
 /// and a value under `EXTERNAL_MIN`, and dead bytes at most as many again.
-pub const MAX_KEY: usize = 16 << 20;
+pub(crate) const MAX_KEY: usize = 16 << 20;
 
 /// Bytes a value kept aside holds in its leaf beyond its record: its handle.
 const ASIDE_HANDLE: usize = std::mem::size_of::<Bytes>();
@@ -74,7 +74,7 @@ fn offsets_for(len: usize) -> usize {
 
 /// One leaf: records in `buf`, their offsets in key order in `offs`.
 #[derive(Default)]
-pub struct PackedLeaf {
+pub(crate) struct PackedLeaf {
     offs: Vec<u32>,
     buf: Vec<u8>,
     /// Values kept aside; a record's `Value::External` index points here.
@@ -391,7 +391,7 @@ impl Leaf for PackedLeaf {
 
 /// The in-memory ordered store.
 #[derive(Default)]
-pub struct PackedTree {
+pub(crate) struct PackedTree {
     tree: Leaves<PackedLeaf>,
     /// Sum of key and value lengths, for `inspect`.
     bytes: u64,

@@ -34,7 +34,7 @@ use crate::record::Meta;
 
 /// Values this long or longer are kept aside (`Value::External`): whether a
 /// value is aside follows from its length, so the item needs no bit for it.
-pub const EXTERNAL_MIN: usize = 1024;
+pub(crate) const EXTERNAL_MIN: usize = 1024;
 
 /// Lead byte: flags follow.
 const HAS_FLAGS: u8 = 0x80;
@@ -67,7 +67,7 @@ fn get_varint(buf: &[u8], at: &mut usize) -> Option<u64> {
 /// An item's value: in the segment, or kept aside (large values, shared
 /// with the replies that send them instead of copied for each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Value<'a> {
+pub(crate) enum Value<'a> {
     Inline(&'a [u8]),
     /// Index in the cache's large-value table, and the value's length.
     External(u32, usize),
@@ -110,7 +110,7 @@ fn opt_varint_len(v: u64) -> usize {
 }
 
 /// Bytes `encode` appends for this item against CAS base `cas_base`.
-pub fn encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta, cas_base: u64) -> usize {
+pub(crate) fn encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta, cas_base: u64) -> usize {
     encoded_len_cas(key, value, meta, varint_len(cas_delta(meta.cas, cas_base)))
 }
 
@@ -130,7 +130,7 @@ fn cas_from_delta(z: u64, base: u64) -> u64 {
 
 /// The most bytes `encode` can append for this item, whatever the base:
 /// room made for this fits it in any segment.
-pub fn max_encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta) -> usize {
+pub(crate) fn max_encoded_len(key: &[u8], value: &Value<'_>, meta: &Meta) -> usize {
     encoded_len_cas(key, value, meta, MAX_VARINT)
 }
 
@@ -151,7 +151,7 @@ fn encoded_len_cas(key: &[u8], value: &Value<'_>, meta: &Meta, cas_len: usize) -
 /// Appends the item, its CAS stored against `cas_base` (which `decode`
 /// must be given back). `value` must be `External` exactly when its length
 /// is at least `EXTERNAL_MIN` (the cache's rule; decoding relies on it).
-pub fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta, cas_base: u64) {
+pub(crate) fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta, cas_base: u64) {
     debug_assert_eq!(
         matches!(value, Value::External(..)),
         value.len() >= EXTERNAL_MIN
@@ -177,7 +177,7 @@ pub fn encode(out: &mut Vec<u8>, key: &[u8], value: &Value<'_>, meta: &Meta, cas
 }
 
 /// An item read in place.
-pub struct ItemRef<'a> {
+pub(crate) struct ItemRef<'a> {
     pub key: &'a [u8],
     pub value: Value<'a>,
     pub meta: Meta,
@@ -188,7 +188,7 @@ pub struct ItemRef<'a> {
 /// The item starting at `buf[0]`, encoded against `cas_base`; `None` if
 /// the bytes are not one (never for what `encode` wrote: segments are
 /// memory only).
-pub fn decode(buf: &[u8], cas_base: u64) -> Option<ItemRef<'_>> {
+pub(crate) fn decode(buf: &[u8], cas_base: u64) -> Option<ItemRef<'_>> {
     let mut at = 0;
     let (b, klen) = key_len(buf, &mut at)?;
     let key = buf.get(at..at.checked_add(klen)?)?;
@@ -244,7 +244,7 @@ fn key_len(buf: &[u8], at: &mut usize) -> Option<(u8, usize)> {
 
 /// Just the key of the item at `buf[0]` (a lookup's comparison).
 #[inline]
-pub fn key_of(buf: &[u8]) -> Option<&[u8]> {
+pub(crate) fn key_of(buf: &[u8]) -> Option<&[u8]> {
     let mut at = 0;
     let (_, klen) = key_len(buf, &mut at)?;
     buf.get(at..at.checked_add(klen)?)

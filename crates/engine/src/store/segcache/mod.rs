@@ -29,6 +29,7 @@ mod expiry;
 pub(crate) mod item;
 mod no_evictions;
 mod table;
+mod ttl;
 
 use super::index::Key;
 use super::tagged_table::{key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint};
@@ -37,12 +38,12 @@ use crate::access::{Access, AccessWord};
 use crate::record::{now_secs, Meta, Record};
 use crate::status::{Error, Result};
 use bytes::Bytes;
-use expiry::{joined, ttl_class, NEVER, TTL_CLASSES};
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::ops::Bound;
 use std::sync::Arc;
 use table::{CacheSlots, Loc, SlotWord, Table, MAX_SEGMENTS};
+use ttl::{joined, ttl_class, NEVER, TTL_CLASSES};
 
 // Values of `EXTERNAL_MIN` bytes or more are kept aside, as the `Bytes`
 // they came in (`item::Value::External`): a read hands out a shared handle
@@ -73,7 +74,7 @@ fn segment_size(cap_bytes: u64) -> usize {
     share.min(cap_bytes) as usize
 }
 
-pub struct SegCache {
+pub(crate) struct SegCache {
     table: Table,
     /// By segment id; `None` for an id in `free_ids`.
     segs: Vec<Option<Vec<u8>>>,
@@ -82,7 +83,7 @@ pub struct SegCache {
     fifo: VecDeque<u32>,
     /// The segment each TTL class appends to (`expiry.rs`).
     open: [Option<u32>; TTL_CLASSES],
-    /// By segment id: the latest expiry of its items (`expiry::NEVER` if
+    /// By segment id: the latest expiry of its items (`ttl::NEVER` if
     /// one never expires, 0 while empty).
     seg_expiry: Vec<u64>,
     /// No closed segment expires whole before this time.
@@ -162,13 +163,13 @@ impl KeysAt<Loc> for SegmentKeys<'_> {
 impl SegCache {
     /// A cache holding at most `cap_bytes` of segments (0 = no byte cap)
     /// and `cap_recs` items (0 = no count cap).
-    pub fn new(cap_bytes: u64, cap_recs: u64) -> Self {
+    pub(crate) fn new(cap_bytes: u64, cap_recs: u64) -> Self {
         Self::with_capacity(cap_bytes, cap_recs, 0)
     }
 
     /// As `new`, with room in the table for `items` before it first grows
     /// (`num_buckets`; untouched room costs address space only).
-    pub fn with_capacity(cap_bytes: u64, cap_recs: u64, items: usize) -> Self {
+    pub(crate) fn with_capacity(cap_bytes: u64, cap_recs: u64, items: usize) -> Self {
         SegCache {
             table: Table::with_capacity(items),
             segs: Vec::new(),
@@ -199,7 +200,7 @@ impl SegCache {
 
     /// This cache, refusing writes when full instead of evicting
     /// (`disable_evictions=true`, memcached's `-M`; `no_evictions.rs`).
-    pub fn without_evictions(mut self) -> Self {
+    pub(crate) fn without_evictions(mut self) -> Self {
         self.evict = false;
         self
     }
@@ -540,27 +541,8 @@ impl SegCache {
         }
         let vlen = value.len();
         let external = vlen >= EXTERNAL_MIN;
-        // The index the value would take if kept aside (its encoding's size
-        // depends on it; taken below, before eviction frees others).
-        let index = self
-            .big_free
-            .last()
-            .copied()
-            .unwrap_or(self.big.len() as u32);
-        // Room is made for the longest the item can be: its CAS is stored
-        // against the base of whichever segment gets it (`item.rs`).
-        let len = if external {
-            item::max_encoded_len(key, &item::Value::External(index, vlen), &meta)
-        } else {
-            item::max_encoded_len(key, &item::Value::Inline(value.as_slice()), &meta)
-        };
+        let (index, len, charge) = self.footprint(key, &value, &meta);
         let mut value = Some(value);
-        let charge = len as u64
-            + if external {
-                vlen as u64 + EXTERNAL_OVERHEAD
-            } else {
-                0
-            };
         let too_large = |cap| Error::TooLarge { size: charge, cap };
         // Checked before the old item is dropped, so that a write that
         // cannot fit loses nothing: with every other item evicted the
@@ -602,18 +584,7 @@ impl SegCache {
             return Err(e);
         }
         let before = self.unlink_hashed(key, hash);
-        let access = match (keep, before) {
-            (Keep::Store, old) => AccessWord::stored(old.is_some()),
-            (_, None) => AccessWord::stored(false),
-            (Keep::Update | Keep::Touch, Some(a)) => {
-                let w = AccessWord::stored(true);
-                w.restore(a);
-                if keep == Keep::Touch {
-                    w.fetch(true);
-                }
-                w
-            }
-        };
+        let access = access_after(keep, before);
         if room.is_none() {
             if let Err(e) = self.make_room(len, class) {
                 if external {
@@ -626,6 +597,46 @@ impl SegCache {
             Some(v) => item::Value::Inline(v.as_slice()),
             None => item::Value::External(index, vlen),
         };
+        self.append(key, hash, &shape, &meta, class, &access, charge)
+    }
+
+    /// Where `value` would go and what it costs: the index it would take if
+    /// kept aside (its encoding's size depends on it; taken by the caller,
+    /// before eviction frees others), the item's longest encoding (room is
+    /// made for it: its CAS is stored against the base of whichever segment
+    /// gets it, `item.rs`) and its charge against the byte cap.
+    #[inline]
+    fn footprint(&self, key: &[u8], value: &Stored<'_>, meta: &Meta) -> (u32, usize, u64) {
+        let vlen = value.len();
+        let index = self
+            .big_free
+            .last()
+            .copied()
+            .unwrap_or(self.big.len() as u32);
+        if vlen >= EXTERNAL_MIN {
+            let len = item::max_encoded_len(key, &item::Value::External(index, vlen), meta);
+            (index, len, len as u64 + vlen as u64 + EXTERNAL_OVERHEAD)
+        } else {
+            let len = item::max_encoded_len(key, &item::Value::Inline(value.as_slice()), meta);
+            (index, len, len as u64)
+        }
+    }
+
+    /// Writes the item at the end of the open segment of `class`, room
+    /// having been made, and indexes it under `hash`.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn append(
+        &mut self,
+        key: &[u8],
+        hash: u64,
+        shape: &item::Value<'_>,
+        meta: &Meta,
+        class: usize,
+        access: &AccessWord,
+        charge: u64,
+    ) -> Result<()> {
+        let too_large = |cap| Error::TooLarge { size: charge, cap };
         let Some(id) = self.open_segment(class) else {
             return Err(too_large(self.cap_bytes));
         };
@@ -634,7 +645,7 @@ impl SegCache {
             return Err(too_large(self.cap_bytes));
         };
         let off = buf.len() as u32;
-        item::encode(buf, key, &shape, &meta, base);
+        item::encode(buf, key, shape, meta, base);
         let written = buf.len() - off as usize;
         self.set_expiry(id, joined(self.expiry_of(id), meta.expires_at));
         self.live_bytes += written as u64;
@@ -643,9 +654,28 @@ impl SegCache {
             hasher: &self.hasher,
         };
         self.table
-            .insert(hash, SlotWord::new(Loc { seg: id, off }, &access), keys);
+            .insert(hash, SlotWord::new(Loc { seg: id, off }, access), keys);
         self.table.publish(&self.probe);
         Ok(())
+    }
+}
+
+/// The access state of an item written over `before` (the old item's, if
+/// any): a store starts afresh (referenced if it replaced an item), an
+/// update keeps the old state, and a touch also counts as a fetch.
+#[inline]
+fn access_after(keep: Keep, before: Option<Access>) -> AccessWord {
+    match (keep, before) {
+        (Keep::Store, old) => AccessWord::stored(old.is_some()),
+        (_, None) => AccessWord::stored(false),
+        (Keep::Update | Keep::Touch, Some(a)) => {
+            let w = AccessWord::stored(true);
+            w.restore(a);
+            if keep == Keep::Touch {
+                w.fetch(true);
+            }
+            w
+        }
     }
 }
 

@@ -19,7 +19,7 @@
 //! each write copy the whole cache. A full round of passes leaves no dead
 //! bytes outside the open segments' room, so the next refusal is cheap.
 
-use super::expiry::joined;
+use super::ttl::joined;
 use super::{item, SegCache};
 use crate::record::Meta;
 use crate::status::{Error, Result};

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Where an item is: its segment and byte offset in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Loc {
+pub(crate) struct Loc {
     pub seg: u32,
     pub off: u32,
 }
@@ -28,7 +28,7 @@ pub struct Loc {
 /// are at most 1 MiB and an item bigger than that has one of its own (at
 /// offset 0); ids are checked where segments are made (half a million
 /// segments, 512 GiB a shard at the largest segment size).
-pub const MAX_SEGMENTS: u32 = (1 << 19) - 1;
+pub(super) const MAX_SEGMENTS: u32 = (1 << 19) - 1;
 
 const GROUP: usize = 8;
 
@@ -76,11 +76,11 @@ fn widen(w: u64, now: u32) -> u32 {
 /// atomics (as `AccessWord`); the location changes only under the write
 /// lock.
 #[derive(Debug)]
-pub struct SlotWord(AtomicU64);
+pub(crate) struct SlotWord(AtomicU64);
 
 impl SlotWord {
     /// The slot of a new item at `loc` with the access state `access`.
-    pub fn new(loc: Loc, access: &AccessWord) -> SlotWord {
+    pub(crate) fn new(loc: Loc, access: &AccessWord) -> SlotWord {
         SlotWord(AtomicU64::new(pack_loc(loc) | narrow(access.bits())))
     }
 
@@ -90,19 +90,19 @@ impl SlotWord {
     }
 
     /// The access state without changing it.
-    pub fn peek(&self) -> Access {
+    pub(crate) fn peek(&self) -> Access {
         access::unpack(widen(self.0.load(Relaxed), access::clock()))
     }
 
     /// Whether a client has fetched the item (no clock read, unlike `peek`).
     #[inline]
-    pub fn fetched(&self) -> bool {
+    pub(crate) fn fetched(&self) -> bool {
         self.0.load(Relaxed) & (u64::from(access::FETCHED) << FLAGS_SHIFT) != 0
     }
 
     /// Sets the reference bit (a read that is not a client's fetch).
     #[inline]
-    pub fn reference(&self) {
+    pub(crate) fn reference(&self) {
         let bit = u64::from(access::REFERENCED) << FLAGS_SHIFT;
         if self.0.load(Relaxed) & bit == 0 {
             self.0.fetch_or(bit, Relaxed);
@@ -110,7 +110,7 @@ impl SlotWord {
     }
 
     /// Clears the reference bit; true when it was set (the hand).
-    pub fn take_reference(&self) -> bool {
+    pub(crate) fn take_reference(&self) -> bool {
         let bit = u64::from(access::REFERENCED) << FLAGS_SHIFT;
         self.0.fetch_and(!bit, Relaxed) & bit != 0
     }
@@ -118,7 +118,7 @@ impl SlotWord {
     /// A client's fetch, as `AccessWord::fetch`: the state before it, and
     /// with `bump` the fetch recorded (written only when the word changes).
     #[inline]
-    pub fn fetch(&self, bump: bool) -> Access {
+    pub(crate) fn fetch(&self, bump: bool) -> Access {
         let old = self.0.load(Relaxed);
         let now = access::clock();
         let before = widen(old, now);
@@ -135,7 +135,7 @@ impl SlotWord {
 }
 
 /// A group's eight slot words: 64 bytes (72 with the control bytes).
-pub struct CacheSlots {
+pub(crate) struct CacheSlots {
     words: [SlotWord; GROUP],
 }
 
@@ -159,15 +159,12 @@ unsafe impl Slots for CacheSlots {
     fn put(&mut self, i: usize, word: SlotWord) {
         self.words[i] = word;
     }
-    fn entry_loc(word: &SlotWord) -> Loc {
-        word.loc()
-    }
 }
 
-pub type Table = tagged_table::Table<CacheSlots>;
+pub(super) type Table = tagged_table::Table<CacheSlots>;
 
 impl tagged_table::Table<CacheSlots> {
-    pub fn access(&self, slot: usize) -> &SlotWord {
+    pub(crate) fn access(&self, slot: usize) -> &SlotWord {
         let (g, i) = self.group(slot);
         &g.words[i]
     }

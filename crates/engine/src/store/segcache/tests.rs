@@ -269,10 +269,7 @@ fn segments_of_expired_items_are_freed_whole_and_spare_the_rest() {
     }
     // Every segment left holds live items, but for the one expired items
     // are written to and the one closed since room was last needed.
-    let expiring = c
-        .fifo
-        .iter()
-        .filter(|&&id| c.expiry_of(id) != expiry::NEVER);
+    let expiring = c.fifo.iter().filter(|&&id| c.expiry_of(id) != ttl::NEVER);
     assert!(expiring.count() <= 2, "{:?}", c.fifo);
 }
 

@@ -3,33 +3,28 @@
 //! A hint is only trusted when its generation matches the data file's, its
 //! covered length fits the file and its CRC is right; otherwise the log is scanned.
 
+use super::loc::Loc;
 use crate::format::{read_u32, read_u64, Codec, FILE_HEADER_SIZE, HINT_MAGIC};
 use crate::io::{DataFile, FileSystem};
 use crate::record::Meta;
 use crate::status::Result;
-use crate::store::log::Loc;
 use crate::tmpfile::{self, TmpFile};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 const HINT_HEADER: usize = 64;
 /// Fixed bytes per entry before the key.
 const ENTRY_FIXED: usize = 4 + 8 + 4 + 1 + 4 + 8 + 8;
 
-/// `casket.tkh` -> `casket.tkh.hint`.
-pub fn hint_path(data: &Path) -> PathBuf {
-    let mut s = data.as_os_str().to_owned();
-    s.push(".hint");
-    PathBuf::from(s)
-}
+pub use crate::paths::hint_path;
 
 /// A loaded hint: its header's figures, and its file, whose entries are
 /// read a chunk at a time (`for_each`) instead of held in memory.
-pub struct Hint {
+pub(crate) struct Hint {
     /// The data file length the hint describes; records after it are replayed.
-    pub data_len: u64,
-    pub max_cas: u64,
-    pub live_bytes: u64,
+    pub(crate) data_len: u64,
+    pub(crate) max_cas: u64,
+    pub(crate) live_bytes: u64,
     count: u64,
     file: Arc<dyn DataFile>,
     /// Bytes of entries: from the header to the CRC.
@@ -37,7 +32,7 @@ pub struct Hint {
 }
 
 /// A walk over an index's entries, handing each to the visitor given.
-pub type EachEntry<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&[u8], Loc));
+pub(crate) type EachEntry<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&[u8], Loc));
 
 /// What a hint says of its data file besides the entries.
 pub struct Covered {
@@ -55,7 +50,7 @@ const WRITE_CHUNK: usize = 1 << 20;
 
 /// Writes a hint atomically (temporary file, sync, rename, directory sync),
 /// `WRITE_CHUNK` bytes of entries at a time.
-pub fn save(
+pub(crate) fn save(
     fs: &dyn FileSystem,
     path: &Path,
     covered: &Covered,
@@ -179,7 +174,12 @@ pub fn save_entries(
 /// Loads a hint if present and valid for the data file of `generation` and
 /// `file_len`. It is read twice, a chunk at a time: once for its CRC, once
 /// to check every entry, so that it is used whole or not at all.
-pub fn load(fs: &dyn FileSystem, path: &Path, generation: u64, file_len: u64) -> Option<Hint> {
+pub(crate) fn load(
+    fs: &dyn FileSystem,
+    path: &Path,
+    generation: u64,
+    file_len: u64,
+) -> Option<Hint> {
     load_in_chunks(fs, path, generation, file_len, READ_CHUNK)
 }
 
@@ -276,19 +276,16 @@ fn parse_entry(body: &[u8], at: usize, data_len: u64) -> Option<(&[u8], Loc, usi
 
 impl Hint {
     /// Number of entries.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.count as usize
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
     }
 
     /// Hands every entry to `f`, keys borrowed from a chunk of the file.
     /// `load` checked them all; false if the file could not be read again
     /// whole (an I/O error, or the file changed since), after `f` has seen
     /// the entries before that point.
-    pub fn for_each(&self, f: &mut dyn FnMut(&[u8], Loc)) -> bool {
+    pub(crate) fn for_each(&self, f: &mut dyn FnMut(&[u8], Loc)) -> bool {
         self.walk(READ_CHUNK, f).is_some()
     }
 

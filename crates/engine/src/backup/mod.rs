@@ -20,60 +20,25 @@
 //! the marker last; a writable open of the database removes the sets a crash
 //! left unfinished (`sweep_unfinished`).
 
+pub(crate) mod claim;
+pub(crate) mod files;
+
 use crate::activity::Maintenance;
-use crate::db::{shard_path, Db};
+use crate::db::Db;
 use crate::format::FileKind;
 use crate::io::FileSystem;
 use crate::name::Compression;
+use crate::paths::shard_path;
 use crate::record::now_secs;
 use crate::shard::Shard;
 use crate::snapshot::{self, SnapshotWriter};
 use crate::status::{Error, Result};
-use crate::store::{Frozen, Store};
+use crate::store::Frozen;
+use claim::{Captured, Claim};
+use files::{remove_set, unfinished_marker, utc_timestamp};
 use parking_lot::{Mutex, RwLockWriteGuard};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// What a shard contributes to a backup, captured at the backup's instant.
-enum Captured {
-    /// A log file's prefix `[0, end)`, which never changes: copied with no lock.
-    Log(Frozen),
-    /// An in-memory shard's records, encoded as a snapshot file's body.
-    Records { body: Vec<u8>, max_cas: u64 },
-}
-
-/// A backup's claim on one shard: set at the backup's instant, filled by
-/// whichever captures the shard first, the backup or a writer.
-pub(crate) struct Claim {
-    compression: Compression,
-    captured: Mutex<Option<Result<Captured>>>,
-}
-
-impl Claim {
-    /// Captures `store` as it is now, for a writer about to change it.
-    pub(crate) fn capture(&self, store: &mut dyn Store) {
-        let frozen = store.freeze();
-        self.fill(frozen, store);
-    }
-
-    /// Stores the capture: the frozen log, or else `store`'s records.
-    fn fill(&self, frozen: Result<Option<Frozen>>, store: &dyn Store) {
-        let captured = match frozen {
-            Ok(Some(f)) => Ok(Captured::Log(f)),
-            Ok(None) => encode_records(store, self.compression),
-            Err(e) => Err(e),
-        };
-        *self.captured.lock() = Some(captured);
-    }
-}
-
-/// An in-memory shard's records and CAS mark, as they are now.
-fn encode_records(store: &dyn Store, compression: Compression) -> Result<Captured> {
-    Ok(Captured::Records {
-        body: snapshot::encode_records(store, compression)?,
-        max_cas: store.max_cas(),
-    })
-}
 
 /// The claims of one backup on every shard. Dropped, it withdraws those not
 /// captured yet, so a backup that fails leaves no work to later writers.
@@ -137,24 +102,6 @@ impl Drop for Claims<'_> {
     }
 }
 
-/// `BASE.unfinished`: present while the backup set `BASE` is being written.
-pub fn unfinished_marker(base: &str) -> PathBuf {
-    PathBuf::from(format!("{base}.unfinished"))
-}
-
-/// Refuses a database whose files are an unfinished backup.
-pub(crate) fn check_finished(fs: &dyn FileSystem, path: &str) -> Result<()> {
-    let marker = unfinished_marker(path);
-    if fs.exists(&marker) {
-        return Err(Error::BrokenData(format!(
-            "{path} is an unfinished backup (a crash or an error stopped it; {} says so): \
-             take the backup again",
-            marker.display()
-        )));
-    }
-    Ok(())
-}
-
 /// A backup set being written: its shard files and their temporary files,
 /// removed with the marker unless `finish` is reached.
 struct BackupSet<'a> {
@@ -211,83 +158,6 @@ impl Drop for BackupSet<'_> {
     }
 }
 
-/// `PATH.tmp`, where `SnapshotWriter` writes `PATH` first.
-fn tmp_of(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(".tmp");
-    PathBuf::from(s)
-}
-
-/// Removes the files of the backup set `base` of `shards` shards, the
-/// marker last, so that a crash in between still leaves the set marked.
-fn remove_set(fs: &dyn FileSystem, base: &str, shards: usize) -> Result<()> {
-    for i in 0..shards {
-        let path = shard_path(base, i, shards);
-        fs.remove(&tmp_of(&path))?;
-        fs.remove(&path)?;
-    }
-    let marker = unfinished_marker(base);
-    fs.sync_dir(&marker)?;
-    fs.remove(&marker)?;
-    fs.sync_dir(&marker)
-}
-
-/// True when `file` is a file of the backup set whose base file name is
-/// `base`: `BASE`, `BASE-00003-of-00016`, or either with `.tmp`.
-fn in_set(file: &str, base: &str) -> bool {
-    let Some(rest) = file.strip_prefix(base) else {
-        return false;
-    };
-    let rest = rest.strip_suffix(".tmp").unwrap_or(rest);
-    let numbered = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    rest.is_empty()
-        || rest
-            .strip_prefix('-')
-            .and_then(|r| r.split_once("-of-"))
-            .is_some_and(|(i, n)| numbered(i) && numbered(n))
-}
-
-/// Removes the backup sets of the database at `path` that a crash left
-/// unfinished (a marker `PATH.backup.SUFFIX.unfinished` beside them). Run by a
-/// writable open, which holds the store's lock, so no backup of it is running.
-/// The set's files are found by name, not from the marker's note: a crash
-/// may have come before the note was durable.
-pub(crate) fn sweep_unfinished(fs: &dyn FileSystem, path: &str) -> Result<()> {
-    let path = Path::new(path);
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return Ok(());
-    };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    let prefix = format!("{}.backup.", name.to_string_lossy());
-    let entries = fs.list_dir(dir)?;
-    let name_of = |p: &PathBuf| p.file_name().map(|f| f.to_string_lossy().into_owned());
-    for marker in &entries {
-        let Some(base) = name_of(marker)
-            .and_then(|f| f.strip_suffix(".unfinished").map(str::to_string))
-            .filter(|b| b.starts_with(&prefix))
-        else {
-            continue;
-        };
-        tracing::warn!(
-            "removing {}, a backup a crash left unfinished",
-            dir.join(&base).display()
-        );
-        for file in &entries {
-            if name_of(file).is_some_and(|f| in_set(&f, &base)) {
-                fs.remove(file)?;
-            }
-        }
-        fs.sync_dir(marker)?;
-        fs.remove(marker)?;
-        fs.sync_dir(marker)?;
-    }
-    Ok(())
-}
-
 /// Adds to an I/O error which backup failed, keeping the OS's reason.
 fn in_backup(base: &str, e: Error) -> Error {
     match e {
@@ -298,7 +168,7 @@ fn in_backup(base: &str, e: Error) -> Error {
 }
 
 fn copy_prefix(db: &Db, frozen: &Frozen, dest: &Path) -> Result<()> {
-    let mut w = SnapshotWriter::create(&*db.fs, dest, None, 0, db.name.compression)?;
+    let mut w = SnapshotWriter::create(&*db.fs, dest, None, 0)?;
     let mut pos = 0;
     let mut chunk = Vec::new();
     while pos < frozen.end {
@@ -309,28 +179,6 @@ fn copy_prefix(db: &Db, frozen: &Frozen, dest: &Path) -> Result<()> {
         pos += n as u64;
     }
     w.finish()
-}
-
-/// `YYYYMMDDhhmmss` in UTC, the default backup suffix.
-pub fn utc_timestamp(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}{:02}{:02}{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
 }
 
 impl Db {
@@ -382,44 +230,11 @@ impl Db {
                         &dest,
                         FileKind::MemSnapshot,
                         max_cas,
-                        self.name.compression,
                         &body,
                     ),
                 })?;
         }
         drop(claims);
         set.finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn files_of_a_set_are_told_by_name() {
-        let base = "c.tkh.backup.x";
-        for f in [
-            "c.tkh.backup.x",
-            "c.tkh.backup.x.tmp",
-            "c.tkh.backup.x-00001-of-00004",
-        ] {
-            assert!(super::in_set(f, base), "{f}");
-        }
-        assert!(super::in_set("c.tkh.backup.x-00001-of-00004.tmp", base));
-        for f in [
-            "c.tkh.backup.xy",
-            "c.tkh.backup.x.lock",
-            "c.tkh.backup.x-1",
-            "c.tkh",
-        ] {
-            assert!(!super::in_set(f, base), "{f}");
-        }
-        assert!(!super::in_set("c.tkh.backup.x-00001-of-", base));
-    }
-
-    #[test]
-    fn utc_timestamps() {
-        assert_eq!(super::utc_timestamp(0), "19700101000000");
-        assert_eq!(super::utc_timestamp(1_613_020_707), "20210211051827");
-        assert_eq!(super::utc_timestamp(951_782_400), "20000229000000");
     }
 }

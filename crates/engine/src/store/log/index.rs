@@ -1,4 +1,4 @@
-//! The index of a log file (`log.rs`): where the newest record of each key
+//! The index of a log file (`log_store.rs`): where the newest record of each key
 //! starts. Two shapes:
 //!
 //! - Any in-memory `Index<Loc>` (the tree engine's sorted leaves), which
@@ -22,24 +22,24 @@
 //! record's header, and a growth of the table reads every key once to
 //! rehash it.
 
-use super::index::{Index, Key};
-use super::log::Loc;
-use super::tagged_table::{
-    key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint, Slots, Table,
-};
+use super::loc::Loc;
 use crate::format::{Op, RecordHeader, MAX_RECORD_HEADER};
 use crate::io::{DataFile, FileMap};
+use crate::store::index::{Index, Key};
+use crate::store::tagged_table::{
+    key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint, Slots, Table,
+};
 use std::borrow::Cow;
 use std::hash::BuildHasher;
 use std::ops::Bound;
 
 /// Offsets are kept in 48 bits: a log file (one shard's) is at most 256 TiB.
-pub const MAX_LOG_LEN: u64 = 1 << 48;
+pub(crate) const MAX_LOG_LEN: u64 = 1 << 48;
 
 /// A log as an index reads it: the file, its read map if any, and the
 /// records not yet handed to the OS.
 #[derive(Clone, Copy)]
-pub struct LogReader<'a> {
+pub(crate) struct LogReader<'a> {
     pub file: &'a dyn DataFile,
     /// Covers at least `[0, flushed)` when present.
     pub map: Option<&'a FileMap>,
@@ -50,7 +50,7 @@ pub struct LogReader<'a> {
 
 impl<'a> LogReader<'a> {
     /// Starts loading the record at `offset` where the file is mapped.
-    pub fn prefetch(&self, offset: u64) {
+    pub(crate) fn prefetch(&self, offset: u64) {
         if let (Some(map), Ok(at)) = (self.map, usize::try_from(offset)) {
             if offset < self.flushed && at < map.bytes().len() {
                 prefetch_line(map.bytes().as_ptr().wrapping_add(at));
@@ -60,7 +60,7 @@ impl<'a> LogReader<'a> {
 
     /// The location and key of the put record at `offset`; `None` where no
     /// readable put record starts there.
-    pub fn entry(&self, offset: u64) -> Option<(Loc, Cow<'a, [u8]>)> {
+    pub(crate) fn entry(&self, offset: u64) -> Option<(Loc, Cow<'a, [u8]>)> {
         if offset >= self.flushed {
             let at = usize::try_from(offset - self.flushed).ok()?;
             return parse(offset, self.pending.get(at..)?);
@@ -103,7 +103,7 @@ fn parse(offset: u64, b: &[u8]) -> Option<(Loc, Cow<'_, [u8]>)> {
 /// What `LogStore` needs of its index; every call that may have to read a
 /// key back is handed the log.
 #[allow(clippy::len_without_is_empty)]
-pub trait LogIndex: Send + Sync + Sized + 'static {
+pub(crate) trait LogIndex: Send + Sync + Sized + 'static {
     fn with_capacity(items: usize) -> Self;
     fn get(&self, log: &LogReader<'_>, key: &[u8]) -> Option<Loc>;
     /// Inserts or replaces; returns the old location.
@@ -183,7 +183,7 @@ const GROUP: usize = 8;
 
 /// A group's eight slots, 7 bytes each: a 48-bit offset and 8 more bits
 /// of tag above it (64 bytes with the control bytes).
-pub struct OffsetSlots([[u8; 7]; GROUP]);
+pub(crate) struct OffsetSlots([[u8; 7]; GROUP]);
 
 /// Bits 48..56 of a slot's value: the same bits of the key's hash.
 const SLOT_TAG: u64 = 0xff << 48;
@@ -213,13 +213,10 @@ unsafe impl Slots for OffsetSlots {
     fn put(&mut self, i: usize, offset: u64) {
         self.set_loc(i, offset)
     }
-    fn entry_loc(offset: &u64) -> u64 {
-        *offset
-    }
 }
 
 /// The hash engine's index (module doc).
-pub struct CompactHash {
+pub(crate) struct CompactHash {
     table: Table<OffsetSlots>,
     /// `process_hasher()`'s, kept beside the table for the hot path.
     hasher: foldhash::fast::RandomState,
@@ -253,7 +250,7 @@ impl CompactHash {
 
     /// Where a probe for `key` starts (what a `ProbeHint` should prefetch).
     #[cfg(test)]
-    pub fn first_group(&self, key: &[u8]) -> Option<*const u8> {
+    pub(crate) fn first_group(&self, key: &[u8]) -> Option<*const u8> {
         self.table.first_group(self.hash(key))
     }
 
@@ -370,8 +367,42 @@ fn each_in_log_order(log: &LogReader<'_>, mut offsets: Vec<u64>, f: &mut dyn FnM
 
 impl CompactHash {
     /// Bytes the table takes (its slots; keys live in the log).
-    pub fn bytes(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> u64 {
         self.table.bytes()
+    }
+}
+
+/// Applies one log record to an index: the single definition of what each op means.
+pub(crate) fn replay_into<I: LogIndex>(
+    index: &mut I,
+    log: &LogReader<'_>,
+    live_bytes: &mut u64,
+    max_cas: &mut u64,
+    offset: u64,
+    h: &RecordHeader,
+    key: &[u8],
+) {
+    *max_cas = (*max_cas).max(h.meta.cas);
+    match h.op {
+        Op::Put => {
+            let loc = Loc::of_record(offset, h);
+            // Saturating: `live_bytes` may start from a hint's figure, which
+            // a damaged hint can make anything (fuzz: db_file_open overflowed it).
+            *live_bytes = live_bytes.saturating_add(loc.total_len());
+            if let Some(old_len) = index.insert_len(log, key, loc) {
+                *live_bytes = live_bytes.saturating_sub(old_len);
+            }
+        }
+        Op::Remove => {
+            if let Some(old_len) = index.remove_len(log, key) {
+                *live_bytes = live_bytes.saturating_sub(old_len);
+            }
+        }
+        Op::Clear => {
+            index.clear();
+            *live_bytes = 0;
+        }
     }
 }
 

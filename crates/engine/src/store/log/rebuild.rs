@@ -4,14 +4,14 @@
 //! meanwhile are copied as they are in rounds, and only the last small tail is
 //! copied under the write lock before the new file is renamed over the old one.
 
-use super::log::{new_generation, replay_into};
-use super::log_index::{LogIndex, LogReader};
-use super::RebuildTask;
+use super::file::new_generation;
+use super::index::{replay_into, LogIndex, LogReader};
 use crate::format::{self, FileHeader, FileKind, Op, FILE_HEADER_SIZE};
 use crate::io::{DataFile, FileSystem, SliceFile};
 use crate::record::now_secs;
 use crate::scan::{scan, Scanned};
 use crate::status::{Error, Result};
+use crate::store::RebuildTask;
 use crate::tmpfile::{self, TmpFile};
 use std::any::Any;
 use std::path::Path;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// Bytes gathered before each write to the new file.
 const COPY_BUFFER: usize = 1 << 20;
 
-pub struct LogRebuild<I> {
+pub(crate) struct LogRebuild<I> {
     /// `PATH.rebuild.tmp`: removed if the rebuild fails or is dropped
     /// before its commit renames it over PATH.
     tmp: TmpFile<Arc<dyn FileSystem>>,
@@ -39,7 +39,7 @@ pub struct LogRebuild<I> {
 }
 
 /// What a finished rebuild hands back to the store.
-pub struct Rebuilt<I> {
+pub(crate) struct Rebuilt<I> {
     pub file: Arc<dyn DataFile>,
     pub header: FileHeader,
     pub index: I,
@@ -54,7 +54,7 @@ pub struct Rebuilt<I> {
 impl<I: LogIndex> LogRebuild<I> {
     /// Begins a rebuild of `path`; `max_cas` is kept in the new header so
     /// CAS values of records dropped by the compaction are never reused.
-    pub fn start(
+    pub(crate) fn start(
         fs: Arc<dyn FileSystem>,
         path: &Path,
         old: Arc<dyn DataFile>,
@@ -97,7 +97,7 @@ impl<I: LogIndex> LogRebuild<I> {
     /// Writes the rest, syncs, and renames the new file over `path`. An
     /// error means the old file is still the one under `path` (and the new
     /// one is gone when `self` drops).
-    pub fn commit(mut self, path: &Path) -> Result<Rebuilt<I>> {
+    pub(crate) fn commit(mut self, path: &Path) -> Result<Rebuilt<I>> {
         self.write_out()?;
         self.new.sync()?;
         let dir_synced = self.tmp.rename_over(path)?;

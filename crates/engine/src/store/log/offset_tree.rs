@@ -11,9 +11,10 @@
 //! accounts its bytes without reading it back: with random keys that read
 //! was a miss a write, and a page of the log mapped into memory for nothing.
 
-use super::index::{Index, Key, TreeIndex};
-use super::log::Loc;
-use super::log_index::{LogIndex, LogReader, MAX_LOG_LEN};
+use super::index::{LogIndex, LogReader, MAX_LOG_LEN};
+use super::loc::Loc;
+use crate::store::index::{Index, Key};
+use crate::store::shapes::TreeIndex;
 use std::ops::Bound;
 
 /// Bits of an entry's value that hold the offset.
@@ -37,7 +38,7 @@ fn offset_of(value: u64) -> u64 {
     value & ((1 << OFFSET_BITS) - 1)
 }
 
-pub struct OffsetTree(TreeIndex<u64>);
+pub(crate) struct OffsetTree(TreeIndex<u64>);
 
 impl OffsetTree {
     /// The location of the record an entry's value points to, from its header.

@@ -1,23 +1,26 @@
-//! The persistent engines (`.hash`/`.tkh`/`.tch`, `.tree`/`.tkt`/`.tcb`):
-//! an append-only file of CRC-checked records and an in-memory index pointing
-//! at the newest record of each key (Bitcask, Tkrzw's appending mode).
+//! `LogStore`: the log-structured engines' `Store` (`.hash`/`.tkh`/`.tch`,
+//! `.tree`/`.tkt`/`.tcb`): an append-only file of CRC-checked records and an
+//! in-memory index pointing at the newest record of each key (Bitcask,
+//! Tkrzw's appending mode). The top of the log family (`mod.rs`).
 
-use super::index::Key;
-use super::log_index::{LogIndex, LogReader, MAX_LOG_LEN};
+use super::file::open_file;
+use super::hint;
+use super::index::{replay_into, LogIndex, LogReader, MAX_LOG_LEN};
+use super::loc::Loc;
 use super::rebuild::LogRebuild;
-use super::tagged_table::ProbeHint;
-use super::{Frozen, RebuildTask, Store, StoreStats};
 use crate::format::{self, Codec, FileHeader, FileKind, Op, RecordHeader, FILE_HEADER_SIZE};
-use crate::hint;
 use crate::io::{DataFile, FileMap, FileSystem};
 use crate::name::{Compression, SyncMode};
 use crate::record::{Meta, Record};
 use crate::scan::{next_valid, scan, scan_salvage, Scanned};
 use crate::status::{Error, Result};
+use crate::store::index::Key;
+use crate::store::tagged_table::ProbeHint;
+use crate::store::{Frozen, RebuildTask, Store, StoreStats};
 use bytes::Bytes;
 use std::borrow::Cow;
 use std::ops::Bound;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Writes are gathered in memory and handed to the OS once this many bytes
@@ -48,43 +51,6 @@ impl AsRef<[u8]> for MapSlice {
     }
 }
 
-/// Where the newest record of a key lives, with its metadata so that checks
-/// of expiry and CAS need no disk read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Loc {
-    pub offset: u64,
-    pub key_len: u32,
-    pub stored_len: u32,
-    pub codec: Codec,
-    pub meta: Meta,
-    /// Bytes of the record's header (`format::head_len` of the fields).
-    pub header_len: u8,
-}
-
-impl Loc {
-    /// The location of the record at `offset` whose header is `h`.
-    pub fn of_record(offset: u64, h: &RecordHeader) -> Loc {
-        Loc {
-            offset,
-            key_len: h.key_len,
-            stored_len: h.stored_len,
-            codec: h.codec,
-            meta: h.meta,
-            header_len: h.header_len,
-        }
-    }
-
-    /// Bytes of the record's header.
-    #[inline]
-    pub fn head_len(&self) -> u64 {
-        u64::from(self.header_len)
-    }
-
-    pub fn total_len(&self) -> u64 {
-        self.head_len() + self.key_len as u64 + self.stored_len as u64
-    }
-}
-
 /// The log as its index reads it, borrowing only the fields that hold it
 /// (a macro, not a method, so that the index itself can be borrowed mutably
 /// beside it).
@@ -101,7 +67,7 @@ macro_rules! log_reader {
 
 /// Options for opening a log file.
 #[derive(Debug, Clone, Copy)]
-pub struct LogOptions {
+pub(crate) struct LogOptions {
     pub writable: bool,
     pub kind: FileKind,
     pub compression: Compression,
@@ -109,7 +75,7 @@ pub struct LogOptions {
     pub buckets: usize,
 }
 
-pub struct LogStore<I: LogIndex> {
+pub(crate) struct LogStore<I: LogIndex> {
     fs: Arc<dyn FileSystem>,
     path: PathBuf,
     file: Arc<dyn DataFile>,
@@ -136,94 +102,8 @@ pub struct LogStore<I: LogIndex> {
     probe: Option<Arc<ProbeHint>>,
 }
 
-/// A fresh generation number for a new file.
-pub fn new_generation() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = foldhash::fast::RandomState::default().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.write_u32(std::process::id());
-    h.finish()
-}
-
-/// Opens (creating if needed and writable) a file and checks its header.
-/// Returns the file, its header and its length. A foreign file is refused untouched.
-pub fn open_file(
-    fs: &Arc<dyn FileSystem>,
-    path: &Path,
-    writable: bool,
-    kind: FileKind,
-) -> Result<(Arc<dyn DataFile>, FileHeader, u64)> {
-    let shown = path.display().to_string();
-    if !fs.exists(path) && !writable {
-        return Err(Error::NotFound(format!("{shown} does not exist")));
-    }
-    let file = fs.open(path, writable, true)?;
-    let len = file.len()?;
-    if len == 0 && writable {
-        // A new file, or one left empty by a crash right after its creation.
-        let header = FileHeader {
-            kind,
-            generation: new_generation(),
-            created_at: crate::record::now_secs(),
-            max_cas: 0,
-        };
-        file.write_at(&header.encode(), 0)?;
-        file.sync()?;
-        fs.sync_dir(path)?;
-        return Ok((file, header, FILE_HEADER_SIZE as u64));
-    }
-    let mut head = vec![0u8; (len as usize).min(format::HEAD_READ)];
-    file.read_at(&mut head, 0)?;
-    let header = FileHeader::decode(&head, &shown)?;
-    if header.kind != kind {
-        return Err(Error::BrokenData(format!(
-            "{shown} holds a {:?} file, not a {kind:?} file",
-            header.kind
-        )));
-    }
-    Ok((file, header, len))
-}
-
-/// Applies one log record to an index: the single definition of what each op means.
-pub fn replay_into<I: LogIndex>(
-    index: &mut I,
-    log: &LogReader<'_>,
-    live_bytes: &mut u64,
-    max_cas: &mut u64,
-    offset: u64,
-    h: &RecordHeader,
-    key: &[u8],
-) {
-    *max_cas = (*max_cas).max(h.meta.cas);
-    match h.op {
-        Op::Put => {
-            let loc = Loc::of_record(offset, h);
-            // Saturating: `live_bytes` may start from a hint's figure, which
-            // a damaged hint can make anything (fuzz: db_file_open overflowed it).
-            *live_bytes = live_bytes.saturating_add(loc.total_len());
-            if let Some(old_len) = index.insert_len(log, key, loc) {
-                *live_bytes = live_bytes.saturating_sub(old_len);
-            }
-        }
-        Op::Remove => {
-            if let Some(old_len) = index.remove_len(log, key) {
-                *live_bytes = live_bytes.saturating_sub(old_len);
-            }
-        }
-        Op::Clear => {
-            index.clear();
-            *live_bytes = 0;
-        }
-    }
-}
-
 impl<I: LogIndex> LogStore<I> {
-    pub fn open(fs: Arc<dyn FileSystem>, path: PathBuf, opts: LogOptions) -> Result<Self> {
+    pub(crate) fn open(fs: Arc<dyn FileSystem>, path: PathBuf, opts: LogOptions) -> Result<Self> {
         let (file, header, len) = open_file(&fs, &path, opts.writable, opts.kind)?;
         let mut store = LogStore {
             fs,
@@ -772,7 +652,7 @@ impl<I: LogIndex> Drop for LogStore<I> {
 mod tests {
     use super::*;
     use crate::io::SimFs;
-    use crate::store::log_index::CompactHash;
+    use crate::store::log::index::CompactHash;
 
     /// The probe hint follows the index through its growths, a clear and a
     /// rebuild's swap. A hint left on a dropped array still cannot fault,
