@@ -24,6 +24,8 @@ pub mod lock;
 pub mod name;
 pub mod restore;
 pub mod search;
+/// Tkrzw's status codes and names, which the bindings share.
+pub mod status;
 pub mod store;
 pub mod ulog;
 
@@ -41,7 +43,6 @@ mod replicated;
 mod scan;
 mod shard;
 mod snapshot;
-mod status;
 mod tmpfile;
 
 /// Hint files of the log engines, for the tools that read or remove them.
