@@ -148,8 +148,8 @@ def check(src):
     return problems
 
 
-def cycles(edges):
-    """Cycles among the units of a layer, each reported once."""
+def cycles(edges, name=lambda node: "/".join(node)):
+    """Cycles in a graph of {node: {node: where}}, each reported once."""
     found, seen = [], set()
 
     def walk(node, stack):
@@ -159,10 +159,9 @@ def cycles(edges):
                 key = frozenset(ring)
                 if key not in seen:
                     seen.add(key)
-                    first = edges[ring[-2]][nxt]
-                    names = " -> ".join(f"{l}/{u}" for l, u in ring)
-                    found.append(f"{first}: import cycle {names}")
-            elif len(stack) < 32:
+                    names = " -> ".join(name(r) for r in ring)
+                    found.append(f"{edges[ring[-2]][nxt]}: import cycle {names}")
+            elif len(stack) < 64:
                 walk(nxt, stack + [nxt])
 
     for start in sorted(edges):
@@ -215,23 +214,8 @@ def file_graph(src):
 def acyclic(src):
     """Cycles among one crate's files, each reported once."""
     files, edges = file_graph(src)
-    found, seen = [], set()
-
-    def walk(node, stack):
-        for nxt in edges.get(node, {}):
-            if nxt in stack:
-                ring = stack[stack.index(nxt):] + [nxt]
-                key = frozenset(ring)
-                if key not in seen:
-                    seen.add(key)
-                    names = " -> ".join(str(files[r]) for r in ring)
-                    found.append(f"{src}/{edges[ring[-2]][nxt]}: import cycle {names}")
-            elif len(stack) < 64:
-                walk(nxt, stack + [nxt])
-
-    for start in sorted(edges):
-        walk(start, [start])
-    return found
+    located = {k: {t: f"{src}/{w}" for t, w in v.items()} for k, v in edges.items()}
+    return cycles(located, lambda node: str(files[node]))
 
 
 def main():

@@ -348,6 +348,14 @@ fn arg(t: &[Bytes], i: usize) -> &[u8] {
     t.get(i).map(|b| &b[..]).unwrap_or_default()
 }
 
+/// The key (token 1), or the bad-command-line error.
+fn key_at(t: &[Bytes], noreply: bool) -> Result<Bytes, TextError> {
+    t.get(1)
+        .filter(|k| valid_key(k))
+        .cloned()
+        .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))
+}
+
 /// Whether token `i` is `noreply`.
 fn is_noreply(t: &[Bytes], i: usize) -> bool {
     t.get(i).is_some_and(|b| &b[..] == b"noreply")
@@ -428,11 +436,7 @@ fn parse_incr_decr(t: &[Bytes], cmd: &[u8]) -> Result<Command, TextError> {
         return Err(err(TextErrorKind::UnknownCommand));
     }
     let noreply = n == 4 && is_noreply(t, 3);
-    let key = t
-        .get(1)
-        .filter(|k| valid_key(k))
-        .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
-        .clone();
+    let key = key_at(t, noreply)?;
     let delta =
         parse_u64(arg(t, 2)).ok_or_else(|| err_noreply(TextErrorKind::InvalidDelta, noreply))?;
     let op = if cmd == b"incr" {
@@ -464,11 +468,7 @@ fn parse_delete(t: &[Bytes]) -> Result<Command, TextError> {
             return Err(err_noreply(TextErrorKind::DeleteUsage, noreply));
         }
     }
-    let key = t
-        .get(1)
-        .filter(|k| valid_key(k))
-        .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
-        .clone();
+    let key = key_at(t, noreply)?;
     Ok(Command::Delete { key, noreply })
 }
 
@@ -479,11 +479,7 @@ fn parse_touch(t: &[Bytes]) -> Result<Command, TextError> {
         return Err(err(TextErrorKind::UnknownCommand));
     }
     let noreply = n == 4 && is_noreply(t, 3);
-    let key = t
-        .get(1)
-        .filter(|k| valid_key(k))
-        .ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?
-        .clone();
+    let key = key_at(t, noreply)?;
     let exptime =
         parse_i32(arg(t, 2)).ok_or_else(|| err_noreply(TextErrorKind::InvalidExptime, noreply))?;
     Ok(Command::Touch {
