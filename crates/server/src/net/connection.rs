@@ -2,7 +2,7 @@
 //! every complete request, answer the batch with one vectored write, repeat.
 //! Late answers (RPC slow calls) join the same output through a channel.
 
-use crate::net::core::{before_send, sent, ConnCore, Sending};
+use crate::net::core::{before_send, sent, ConnCore, Grow, Sending};
 use crate::net::send::Stall;
 use crate::net::socket::Socket;
 use crate::protocols::out::Out;
@@ -136,23 +136,39 @@ async fn run<S: Socket>(
     let mut eof = false;
     loop {
         if wait {
-            let woke = wait_for(
-                stream,
-                srv,
-                &mut core,
-                &mut late_rx,
-                stopping.as_mut(),
-                &probe,
-                eof,
-            );
-            match woke.await? {
-                Woke::Readable => {}
-                Woke::Again => continue,
-                Woke::Close => return Ok(()),
+            // Err: the sender is gone, which ends the server too.
+            if probe.has_changed().unwrap_or(true) {
+                return Ok(());
+            }
+            let in_flight = core.in_flight();
+            if eof && in_flight == 0 {
+                return Ok(());
+            }
+            // `biased`: polled in this order, without drawing a random
+            // start per wakeup (the common case is the first branch).
+            tokio::select! {
+                biased;
+                r = stream.readable(), if !eof => r?,
+                Some(done) = late_rx.recv(), if in_flight > 0 => {
+                    // Answers finished elsewhere join the output in the order
+                    // they completed, one at a time: the others wait in the
+                    // channel, charged, until this one is written, so a client
+                    // that does not read holds one in its output, not all it
+                    // has asked for.
+                    core.take_late(done);
+                    let (out, charge, read_buffer) = core.send_parts();
+                    if !write_out(stream, srv, out, charge, read_buffer).await? {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                _ = &mut stopping => return Ok(()),
             }
         }
-        if !room_to_read(stream, srv, &mut core).await? {
-            return Ok(());
+        if let Some(grow) = core.make_room() {
+            if !room_to_read(stream, srv, &mut core, grow).await? {
+                return Ok(());
+            }
         }
         let before = core.rbuf.len();
         let read = if std::mem::take(&mut handed) {
@@ -189,77 +205,31 @@ async fn run<S: Socket>(
     }
 }
 
-/// What waiting on a connection gave.
-enum Woke {
-    /// The socket may have bytes.
-    Readable,
-    /// A late answer was sent: wait again.
-    Again,
-    Close,
-}
-
-/// Waits for the socket to be readable, a late answer, or the stop; sends
-/// a late answer as it comes. `Close` at a stop, or once the client is gone
-/// (`eof`) and no answer is owed to it.
-async fn wait_for<S: Socket, F>(
-    stream: &S,
-    srv: &Arc<Server>,
-    core: &mut ConnCore<'_>,
-    late_rx: &mut mpsc::UnboundedReceiver<LateAnswer>,
-    stopping: std::pin::Pin<&mut F>,
-    probe: &tokio::sync::watch::Receiver<bool>,
-    eof: bool,
-) -> io::Result<Woke>
-where
-    F: std::future::Future,
-{
-    // Err: the sender is gone, which ends the server too.
-    if probe.has_changed().unwrap_or(true) {
-        return Ok(Woke::Close);
-    }
-    let in_flight = core.in_flight();
-    if eof && in_flight == 0 {
-        return Ok(Woke::Close);
-    }
-    // `biased`: polled in this order, without drawing a random start per
-    // wakeup (the common case is the first branch).
-    tokio::select! {
-        biased;
-        r = stream.readable(), if !eof => r.map(|()| Woke::Readable),
-        Some(done) = late_rx.recv(), if in_flight > 0 => {
-            // Answers finished elsewhere join the output in the order they
-            // completed, one at a time: the others wait in the channel,
-            // charged, until this one is written, so a client that does not
-            // read holds one in its output, not all it has asked for.
-            core.take_late(done);
-            Ok(if write(stream, srv, core).await? { Woke::Again } else { Woke::Close })
-        }
-        _ = stopping => Ok(Woke::Close),
-    }
-}
-
-/// Makes room in the read buffer, waiting for the memory budget if it must
-/// grow past its free size; when the budget has no room within its wait,
-/// the request is refused "out of memory". False: close the connection.
+/// Waits for the memory budget to grant `grow` (the read buffer must grow
+/// past its free size); when the budget has no room within its wait, the
+/// request is refused "out of memory". False: close the connection.
 async fn room_to_read<S: Socket>(
     stream: &S,
     srv: &Arc<Server>,
     core: &mut ConnCore<'_>,
+    mut grow: Grow,
 ) -> io::Result<bool> {
     loop {
-        let Some(g) = core.make_room() else {
-            return Ok(true);
-        };
-        if core.charge.grow(g.grow).await {
-            core.grown(g.want);
+        if core.charge.grow(grow.grow).await {
+            core.grown(grow.want);
             return Ok(true);
         }
         let go_on = core.refuse_for_memory(srv);
-        let written = write(stream, srv, core).await?;
+        let (out, charge, read_buffer) = core.send_parts();
+        let written = write_out(stream, srv, out, charge, read_buffer).await?;
         if !(go_on && written) {
             return Ok(false);
         }
         core.need = 0;
+        match core.make_room() {
+            Some(g) => grow = g,
+            None => return Ok(true),
+        }
     }
 }
 
@@ -286,7 +256,8 @@ async fn serve_batch<S: Socket>(
         srv.replication
             .before_replies(memstored_engine::ulog::take_last_appended())
             .await;
-        if !write(stream, srv, core).await? {
+        let (out, charge, read_buffer) = core.send_parts();
+        if !write_out(stream, srv, out, charge, read_buffer).await? {
             return Ok(false);
         }
         match step {
@@ -307,12 +278,6 @@ async fn serve_batch<S: Socket>(
             }
         }
     }
-}
-
-/// Writes the pending replies of a connection.
-async fn write<S: Socket>(stream: &S, srv: &Server, core: &mut ConnCore<'_>) -> io::Result<bool> {
-    let read_buffer = core.read_charge();
-    write_out(stream, srv, &mut core.out, &mut core.charge, read_buffer).await
 }
 
 /// Writes the pending replies `out` (`core::before_send` says how). A

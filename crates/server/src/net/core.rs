@@ -165,6 +165,7 @@ pub(crate) enum Sending {
 /// reach the OS first, so they survive the server being killed; replies over
 /// `UNBUDGETED_OUT` are charged to the memory budget (beside the read
 /// buffer's `read_buffer`) while they wait. Every port's connections use it.
+#[inline]
 pub(crate) fn before_send(
     srv: &Server,
     out: &Out,
@@ -189,6 +190,7 @@ pub(crate) fn before_send(
 
 /// `n` bytes of replies were sent (the whole batch): the output's charge
 /// is given back, the bytes counted.
+#[inline]
 pub(crate) fn sent(
     srv: &Server,
     plan: SendPlan,
@@ -239,13 +241,23 @@ impl<'s> ConnCore<'s> {
         }
     }
 
+    /// The reply batch, the charge and what the read buffer is charged:
+    /// what `connection::write_out` takes.
+    #[inline]
+    pub fn send_parts(&mut self) -> (&mut Out, &mut Charge<'s>, usize) {
+        let read_buffer = self.read_charge();
+        (&mut self.out, &mut self.charge, read_buffer)
+    }
+
     /// What the read buffer is charged now.
+    #[inline]
     pub fn read_charge(&self) -> usize {
         self.limits.charge(self.rbuf.capacity())
     }
 
     /// Makes room for the next read as far as that needs no waiting;
     /// `Some`: the budget must grant the growth first (then [`Self::grown`]).
+    #[inline(always)]
     pub fn make_room(&mut self) -> Option<Grow> {
         match self.limits.plan(&self.rbuf, self.need) {
             ReadSpace::Enough => None,
@@ -267,6 +279,7 @@ impl<'s> ConnCore<'s> {
     }
 
     /// The budget granted the growth (or it needed none): reserve it.
+    #[inline]
     pub fn grown(&mut self, want: usize) {
         self.rbuf.reserve(want);
         // Buffers within the unbudgeted size are not charged.
@@ -274,18 +287,21 @@ impl<'s> ConnCore<'s> {
     }
 
     /// The most the next read may take (`ReadLimits::read_max`).
+    #[inline]
     pub fn read_max(&self) -> usize {
         self.limits.read_max(&self.rbuf, self.need)
     }
 
     /// `n` bytes arrived. False: nothing to serve yet (a refused body being
     /// skipped, or nothing at all).
+    #[inline]
     pub fn arrived(&mut self, srv: &Server, n: usize) -> bool {
         stats::add(&srv.counters.here().bytes_read, n as u64);
         !(self.cs.discard(&mut self.rbuf) || self.rbuf.is_empty())
     }
 
     /// Picks the session from the first bytes, once. False: refused.
+    #[inline]
     pub fn pick_session(&mut self, srv: &Server) -> bool {
         if self.session.is_none() {
             self.session = AnySession::sniff(srv, &self.rbuf);
@@ -294,6 +310,7 @@ impl<'s> ConnCore<'s> {
     }
 
     /// Serves every complete request buffered, until a reply must go out.
+    #[inline]
     pub fn serve(&mut self, srv: &Arc<Server>, late: &LateTx) -> Step {
         let Some(s) = self.session.as_mut() else {
             return Step::Close;
@@ -310,6 +327,7 @@ impl<'s> ConnCore<'s> {
     /// next request needs `need`: a big request gives its memory (and the
     /// budget's charge, or the oversize admission) back now, not at the
     /// next read, which may never come.
+    #[inline]
     pub fn batch_done(&mut self, served: usize, need: usize) {
         if let Some(capacity) = self.limits.renew(&self.rbuf, served, need) {
             self.rbuf = BytesMut::with_capacity(capacity);
@@ -319,6 +337,7 @@ impl<'s> ConnCore<'s> {
     }
 
     /// Requests answered elsewhere and not yet here (RPC slow calls).
+    #[inline]
     pub fn in_flight(&self) -> usize {
         self.session.as_ref().map_or(0, AnySession::in_flight)
     }
@@ -333,12 +352,14 @@ impl<'s> ConnCore<'s> {
     }
 
     /// [`before_send`] for this connection's replies.
+    #[inline]
     pub fn before_send(&mut self, srv: &Server) -> Sending {
         let read_buffer = self.read_charge();
         before_send(srv, &self.out, &mut self.charge, read_buffer)
     }
 
     /// [`sent`] for this connection's replies.
+    #[inline]
     pub fn sent(&mut self, srv: &Server, plan: SendPlan, n: usize) {
         let read_buffer = self.read_charge();
         sent(srv, plan, &mut self.charge, read_buffer, n);
