@@ -116,19 +116,25 @@ class Server(Process):
             self.fail(f"did not report its port (first stdout line {line!r})")
 
 
-def kt_port(srv: Server) -> int:
-    """The `--kt-listen` port of `srv`, from the line memstored prints after
-    its main port's: `memstored kt listening on ADDR:PORT`. That line may
-    already sit in the pipe reader's buffer (so select on the pipe would not
-    see it): it is read on a thread, with a time limit."""
+def announced_port(srv: Server, what: str) -> int:
+    """The port of `srv` that memstored announces after its main port's line
+    as `memstored WHAT listening on ADDR:PORT` (`kt` for --kt-listen, `grpc`
+    for --grpc-listen). That line may already sit in the pipe reader's buffer
+    (so select on the pipe would not see it): it is read on a thread, with a
+    time limit."""
     got = []
     reader = threading.Thread(target=lambda: got.append(srv.proc.stdout.readline()), daemon=True)
     reader.start()
     reader.join(START_TIMEOUT)
     line = got[0].decode(errors="replace") if got else ""
-    if not line.startswith("memstored kt listening on "):
-        srv.fail(f"did not report its KT port (line {line!r})")
+    if not line.startswith(f"memstored {what} listening on "):
+        srv.fail(f"did not report its {what} port (line {line!r})")
     return int(line.strip().rsplit(":", 1)[1])
+
+
+def kt_port(srv: Server) -> int:
+    """The `--kt-listen` port of `srv` (`memstored kt listening on ADDR:PORT`)."""
+    return announced_port(srv, "kt")
 
 
 @pytest.fixture(scope="module", params=["memory", "sharded-hash"])

@@ -1,5 +1,5 @@
-//! set/add/replace/append/prepend/cas (text, binary, meta `ms`) and RPC
-//! set/add/replace/append.
+//! set/add/replace/append/prepend/cas (text, binary, meta `ms`), RPC
+//! set/add/replace/append and gRPC Set/Append.
 
 use super::{check_size, Absence, Outcome};
 use crate::state::counters::bump;
@@ -44,6 +44,12 @@ impl Store {
     /// append would build, is over `-I` or over what the cache holds),
     /// `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
+        self.apply_delimited(srv, b"")
+    }
+
+    /// [`Store::apply`] whose `AppendOrSet` puts `delim` between the present
+    /// value and the new one (Tkrzw's `Append`); other kinds ignore it.
+    pub fn apply_delimited(&self, srv: &Server, delim: &[u8]) -> Outcome {
         let c = srv.counters.here();
         bump(&c.cmd_set);
         let cap = srv.cfg.max_item_size;
@@ -57,7 +63,7 @@ impl Store {
         let result = match self.kind {
             StoreKind::AppendOrSet { expires_at } => {
                 srv.db
-                    .append_with(&self.key, &self.value, b"", expires_at, cap)
+                    .append_with(&self.key, &self.value, delim, expires_at, cap)
             }
             kind => {
                 let mode = match kind {

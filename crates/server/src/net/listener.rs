@@ -203,3 +203,22 @@ fn spawn_unix(stream: tokio::net::UnixStream, live: Live) {
         drop(live);
     });
 }
+
+/// A port of its own (`--kt-listen`, `--grpc-listen`), bound by
+/// `startup.rs`, handed to tokio and announced: `what` in the log, and
+/// `memstored SHORT listening on ADDR:PORT` on stdout after the main port's
+/// line, where the tests and scripts read the port a `:0` got.
+pub fn announce_port(
+    listener: std::net::TcpListener,
+    short: &str,
+    what: &str,
+) -> std::io::Result<tokio::net::TcpListener> {
+    listener.set_nonblocking(true)?;
+    let listener = tokio::net::TcpListener::from_std(listener)?;
+    let addr = listener.local_addr()?;
+    tracing::info!("{what} listening on {addr}");
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "memstored {short} listening on {addr}").and_then(|()| out.flush());
+    Ok(listener)
+}

@@ -20,6 +20,16 @@ pub fn names(name: &str, wanted: &str) -> bool {
     wanted == name || wanted == path || wanted == file
 }
 
+/// The server of database `i` (0 = the first, then `srv.others` in order);
+/// `None` past the last. MessagePack-RPC's `DB` option and gRPC's `dbm_index`
+/// both count this way.
+pub fn nth(srv: &Arc<Server>, i: usize) -> Option<&Arc<Server>> {
+    match i {
+        0 => Some(srv),
+        i => srv.others.get(i - 1),
+    }
+}
+
 /// Every database of the server, the first first.
 pub fn all(srv: &Server) -> Vec<Arc<Db>> {
     std::iter::once(srv.db.clone())

@@ -192,6 +192,15 @@ impl Server {
     pub fn flush_generation(&self) -> u64 {
         self.flush_generation.load(Ordering::SeqCst)
     }
+
+    /// The largest request or reply a call may carry (its values' bytes),
+    /// on MessagePack-RPC and gRPC alike: `-I` plus 1 MiB, at least 64 MiB.
+    pub fn max_message(&self) -> usize {
+        usize::try_from(self.cfg.max_item_size)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1 << 20)
+            .max(64 << 20)
+    }
 }
 
 /// memcached exptime (already typed as an [`Expiry`]) to the engine's

@@ -53,15 +53,11 @@ pub fn start(
     srv: Arc<Server>,
     placement: crate::net::listener::Placement,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
-    listener.set_nonblocking(true)?;
-    let listener = tokio::net::TcpListener::from_std(listener)?;
-    let addr = listener.local_addr()?;
-    tracing::info!("Kyoto Tycoon port (binary protocol and HTTP) listening on {addr}");
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "memstored kt listening on {addr}").and_then(|()| out.flush());
-    }
+    let listener = crate::net::listener::announce_port(
+        listener,
+        "kt",
+        "Kyoto Tycoon port (binary protocol and HTTP)",
+    )?;
     Ok(tokio::spawn(crate::net::listener::run_with(
         listener, srv, placement, serve,
     )))

@@ -230,10 +230,7 @@ pub type RpcResult = Result<Value, RpcError>;
 /// The largest reply a procedure may build (its values' bytes), as large as
 /// the largest request frame: `-I` plus 1 MiB, at least 64 MiB.
 pub fn max_reply(srv: &Server) -> usize {
-    usize::try_from(srv.cfg.max_item_size)
-        .unwrap_or(usize::MAX)
-        .saturating_add(1 << 20)
-        .max(64 << 20)
+    srv.max_message()
 }
 
 /// Calls procedure `method` with `params` (the request's params array);

@@ -25,12 +25,11 @@ pub fn select<'a>(srv: &'a Arc<Server>, params: &[Value]) -> Result<&'a Arc<Serv
     };
     let missing =
         |what: String| RpcError::new(code::NO_DATABASE, format!("no such database: {what}"));
-    let by_index = |i: u64| match i {
-        0 => Ok(srv),
-        i => usize::try_from(i - 1)
+    let by_index = |i: u64| {
+        usize::try_from(i)
             .ok()
-            .and_then(|i| srv.others.get(i))
-            .ok_or_else(|| missing(i.to_string())),
+            .and_then(|i| crate::state::databases::nth(srv, i))
+            .ok_or_else(|| missing(i.to_string()))
     };
     if let Some(i) = v.as_u64() {
         return by_index(i);
