@@ -11,7 +11,7 @@ upward. This reads every `crate::...` path in crates/server/src and fails when:
    folder directly under protocols/; session, out and stats are shared by all;
    `any` is the sniff and may name every wire; a few uses are declared below,
    each with its reason);
-3. net/ names a wire, outside the ports that serve one wire (kt_port);
+3. net/ names a wire, outside the ports that serve one wire (kt_port, grpc_port);
 4. the units of one layer import each other in a cycle;
 5. code outside command/ calls a record operation of the engine (replication/
    applies a master's changes and is the one exception), or bumps a per-request
@@ -43,7 +43,10 @@ PROTOCOL_ALLOWED = {
     ("kt", "rpc"),
 }
 # net/ units that serve one wire and so may name it.
-NET_WIRE_PORTS = {"kt_port"}
+# kt_port: Kyoto Tycoon's binary protocol and HTTP on one port (ktserver's).
+# grpc_port: Tkrzw-RPC's gRPC service (protocols/grpc) on --grpc-listen, served
+# by tonic's HTTP/2 server, not by a session behind the sniff.
+NET_WIRE_PORTS = {"kt_port", "grpc_port"}
 NET_MAY_NAME = {"any", "session", "out", "stats"}
 
 # Engine record operations: names no other type in the server uses.

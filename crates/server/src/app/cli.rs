@@ -66,6 +66,14 @@ pub struct Args {
     /// so it cannot be combined with --sasl-file.
     #[arg(long = "kt-listen", value_name = "[ADDR:]PORT", value_parser = parse_listen)]
     pub kt_listen: Option<SocketAddr>,
+    /// Tkrzw-RPC's gRPC port, `[ADDR:]PORT` (ADDR defaults to 127.0.0.1; off
+    /// by default; tkrzw_server's own default is 1978): `tkrzw_rpc.DBMService`,
+    /// what Tkrzw-RPC's tools and client libraries speak (docs/tkrzw-rpc.md
+    /// says which calls are served). Port 0 takes a free port, printed on
+    /// stdout after the main one (`memstored grpc listening on ADDR:PORT`).
+    /// It has no authentication, so it cannot be combined with --sasl-file.
+    #[arg(long = "grpc-listen", value_name = "[ADDR:]PORT", value_parser = parse_listen)]
+    pub grpc_listen: Option<SocketAddr>,
     /// Close a connection of the Kyoto Tycoon port that has sent nothing
     /// for SECS seconds while none of its requests was being served
     /// (ktserver's `-tout`, also 30 s by default); 0: never.

@@ -69,6 +69,13 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         ),
         None => None,
     };
+    let grpc_listener = match args.grpc_listen {
+        Some(a) => Some(
+            std::net::TcpListener::bind(a)
+                .map_err(|e| io(format!("listening on {a} (--grpc-listen)"), e))?,
+        ),
+        None => None,
+    };
     let became = match &args.user {
         Some(user) => crate::app::privileges::become_user(user).map_err(StartError::Flags)?,
         None => false,
@@ -98,6 +105,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         listener,
         unix_listener,
         kt_listener,
+        grpc_listener,
         port_file: args.port_file.clone(),
         sync_interval: args.sync_interval,
         workers,
@@ -131,6 +139,11 @@ fn check_flags(
         tracing::info!(
             "-o {o}: tunes memcached's own machinery, which memstored does not have; ignored"
         );
+    }
+    if args.grpc_listen.is_some() && args.sasl_file.is_some() {
+        return Err(StartError::Flags(
+            "--grpc-listen cannot be combined with --sasl-file: the gRPC port has no authentication yet".into(),
+        ));
     }
     if args.kt_listen.is_some() && args.sasl_file.is_some() {
         return Err(StartError::Flags(
@@ -333,6 +346,8 @@ struct Started {
     unix_listener: Option<std::os::unix::net::UnixListener>,
     /// `--kt-listen`'s, already bound.
     kt_listener: Option<std::net::TcpListener>,
+    /// `--grpc-listen`'s, already bound.
+    grpc_listener: Option<std::net::TcpListener>,
     port_file: Option<std::path::PathBuf>,
     sync_interval: Option<u64>,
     /// The per-core scheduler's workers (`--scheduler per-core`).
@@ -497,6 +512,10 @@ async fn serve(
         }
         None => None,
     };
+    let grpc_serve = match started.grpc_listener {
+        Some(l) => Some(crate::net::grpc_port::start(l, srv.clone()).map_err(listening)?),
+        None => None,
+    };
     let unix_accept =
         unix_listener.map(|l| tokio::spawn(listener::run_unix(l, srv.clone(), placement.clone())));
     if let Some(p) = &unix_path {
@@ -511,7 +530,12 @@ async fn serve(
     };
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
-    for a in accept.into_iter().chain(unix_accept).chain(kt_accept) {
+    for a in accept
+        .into_iter()
+        .chain(unix_accept)
+        .chain(kt_accept)
+        .chain(grpc_serve)
+    {
         let _ = a.await;
     }
     wind_down(&srv, &placement, replica).await

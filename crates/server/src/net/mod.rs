@@ -2,6 +2,7 @@
 
 pub mod connection;
 pub mod core;
+pub mod grpc_port;
 pub mod kt_port;
 pub mod listener;
 pub mod placement;

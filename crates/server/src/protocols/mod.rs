@@ -2,6 +2,7 @@
 
 pub mod any;
 pub mod binary;
+pub mod grpc;
 pub mod kt;
 pub mod out;
 pub mod rpc;

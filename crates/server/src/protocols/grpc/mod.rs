@@ -1,0 +1,30 @@
+//! Tkrzw-RPC's gRPC service, `tkrzw_rpc.DBMService` (`proto/tkrzw_rpc.proto`,
+//! the project's own description of tkrzw-rpc 0.9.10's interface), over the
+//! command layer: each call decodes into a `crate::command` and its `Outcome`
+//! becomes a Tkrzw status (`status.rs`, codes and names as
+//! `memstored_engine::status` has them). No sockets here: `net::grpc_port`
+//! serves [`service::Dbm`] on `--grpc-listen`.
+//!
+//! | call | how |
+//! |---|---|
+//! | Echo Inspect Count GetFileSize ShouldBeRebuilt | `service.rs`, from the database |
+//! | Get GetMulti Set SetMulti Remove RemoveMulti Append AppendMulti CompareExchange Increment | `service.rs`, one command per record |
+//! | Clear Synchronize (hard or with a backup) Rebuild | `service.rs`, off the workers through `crate::exec::slow` |
+//! | CompareExchangeMulti Rekey PopFirst PushLast Search ChangeMaster | not yet: NOT_IMPLEMENTED_ERROR |
+//! | Stream Iterate Replicate | not yet: gRPC's UNIMPLEMENTED |
+//!
+//! A `dbm_index` outside the served databases is gRPC's INVALID_ARGUMENT
+//! ("dbm_index is out of range"), as tkrzw_server answers it.
+
+pub mod service;
+mod status;
+#[cfg(test)]
+mod tests;
+
+/// The messages and the server trait generated from `proto/tkrzw_rpc.proto`.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod pb {
+    tonic::include_proto!("tkrzw_rpc");
+}
+
+pub use service::Dbm;

@@ -1,0 +1,573 @@
+//! `tkrzw_rpc.DBMService` over the command layer. Each record call is one
+//! command on the database `dbm_index` names; after a call that writes, that
+//! database's writes are handed to the OS (no connection batch does it on
+//! this port) and, with `--sync-replicas`, the answer waits for the replicas
+//! as the other ports' do. Clear, a hard Synchronize (or one making a backup)
+//! and Rebuild run off the workers within `crate::exec::slow`'s bounds.
+
+use super::pb::dbm_service_server::DbmService;
+use super::pb::*;
+use super::status::{self, code_of, is_ok, not_implemented, of, of_error, of_outcome, of_slow};
+use crate::command::{CompareExchange, Delete, Flush, Get, Increment, Number, Origin, Outcome};
+use crate::command::{Store, StoreKind};
+use crate::exec::slow::{ConnSlots, SlowError};
+use crate::state::server::Server;
+use bytes::Bytes;
+use memstored_engine::status::code;
+use std::pin::Pin;
+use std::sync::Arc;
+use tonic::codegen::tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+/// The service: the server (its first database; `others` are the rest) and
+/// the port's slow calls.
+pub struct Dbm {
+    srv: Arc<Server>,
+    /// Slow calls of the whole port, at most `exec::slow::PER_CONNECTION`
+    /// queued or running at once (and `SERVER_WIDE` with every port's).
+    slow: ConnSlots,
+}
+
+type Answer<T> = Result<Response<T>, Status>;
+type Streamed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+fn answer<T>(t: T) -> Answer<T> {
+    Ok(Response::new(t))
+}
+
+/// Tkrzw's status of a store: DUPLICATION_ERROR for an existing record
+/// without `overwrite`, NOT_FOUND_ERROR never.
+fn store(srv: &Server, key: Bytes, value: Bytes, overwrite: bool) -> Option<StatusProto> {
+    let cmd = Store {
+        key,
+        value,
+        kind: if overwrite {
+            StoreKind::Set
+        } else {
+            StoreKind::Add
+        },
+        flags: 0,
+        expires_at: 0,
+        cas: None,
+    };
+    of_outcome(cmd.apply(srv))
+}
+
+/// Tkrzw's Append: `value` after `delim` onto the present value, or `value`
+/// as a new record.
+fn append(srv: &Server, key: Bytes, value: Bytes, delim: &[u8]) -> Option<StatusProto> {
+    let cmd = Store {
+        key,
+        value,
+        kind: StoreKind::AppendOrSet { expires_at: None },
+        flags: 0,
+        expires_at: 0,
+        cas: None,
+    };
+    of_outcome(cmd.apply_delimited(srv, delim))
+}
+
+/// Runs `each` over `items` as Tkrzw's `*Multi` calls do: on past a status
+/// in `tolerated` (kept, if it is the first failure), stopping at any other.
+fn multi<I>(
+    items: impl IntoIterator<Item = I>,
+    tolerated: i32,
+    mut each: impl FnMut(I) -> Option<StatusProto>,
+) -> Option<StatusProto> {
+    let mut first = status::ok();
+    for item in items {
+        let st = each(item);
+        if is_ok(&st) {
+            continue;
+        }
+        let stop = code_of(&st) != tolerated;
+        if is_ok(&first) {
+            first = st;
+        }
+        if stop {
+            break;
+        }
+    }
+    first
+}
+
+/// The size GetFileSize gives: the files' size, or the bytes held in memory
+/// for an in-memory database.
+fn file_size(db: &memstored_engine::Db) -> u64 {
+    if db.name().kind.has_file() {
+        db.stats().file_size
+    } else {
+        db.stats().bytes
+    }
+}
+
+/// `make_backup` among Synchronize's parameters: the backup's suffix
+/// (empty: the UTC time, `YYYYMMDDhhmmss`).
+fn backup_suffix(params: &[StringPair]) -> Option<String> {
+    params
+        .iter()
+        .find(|p| p.first == "make_backup")
+        .map(|p| p.second.clone())
+}
+
+impl Dbm {
+    pub fn new(srv: Arc<Server>) -> Dbm {
+        Dbm {
+            srv,
+            slow: ConnSlots::default(),
+        }
+    }
+
+    /// The server of database `dbm_index`, or tkrzw_server's refusal.
+    fn target(&self, dbm_index: i32) -> Result<&Arc<Server>, Status> {
+        usize::try_from(dbm_index)
+            .ok()
+            .and_then(|i| crate::state::databases::nth(&self.srv, i))
+            .ok_or_else(|| Status::invalid_argument("dbm_index is out of range"))
+    }
+
+    /// Runs `apply`, a call that may write on `target`, then hands its writes
+    /// to the OS and waits for the replicas where `--sync-replicas` says so.
+    async fn written(
+        &self,
+        target: &Server,
+        apply: impl FnOnce() -> Option<StatusProto>,
+    ) -> Option<StatusProto> {
+        memstored_engine::ulog::take_last_appended();
+        let st = apply();
+        let wrote = memstored_engine::ulog::take_last_appended();
+        if let Err(e) = target.db.flush_dirty() {
+            tracing::error!("flushing {:?}: {e}", target.cfg.store);
+            return of_error(e);
+        }
+        self.srv.replication.before_replies(wrote).await;
+        st
+    }
+
+    /// Runs `work` off the workers (`crate::exec::slow`), then hands its
+    /// writes to the OS.
+    async fn slow(
+        &self,
+        target: &Arc<Server>,
+        work: impl FnOnce(&Arc<Server>) -> Option<StatusProto> + Send + 'static,
+    ) -> Option<StatusProto> {
+        let ticket = match self.slow.admit(&self.srv) {
+            Ok(t) => t,
+            Err(e) => return of_slow(e),
+        };
+        let t = target.clone();
+        let st = match ticket.run(move || Ok::<_, SlowError>(work(&t))).await {
+            Ok(st) => st,
+            Err(e) => return of_slow(e),
+        };
+        match target.db.flush_dirty() {
+            Ok(()) => st,
+            Err(e) => of_error(e),
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl DbmService for Dbm {
+    async fn echo(&self, request: Request<EchoRequest>) -> Answer<EchoResponse> {
+        answer(EchoResponse {
+            status: status::ok(),
+            echo: request.into_inner().message,
+        })
+    }
+
+    async fn inspect(&self, request: Request<InspectRequest>) -> Answer<InspectResponse> {
+        let index = request.into_inner().dbm_index;
+        let pair = |first: String, second: String| StringPair { first, second };
+        let records = if index >= 0 {
+            let db = &self.target(index)?.db;
+            db.inspect().into_iter().map(|(k, v)| pair(k, v)).collect()
+        } else {
+            let dbs = crate::state::databases::all(&self.srv);
+            let mut out = vec![
+                pair(
+                    "version".into(),
+                    format!("memstored {}", crate::MEMSTORED_VERSION),
+                ),
+                pair("num_dbms".into(), dbs.len().to_string()),
+            ];
+            for (i, db) in dbs.iter().enumerate() {
+                out.push(pair(format!("dbm_{i}_path"), db.name().path.clone()));
+                out.push(pair(format!("dbm_{i}_count"), db.count().to_string()));
+                out.push(pair(
+                    format!("dbm_{i}_class"),
+                    db.name().kind.label().to_string(),
+                ));
+            }
+            out
+        };
+        answer(InspectResponse {
+            status: status::ok(),
+            records,
+        })
+    }
+
+    async fn get(&self, request: Request<GetRequest>) -> Answer<GetResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        answer(match Get::new(r.key).apply(target) {
+            Outcome::Found(rec) => GetResponse {
+                status: status::ok(),
+                value: if r.omit_value {
+                    Bytes::new()
+                } else {
+                    rec.value
+                },
+            },
+            o => GetResponse {
+                status: of_outcome(o),
+                value: Bytes::new(),
+            },
+        })
+    }
+
+    /// The records found, sorted by key and each once (tkrzw_server answers
+    /// from a `std::map`); NOT_FOUND_ERROR when any key is absent. A reply
+    /// over the port's message limit is refused (INFEASIBLE_ERROR).
+    async fn get_multi(&self, request: Request<GetMultiRequest>) -> Answer<GetMultiResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let mut keys = r.keys;
+        keys.sort();
+        keys.dedup();
+        let mut records = Vec::with_capacity(keys.len());
+        let mut st = status::ok();
+        let mut total = 0usize;
+        for key in keys {
+            match Get::new(key.clone()).apply(target) {
+                Outcome::Found(rec) => {
+                    total = total.saturating_add(key.len() + rec.value.len());
+                    records.push(BytesPair {
+                        first: key,
+                        second: rec.value,
+                    });
+                }
+                Outcome::NotFound => {
+                    if is_ok(&st) {
+                        st = of(code::NOT_FOUND_ERROR, "");
+                    }
+                }
+                o => {
+                    st = of_outcome(o);
+                    break;
+                }
+            }
+        }
+        let limit = target.max_message();
+        if total > limit {
+            records.clear();
+            st = of(
+                code::INFEASIBLE_ERROR,
+                format!("the reply would hold {total} bytes, over the limit of {limit}"),
+            );
+        }
+        answer(GetMultiResponse {
+            status: st,
+            records,
+        })
+    }
+
+    async fn set(&self, request: Request<SetRequest>) -> Answer<SetResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let st = self
+            .written(target, || store(target, r.key, r.value, r.overwrite))
+            .await;
+        answer(SetResponse { status: st })
+    }
+
+    async fn set_multi(&self, request: Request<SetMultiRequest>) -> Answer<SetMultiResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let st = self
+            .written(target, || {
+                multi(r.records, code::DUPLICATION_ERROR, |p| {
+                    store(target, p.first, p.second, r.overwrite)
+                })
+            })
+            .await;
+        answer(SetMultiResponse { status: st })
+    }
+
+    async fn remove(&self, request: Request<RemoveRequest>) -> Answer<RemoveResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let cmd = Delete {
+            key: r.key,
+            cas: None,
+        };
+        let st = self.written(target, || of_outcome(cmd.apply(target))).await;
+        answer(RemoveResponse { status: st })
+    }
+
+    async fn remove_multi(
+        &self,
+        request: Request<RemoveMultiRequest>,
+    ) -> Answer<RemoveMultiResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let st = self
+            .written(target, || {
+                multi(r.keys, code::NOT_FOUND_ERROR, |key| {
+                    of_outcome(Delete { key, cas: None }.apply(target))
+                })
+            })
+            .await;
+        answer(RemoveMultiResponse { status: st })
+    }
+
+    async fn append(&self, request: Request<AppendRequest>) -> Answer<AppendResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let st = self
+            .written(target, || append(target, r.key, r.value, &r.delim))
+            .await;
+        answer(AppendResponse { status: st })
+    }
+
+    async fn append_multi(
+        &self,
+        request: Request<AppendMultiRequest>,
+    ) -> Answer<AppendMultiResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let st = self
+            .written(target, || {
+                multi(r.records, code::SUCCESS, |p| {
+                    append(target, p.first, p.second, &r.delim)
+                })
+            })
+            .await;
+        answer(AppendMultiResponse { status: st })
+    }
+
+    /// Absent expected/desired records and values; `expect_any_value`,
+    /// `desire_no_update`, `get_actual`, `retry_wait` and `notify` are not
+    /// served yet (NOT_IMPLEMENTED_ERROR, nothing changed).
+    async fn compare_exchange(
+        &self,
+        request: Request<CompareExchangeRequest>,
+    ) -> Answer<CompareExchangeResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let reply = |status| CompareExchangeResponse {
+            status,
+            actual: Bytes::new(),
+            found: false,
+        };
+        if r.expect_any_value
+            || r.desire_no_update
+            || r.get_actual
+            || r.retry_wait > 0.0
+            || r.notify
+        {
+            return answer(reply(not_implemented(
+                "CompareExchange with expect_any_value, desire_no_update, get_actual, \
+                 retry_wait or notify",
+            )));
+        }
+        let cmd = CompareExchange {
+            key: r.key,
+            expected: r.expected_existence.then_some(r.expected_value),
+            desired: r.desired_existence.then_some(r.desired_value),
+            expires_at: None,
+        };
+        let st = self.written(target, || of_outcome(cmd.apply(target))).await;
+        answer(reply(st))
+    }
+
+    /// `initial + increment` on an absent record. The value is decimal text,
+    /// as every other memstored port keeps counters (Tkrzw stores 8 bytes).
+    async fn increment(&self, request: Request<IncrementRequest>) -> Answer<IncrementResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let cmd = Increment {
+            key: r.key,
+            delta: r.increment,
+            origin: Origin::Initial(r.initial),
+            expires_at: None,
+        };
+        let mut current = 0;
+        let st = self
+            .written(target, || match cmd.apply(target) {
+                Outcome::Counted {
+                    value: Number::Signed(n),
+                    ..
+                } => {
+                    current = n;
+                    status::ok()
+                }
+                o => of_outcome(o),
+            })
+            .await;
+        answer(IncrementResponse {
+            status: st,
+            current,
+        })
+    }
+
+    async fn compare_exchange_multi(
+        &self,
+        _: Request<CompareExchangeMultiRequest>,
+    ) -> Answer<CompareExchangeMultiResponse> {
+        answer(CompareExchangeMultiResponse {
+            status: not_implemented("CompareExchangeMulti"),
+        })
+    }
+
+    async fn rekey(&self, _: Request<RekeyRequest>) -> Answer<RekeyResponse> {
+        answer(RekeyResponse {
+            status: not_implemented("Rekey"),
+        })
+    }
+
+    async fn pop_first(&self, _: Request<PopFirstRequest>) -> Answer<PopFirstResponse> {
+        answer(PopFirstResponse {
+            status: not_implemented("PopFirst"),
+            key: Bytes::new(),
+            value: Bytes::new(),
+        })
+    }
+
+    async fn push_last(&self, _: Request<PushLastRequest>) -> Answer<PushLastResponse> {
+        answer(PushLastResponse {
+            status: not_implemented("PushLast"),
+        })
+    }
+
+    async fn count(&self, request: Request<CountRequest>) -> Answer<CountResponse> {
+        let target = self.target(request.into_inner().dbm_index)?;
+        answer(CountResponse {
+            status: status::ok(),
+            count: i64::try_from(target.db.count()).unwrap_or(i64::MAX),
+        })
+    }
+
+    async fn get_file_size(
+        &self,
+        request: Request<GetFileSizeRequest>,
+    ) -> Answer<GetFileSizeResponse> {
+        let target = self.target(request.into_inner().dbm_index)?;
+        answer(GetFileSizeResponse {
+            status: status::ok(),
+            file_size: i64::try_from(file_size(&target.db)).unwrap_or(i64::MAX),
+        })
+    }
+
+    /// memcached's `flush_all` on that database (same counter, same `-F`
+    /// and read-only refusals), off the workers.
+    async fn clear(&self, request: Request<ClearRequest>) -> Answer<ClearResponse> {
+        let target = self.target(request.into_inner().dbm_index)?;
+        let cmd = Flush {
+            delay: 0,
+            count_refused: true,
+        };
+        let st = self.slow(target, move |t| of_outcome(cmd.apply(t))).await;
+        answer(ClearResponse { status: st })
+    }
+
+    async fn rebuild(&self, request: Request<RebuildRequest>) -> Answer<RebuildResponse> {
+        let target = self.target(request.into_inner().dbm_index)?;
+        let st = self
+            .slow(target, |t| match t.db.rebuild() {
+                Ok(()) => status::ok(),
+                Err(e) => of_error(e),
+            })
+            .await;
+        answer(RebuildResponse { status: st })
+    }
+
+    async fn should_be_rebuilt(
+        &self,
+        request: Request<ShouldBeRebuiltRequest>,
+    ) -> Answer<ShouldBeRebuiltResponse> {
+        let target = self.target(request.into_inner().dbm_index)?;
+        answer(ShouldBeRebuiltResponse {
+            status: status::ok(),
+            tobe: target.db.should_be_rebuilt(),
+        })
+    }
+
+    /// `hard`: fsync. The `make_backup` parameter also writes a consistent
+    /// copy `PATH.backup.SUFFIX` (empty: the UTC time); other parameters are
+    /// ignored. A hard one or one with a backup runs off the workers.
+    async fn synchronize(
+        &self,
+        request: Request<SynchronizeRequest>,
+    ) -> Answer<SynchronizeResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let backup = backup_suffix(&r.params);
+        if backup.is_some() && !target.db.is_writable() {
+            // A read-only server writes no file, backups included.
+            return answer(SynchronizeResponse {
+                status: of_outcome(Outcome::ReadOnly),
+            });
+        }
+        let (hard, slow) = (r.hard, r.hard || backup.is_some());
+        let work = move |t: &Arc<Server>| {
+            if let Err(e) = t.db.synchronize(hard) {
+                return of_error(e);
+            }
+            match backup.map(|suffix| t.db.backup(&suffix)) {
+                Some(Err(e)) => of_error(e),
+                _ => status::ok(),
+            }
+        };
+        let st = if slow {
+            self.slow(target, work).await
+        } else {
+            work(target)
+        };
+        answer(SynchronizeResponse { status: st })
+    }
+
+    async fn search(&self, _: Request<SearchRequest>) -> Answer<SearchResponse> {
+        answer(SearchResponse {
+            status: not_implemented("Search"),
+            matched: Vec::new(),
+        })
+    }
+
+    type StreamStream = Streamed<StreamResponse>;
+
+    async fn stream(
+        &self,
+        _: Request<tonic::Streaming<StreamRequest>>,
+    ) -> Answer<Self::StreamStream> {
+        Err(unimplemented_stream("Stream"))
+    }
+
+    type IterateStream = Streamed<IterateResponse>;
+
+    async fn iterate(
+        &self,
+        _: Request<tonic::Streaming<IterateRequest>>,
+    ) -> Answer<Self::IterateStream> {
+        Err(unimplemented_stream("Iterate"))
+    }
+
+    type ReplicateStream = Streamed<ReplicateResponse>;
+
+    async fn replicate(&self, _: Request<ReplicateRequest>) -> Answer<Self::ReplicateStream> {
+        Err(unimplemented_stream("Replicate"))
+    }
+
+    async fn change_master(&self, _: Request<ChangeMasterRequest>) -> Answer<ChangeMasterResponse> {
+        answer(ChangeMasterResponse {
+            status: not_implemented("ChangeMaster"),
+        })
+    }
+}
+
+/// The streams are not served yet: gRPC's UNIMPLEMENTED, with the reason.
+fn unimplemented_stream(method: &str) -> Status {
+    Status::unimplemented(format!(
+        "memstored does not implement the {method} stream over gRPC yet (docs/tkrzw-rpc.md)"
+    ))
+}

@@ -1,0 +1,311 @@
+"""Tkrzw-RPC's gRPC service (`--grpc-listen`) with grpcio, through stubs
+generated at test time from the project's own crates/server/proto/tkrzw_rpc.proto
+(grpcio-tools, no protoc), against a started memstored serving two databases:
+a file-backed sharded hash (dbm_index 0) and an in-memory tree (1). Each
+served call is made, its Tkrzw status checked, and what it did compared with
+what MessagePack-RPC sees on the same records (and the other way round);
+unserved calls answer NOT_IMPLEMENTED_ERROR (streams: gRPC's UNIMPLEMENTED).
+docs/tkrzw-rpc.md lists what is served."""
+
+import importlib
+import os
+import socket
+import sys
+import tempfile
+
+import grpc
+import msgpack
+import pytest
+from grpc_tools import protoc
+
+from conftest import ROOT, Server, announced_port
+
+PROTO_DIR = ROOT / "crates" / "server" / "proto"
+
+# tkrzw::Status::Code.
+SUCCESS, NOT_IMPLEMENTED, PRECONDITION, INVALID_ARGUMENT = 0, 3, 4, 5
+NOT_FOUND, PERMISSION, INFEASIBLE, DUPLICATION = 7, 8, 9, 10
+
+
+@pytest.fixture(scope="module")
+def pb():
+    """(messages, stubs) generated from our .proto into a temporary folder."""
+    out = tempfile.mkdtemp(prefix="memstored-grpc-stubs-")
+    include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
+    rc = protoc.main([
+        "grpc_tools.protoc", f"-I{PROTO_DIR}", f"-I{include}",
+        f"--python_out={out}", f"--grpc_python_out={out}", str(PROTO_DIR / "tkrzw_rpc.proto"),
+    ])
+    assert rc == 0, "grpc_tools.protoc failed on tkrzw_rpc.proto"
+    sys.path.insert(0, out)
+    try:
+        yield importlib.import_module("tkrzw_rpc_pb2"), importlib.import_module("tkrzw_rpc_pb2_grpc")
+    finally:
+        sys.path.remove(out)
+
+
+def start(*extra, tmp=None):
+    """memstored with two databases and a gRPC port: (server, gRPC address)."""
+    tmp = tmp or tempfile.mkdtemp(prefix="memstored-grpc-")
+    srv = Server(f"{tmp}/casket.tkh#num_shards=4", "-s", "+", "--grpc-listen", "127.0.0.1:0", *extra)
+    return srv, f"127.0.0.1:{announced_port(srv, 'grpc')}"
+
+
+@pytest.fixture(scope="module")
+def served(pb):
+    srv, addr = start()
+    channel = grpc.insecure_channel(addr)
+    grpc.channel_ready_future(channel).result(timeout=30)
+    yield srv, pb[0], pb[1].DBMServiceStub(channel)
+    channel.close()
+    srv.stop()
+
+
+class Rpc:
+    """MessagePack-RPC on the main port, with the `msgpack` package."""
+
+    def __init__(self, addr):
+        host, port = addr.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        self.unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+        self.msgid = 0
+
+    def call(self, method, *params, db=None):
+        """(error code or None, result); `db` is the `DB` option."""
+        params = list(params) + ([{"DB": db}] if db is not None else [])
+        self.msgid += 1
+        self.sock.sendall(msgpack.packb([0, self.msgid, method, params], use_bin_type=True))
+        while True:
+            for msg in self.unpacker:
+                assert msg[1] == self.msgid, msg
+                err = msg[2]
+                return (err[0] if isinstance(err, list) else err), msg[3]
+            data = self.sock.recv(1 << 16)
+            assert data, "the server closed the connection"
+            self.unpacker.feed(data)
+
+    def value(self, key, db=None):
+        """The record's value, or None when absent."""
+        err, result = self.call("get", key, db=db)
+        if err == 35:
+            return None
+        assert err is None, err
+        return result["value"]
+
+
+@pytest.fixture(scope="module")
+def rpc(served):
+    r = Rpc(served[0].addr)
+    yield r
+    r.sock.close()
+
+
+def code(response):
+    return response.status.code
+
+
+@pytest.mark.parametrize("db", [0, 1])
+def test_set_get_remove_agree_with_msgpack_rpc(served, rpc, db):
+    _, m, stub = served
+    assert code(stub.Set(m.SetRequest(dbm_index=db, key=b"k1", value=b"v1", overwrite=True))) == SUCCESS
+    assert rpc.value(b"k1", db=db) == b"v1"
+    # Without overwrite an existing record is DUPLICATION_ERROR (msgpack `add`: 33).
+    r = stub.Set(m.SetRequest(dbm_index=db, key=b"k1", value=b"other"))
+    assert code(r) == DUPLICATION, r
+    assert rpc.call("add", b"k1", b"other", db=db)[0] == 33
+    assert rpc.value(b"k1", db=db) == b"v1"
+    # What MessagePack-RPC stored, gRPC reads.
+    assert rpc.call("set", b"k2", b"\x00binary\xff", db=db)[0] is None
+    got = stub.Get(m.GetRequest(dbm_index=db, key=b"k2"))
+    assert (code(got), got.value) == (SUCCESS, b"\x00binary\xff")
+    got = stub.Get(m.GetRequest(dbm_index=db, key=b"k2", omit_value=True))
+    assert (code(got), got.value) == (SUCCESS, b"")
+    missing = stub.Get(m.GetRequest(dbm_index=db, key=b"nope"))
+    assert code(missing) == NOT_FOUND and missing.value == b""
+    assert code(stub.Remove(m.RemoveRequest(dbm_index=db, key=b"k2"))) == SUCCESS
+    assert rpc.value(b"k2", db=db) is None
+    assert code(stub.Remove(m.RemoveRequest(dbm_index=db, key=b"k2"))) == NOT_FOUND
+    assert rpc.call("remove", b"k2", db=db)[0] == 35
+
+
+def test_databases_are_apart(served, rpc):
+    _, m, stub = served
+    stub.Set(m.SetRequest(dbm_index=0, key=b"where", value=b"zero", overwrite=True))
+    stub.Set(m.SetRequest(dbm_index=1, key=b"where", value=b"one", overwrite=True))
+    assert rpc.value(b"where") == b"zero"
+    assert rpc.value(b"where", db=1) == b"one"
+    for bad in (2, -1):
+        with pytest.raises(grpc.RpcError) as e:
+            stub.Get(m.GetRequest(dbm_index=bad, key=b"where"))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "dbm_index is out of range" in e.value.details()
+
+
+def test_multi_calls(served, rpc):
+    _, m, stub = served
+    recs = [m.BytesPair(first=b"m%d" % i, second=b"value%d" % i) for i in (3, 1, 2)]
+    assert code(stub.SetMulti(m.SetMultiRequest(dbm_index=1, records=recs, overwrite=True))) == SUCCESS
+    for i in (1, 2, 3):
+        assert rpc.value(b"m%d" % i, db=1) == b"value%d" % i
+    # Sorted by key and each once, as tkrzw_server answers; a missing key
+    # makes the status NOT_FOUND_ERROR while the found ones come back.
+    got = stub.GetMulti(m.GetMultiRequest(dbm_index=1, keys=[b"m3", b"none", b"m1", b"m3"]))
+    assert code(got) == NOT_FOUND
+    assert [(r.first, r.second) for r in got.records] == [(b"m1", b"value1"), (b"m3", b"value3")]
+    err, bulk = rpc.call("get_bulk", {b"_m1": b"", b"_m3": b"", b"_none": b"", "DB": 1})
+    assert err is None
+    assert {k: v for k, v in bulk.items() if k != "num"} == {b"_m1": b"value1", b"_m3": b"value3"}
+    got = stub.GetMulti(m.GetMultiRequest(dbm_index=1, keys=[b"m2"]))
+    assert code(got) == SUCCESS and [r.second for r in got.records] == [b"value2"]
+    # Without overwrite: existing records are DUPLICATION_ERROR, the others stored.
+    more = [m.BytesPair(first=b"m1", second=b"x"), m.BytesPair(first=b"m4", second=b"value4")]
+    assert code(stub.SetMulti(m.SetMultiRequest(dbm_index=1, records=more))) == DUPLICATION
+    assert rpc.value(b"m1", db=1) == b"value1"
+    assert rpc.value(b"m4", db=1) == b"value4"
+    # RemoveMulti goes on past absent keys and says NOT_FOUND_ERROR.
+    r = stub.RemoveMulti(m.RemoveMultiRequest(dbm_index=1, keys=[b"m1", b"none", b"m2"]))
+    assert code(r) == NOT_FOUND
+    assert [rpc.value(b"m%d" % i, db=1) for i in (1, 2, 3)] == [None, None, b"value3"]
+    assert code(stub.RemoveMulti(m.RemoveMultiRequest(dbm_index=1, keys=[b"m3", b"m4"]))) == SUCCESS
+
+
+def test_append(served, rpc):
+    _, m, stub = served
+    assert code(stub.Append(m.AppendRequest(key=b"ap", value=b"a", delim=b","))) == SUCCESS
+    assert code(stub.Append(m.AppendRequest(key=b"ap", value=b"b", delim=b","))) == SUCCESS
+    assert rpc.value(b"ap") == b"a,b"
+    # MessagePack-RPC's append (Kyoto Tycoon's) has no delimiter.
+    assert rpc.call("append", b"ap", b"c")[0] is None
+    assert stub.Get(m.GetRequest(key=b"ap")).value == b"a,bc"
+    recs = [m.BytesPair(first=b"ap", second=b"d"), m.BytesPair(first=b"ap2", second=b"e")]
+    assert code(stub.AppendMulti(m.AppendMultiRequest(records=recs, delim=b"|"))) == SUCCESS
+    assert (rpc.value(b"ap"), rpc.value(b"ap2")) == (b"a,bc|d", b"e")
+
+
+def test_increment_shares_the_counter(served, rpc):
+    _, m, stub = served
+    r = stub.Increment(m.IncrementRequest(key=b"n", increment=5, initial=100))
+    assert (code(r), r.current) == (SUCCESS, 105)
+    err, result = rpc.call("increment", b"n", 10)
+    assert err is None and int(result["num"]) == 115
+    r = stub.Increment(m.IncrementRequest(key=b"n", increment=-20))
+    assert (code(r), r.current) == (SUCCESS, 95)
+    stub.Set(m.SetRequest(key=b"text", value=b"abc", overwrite=True))
+    assert code(stub.Increment(m.IncrementRequest(key=b"text", increment=1))) == INFEASIBLE
+    assert rpc.call("increment", b"text", 1)[0] == 38
+
+
+def test_compare_exchange(served, rpc):
+    _, m, stub = served
+    stub.Remove(m.RemoveRequest(key=b"cx"))
+    ce = m.CompareExchangeRequest
+    # Absent expected, a value desired: stored.
+    r = stub.CompareExchange(ce(key=b"cx", desired_existence=True, desired_value=b"one"))
+    assert code(r) == SUCCESS
+    assert rpc.value(b"cx") == b"one"
+    # A wrong expectation: INFEASIBLE_ERROR, nothing changed (msgpack `cas`: 37).
+    r = stub.CompareExchange(ce(key=b"cx", expected_existence=True, expected_value=b"two",
+                                desired_existence=True, desired_value=b"three"))
+    assert code(r) == INFEASIBLE
+    assert rpc.call("cas", b"cx", {"oval": b"two", "nval": b"three"})[0] == 37
+    assert rpc.value(b"cx") == b"one"
+    # The right one, nothing desired: removed.
+    r = stub.CompareExchange(ce(key=b"cx", expected_existence=True, expected_value=b"one"))
+    assert code(r) == SUCCESS
+    assert rpc.value(b"cx") is None
+    # What is not served yet says so and changes nothing.
+    r = stub.CompareExchange(ce(key=b"cx", expect_any_value=True, desired_existence=True,
+                                desired_value=b"x"))
+    assert code(r) == NOT_IMPLEMENTED and "not implement" in r.status.message
+    assert rpc.value(b"cx") is None
+
+
+def test_count_file_size_inspect(served, rpc):
+    srv, m, stub = served
+    for db in (0, 1):
+        err, status = rpc.call("status", db=db)
+        assert err is None
+        got = stub.Count(m.CountRequest(dbm_index=db))
+        assert (code(got), got.count) == (SUCCESS, int(status["count"]))
+        size = stub.GetFileSize(m.GetFileSizeRequest(dbm_index=db))
+        assert (code(size), size.file_size) == (SUCCESS, int(status["size"]))
+        inspected = dict((p.first, p.second) for p in stub.Inspect(m.InspectRequest(dbm_index=db)).records)
+        assert inspected["num_records"] == status["count"], inspected
+    server = dict((p.first, p.second) for p in stub.Inspect(m.InspectRequest(dbm_index=-1)).records)
+    assert server["num_dbms"] == "2"
+    assert server["dbm_0_path"].endswith("casket.tkh"), server
+    assert server["version"].startswith("memstored "), server
+    assert code(stub.ShouldBeRebuilt(m.ShouldBeRebuiltRequest(dbm_index=0))) == SUCCESS
+
+
+def test_echo_synchronize_clear(served, rpc):
+    _, m, stub = served
+    r = stub.Echo(m.EchoRequest(message="hello, tkrzw"))
+    assert (code(r), r.echo) == (SUCCESS, "hello, tkrzw")
+    stub.Set(m.SetRequest(dbm_index=0, key=b"kept", value=b"1", overwrite=True))
+    for hard in (False, True):
+        assert code(stub.Synchronize(m.SynchronizeRequest(dbm_index=0, hard=hard))) == SUCCESS
+    assert code(stub.Rebuild(m.RebuildRequest(dbm_index=0))) == SUCCESS
+    stub.Set(m.SetRequest(dbm_index=1, key=b"gone", value=b"1", overwrite=True))
+    assert code(stub.Clear(m.ClearRequest(dbm_index=1))) == SUCCESS
+    assert rpc.call("count", db=1) == (None, 0)
+    assert rpc.value(b"kept") == b"1"
+
+
+def test_unimplemented_calls_say_so(served):
+    _, m, stub = served
+    for call, req in [
+        (stub.Rekey, m.RekeyRequest(old_key=b"a", new_key=b"b")),
+        (stub.PopFirst, m.PopFirstRequest()),
+        (stub.PushLast, m.PushLastRequest(value=b"v")),
+        (stub.Search, m.SearchRequest(mode="begin", pattern=b"a")),
+        (stub.CompareExchangeMulti, m.CompareExchangeMultiRequest()),
+        (stub.ChangeMaster, m.ChangeMasterRequest(master="localhost:1978")),
+    ]:
+        r = call(req)
+        assert code(r) == NOT_IMPLEMENTED, (call, r)
+        assert "does not implement" in r.status.message
+    with pytest.raises(grpc.RpcError) as e:
+        list(stub.Iterate(iter([m.IterateRequest(operation=m.IterateRequest.OP_FIRST)])))
+    assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    with pytest.raises(grpc.RpcError) as e:
+        list(stub.Replicate(m.ReplicateRequest()))
+    assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_read_only_and_item_limit(pb):
+    m, stubs = pb
+    tmp = tempfile.mkdtemp(prefix="memstored-grpc-")
+    srv, addr = start("-I", "2k", tmp=tmp)
+    try:
+        with grpc.insecure_channel(addr) as channel:
+            stub = stubs.DBMServiceStub(channel)
+            r = stub.Set(m.SetRequest(key=b"big", value=b"x" * 4096, overwrite=True))
+            assert code(r) == INFEASIBLE and "limit" in r.status.message, r
+            r = stub.Append(m.AppendRequest(key=b"big", value=b"x" * 1500))
+            assert code(r) == SUCCESS
+            r = stub.Append(m.AppendRequest(key=b"big", value=b"x" * 1500))
+            assert code(r) == INFEASIBLE, r
+            # A request past the port's message limit is refused whole.
+            with pytest.raises(grpc.RpcError) as e:
+                stub.Set(m.SetRequest(key=b"huge", value=b"x" * (70 << 20)))
+            assert e.value.code() in (grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+    finally:
+        srv.stop()
+    srv, addr = start("--read-only", tmp=tmp)
+    try:
+        with grpc.insecure_channel(addr) as channel:
+            stub = stubs.DBMServiceStub(channel)
+            assert stub.Get(m.GetRequest(key=b"big")).value == b"x" * 1500
+            for r in [
+                stub.Set(m.SetRequest(key=b"k", value=b"v", overwrite=True)),
+                stub.Remove(m.RemoveRequest(key=b"k")),
+                stub.Increment(m.IncrementRequest(key=b"n", increment=1)),
+                stub.Clear(m.ClearRequest()),
+            ]:
+                assert code(r) == PRECONDITION, r
+            assert stub.Count(m.CountRequest()).count == 1
+            r = stub.Synchronize(m.SynchronizeRequest(params=[m.StringPair(first="make_backup")]))
+            assert code(r) == PRECONDITION, r
+    finally:
+        srv.stop()
