@@ -220,6 +220,27 @@ def test_compare_exchange(served, rpc):
     assert rpc.value(b"cx") is None
 
 
+def test_compare_exchange_multi(served, rpc):
+    _, m, stub = served
+    rs = m.RecordState
+    rpc.call("set", b"cm1", b"a")
+    rpc.call("remove", b"cm2")
+    cem = m.CompareExchangeMultiRequest
+    # An expectation that fails: nothing changes (msgpack's compare_exchange_multi: 37).
+    wrong = cem(expected=[rs(existence=True, key=b"cm1", value=b"x")],
+                desired=[rs(existence=True, key=b"cm2", value=b"b")])
+    assert code(stub.CompareExchangeMulti(wrong)) == INFEASIBLE
+    assert rpc.call("compare_exchange_multi", [[b"cm1", b"x"]], [[b"cm2", b"b"]])[0] == 37
+    assert rpc.value(b"cm2") is None
+    # One that holds: cm1 removed and cm2 stored together.
+    right = cem(expected=[rs(existence=True, key=b"cm1", value=b"a"), rs(key=b"cm2")],
+                desired=[rs(key=b"cm1"), rs(existence=True, key=b"cm2", value=b"b")])
+    assert code(stub.CompareExchangeMulti(right)) == SUCCESS
+    assert (rpc.value(b"cm1"), rpc.value(b"cm2")) == (None, b"b")
+    anyv = cem(expected=[rs(existence=True, key=b"cm2", any_value=True)])
+    assert code(stub.CompareExchangeMulti(anyv)) == NOT_IMPLEMENTED
+
+
 def test_count_file_size_inspect(served, rpc):
     srv, m, stub = served
     for db in (0, 1):
@@ -259,7 +280,6 @@ def test_unimplemented_calls_say_so(served):
         (stub.PopFirst, m.PopFirstRequest()),
         (stub.PushLast, m.PushLastRequest(value=b"v")),
         (stub.Search, m.SearchRequest(mode="begin", pattern=b"a")),
-        (stub.CompareExchangeMulti, m.CompareExchangeMultiRequest()),
         (stub.ChangeMaster, m.ChangeMasterRequest(master="localhost:1978")),
     ]:
         r = call(req)
@@ -282,6 +302,9 @@ def test_read_only_and_item_limit(pb):
             stub = stubs.DBMServiceStub(channel)
             r = stub.Set(m.SetRequest(key=b"big", value=b"x" * 4096, overwrite=True))
             assert code(r) == INFEASIBLE and "limit" in r.status.message, r
+            big = m.RecordState(existence=True, key=b"big", value=b"x" * 4096)
+            r = stub.CompareExchangeMulti(m.CompareExchangeMultiRequest(desired=[big]))
+            assert code(r) == INFEASIBLE, r
             r = stub.Append(m.AppendRequest(key=b"big", value=b"x" * 1500))
             assert code(r) == SUCCESS
             r = stub.Append(m.AppendRequest(key=b"big", value=b"x" * 1500))

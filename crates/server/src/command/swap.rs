@@ -63,7 +63,14 @@ pub struct CompareExchangeMulti<'k> {
 }
 
 impl CompareExchangeMulti<'_> {
+    /// `Done`, `Exists`, `TooLarge` (a desired value over `-I`: nothing
+    /// changes), `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
+        for (_, v) in self.desired {
+            if let Err(o) = super::check_size(v.map_or(0, <[u8]>::len), srv.cfg.max_item_size) {
+                return o;
+            }
+        }
         let r = srv.db.compare_exchange_multi(self.expected, self.desired);
         outcome(r, |()| Outcome::Done)
     }

@@ -8,7 +8,8 @@
 use super::pb::dbm_service_server::DbmService;
 use super::pb::*;
 use super::status::{self, code_of, is_ok, not_implemented, of, of_error, of_outcome, of_slow};
-use crate::command::{CompareExchange, Delete, Flush, Get, Increment, Number, Origin, Outcome};
+use crate::command::{CompareExchange, CompareExchangeMulti, Delete, Flush, Get, Increment};
+use crate::command::{Number, Origin, Outcome};
 use crate::command::{Store, StoreKind};
 use crate::exec::slow::{ConnSlots, SlowError};
 use crate::state::server::Server;
@@ -89,6 +90,13 @@ fn multi<I>(
         }
     }
     first
+}
+
+/// Tkrzw's record states as the command's pairs (`None`: absent / removed).
+fn states(v: &[RecordState]) -> Vec<(&[u8], Option<&[u8]>)> {
+    v.iter()
+        .map(|s| (&s.key[..], s.existence.then_some(&s.value[..])))
+        .collect()
 }
 
 /// The size GetFileSize gives: the files' size, or the bytes held in memory
@@ -411,13 +419,28 @@ impl DbmService for Dbm {
         })
     }
 
+    /// Atomic across shards: when every expected state holds, every desired
+    /// one is made (a record stored, or removed where `existence` is false);
+    /// otherwise INFEASIBLE_ERROR and nothing changes. `any_value` is not
+    /// served yet (NOT_IMPLEMENTED_ERROR, nothing changed).
     async fn compare_exchange_multi(
         &self,
-        _: Request<CompareExchangeMultiRequest>,
+        request: Request<CompareExchangeMultiRequest>,
     ) -> Answer<CompareExchangeMultiResponse> {
-        answer(CompareExchangeMultiResponse {
-            status: not_implemented("CompareExchangeMulti"),
-        })
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        if r.expected.iter().chain(&r.desired).any(|s| s.any_value) {
+            return answer(CompareExchangeMultiResponse {
+                status: not_implemented("CompareExchangeMulti with any_value"),
+            });
+        }
+        let (expected, desired) = (states(&r.expected), states(&r.desired));
+        let cmd = CompareExchangeMulti {
+            expected: &expected,
+            desired: &desired,
+        };
+        let st = self.written(target, || of_outcome(cmd.apply(target))).await;
+        answer(CompareExchangeMultiResponse { status: st })
     }
 
     async fn rekey(&self, _: Request<RekeyRequest>) -> Answer<RekeyResponse> {
