@@ -332,3 +332,35 @@ def test_read_only_and_item_limit(pb):
             assert code(r) == PRECONDITION, r
     finally:
         srv.stop()
+
+
+def test_the_port_has_its_own_connection_limit(pb):
+    m, stubs = pb
+    srv, addr = start("-c", "2")
+    # Each channel its own connection (grpcio shares them between channels otherwise).
+    opts = [("grpc.use_local_subchannel_pool", 1)]
+    chans = []
+    try:
+        for _ in range(2):
+            chans.append(grpc.insecure_channel(addr, options=opts))
+            r = stubs.DBMServiceStub(chans[-1]).Echo(m.EchoRequest(message="in"), timeout=10)
+            assert r.echo == "in"
+        # The third is closed unanswered; the memcached port's -c is not spent by it.
+        chans.append(grpc.insecure_channel(addr, options=opts))
+        with pytest.raises(grpc.RpcError) as e:
+            stubs.DBMServiceStub(chans[-1]).Echo(m.EchoRequest(message="out"), timeout=3)
+        assert e.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+            s.sendall(b"version\r\n")
+            assert s.recv(100).startswith(b"VERSION ")
+        # A connection closed gives its place back.
+        chans.pop().close()
+        chans.pop(0).close()
+        chans.append(grpc.insecure_channel(addr, options=opts))
+        r = stubs.DBMServiceStub(chans[-1]).Echo(m.EchoRequest(message="again"), timeout=10,
+                                                   wait_for_ready=True)
+        assert r.echo == "again"
+    finally:
+        for ch in chans:
+            ch.close()
+        srv.stop()

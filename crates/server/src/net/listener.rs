@@ -134,10 +134,14 @@ fn admit(
     pool: Pool,
 ) -> Option<Live> {
     let c = &srv.counters;
-    let kt = c.kt_connections.load(Relaxed);
+    let (kt, grpc) = (
+        c.kt_connections.load(Relaxed),
+        c.grpc_connections.load(Relaxed),
+    );
     let open = match pool {
-        Pool::Memcached => c.curr_connections.load(Relaxed).saturating_sub(kt),
+        Pool::Memcached => c.curr_connections.load(Relaxed).saturating_sub(kt + grpc),
         Pool::Kt => kt,
+        Pool::Grpc => grpc,
     };
     if open >= max {
         bump(&c.rejected_connections);
@@ -146,11 +150,25 @@ fn admit(
         return None;
     }
     c.curr_connections.fetch_add(1, Relaxed);
-    if pool == Pool::Kt {
-        c.kt_connections.fetch_add(1, Relaxed);
+    match pool {
+        Pool::Memcached => {}
+        Pool::Kt => {
+            c.kt_connections.fetch_add(1, Relaxed);
+        }
+        Pool::Grpc => {
+            c.grpc_connections.fetch_add(1, Relaxed);
+        }
     }
     bump(&c.total_connections);
     Some(Live(srv.clone(), pool))
+}
+
+/// Counts a gRPC port's connection in under that port's own `-c`, or
+/// refuses it (logged and counted; the socket is closed without a word, as
+/// HTTP/2 has no greeting to refuse with).
+pub(crate) fn admit_grpc(srv: &Arc<Server>, peer: &dyn std::fmt::Display) -> Option<Live> {
+    let max = srv.cfg.max_connections as u64;
+    admit(srv, max, peer, |_| Ok(0), Pool::Grpc)
 }
 
 /// The accept loop of `--unix-socket` (memcached's `-s`): the same

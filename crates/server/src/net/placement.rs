@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use tokio::net::TcpStream;
 
-/// Decrements `curr_connections` (and the Kyoto Tycoon port's count) when
+/// Decrements `curr_connections` (and the KT or gRPC port's count) when
 /// a connection task ends, even by panic.
 pub(crate) struct Live(pub(crate) Arc<Server>, pub(crate) Pool);
 
@@ -17,20 +17,27 @@ impl Drop for Live {
     fn drop(&mut self) {
         let c = &self.0.counters;
         c.curr_connections.fetch_sub(1, Relaxed);
-        if self.1 == Pool::Kt {
-            c.kt_connections.fetch_sub(1, Relaxed);
+        match self.1 {
+            Pool::Memcached => {}
+            Pool::Kt => {
+                c.kt_connections.fetch_sub(1, Relaxed);
+            }
+            Pool::Grpc => {
+                c.grpc_connections.fetch_sub(1, Relaxed);
+            }
         }
     }
 }
 
 /// Which `-c` a connection counts against: the memcached port's (with the
-/// Unix socket), or the Kyoto Tycoon port's own. Separate, so that clients
+/// Unix socket), the Kyoto Tycoon port's own, or the gRPC port's own. Separate, so that clients
 /// of one port, idle or not, never lock the other's out
 /// (docs/design.md, "Connection limits").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pool {
     Memcached,
     Kt,
+    Grpc,
 }
 
 /// Hands an accepted connection to the next per-core worker, which

@@ -94,6 +94,8 @@ pub struct Counters {
     pub curr_connections: AtomicU64,
     /// Of `curr_connections`, those of the Kyoto Tycoon port (its own `-c`).
     pub kt_connections: AtomicU64,
+    /// Of `curr_connections`, those of the gRPC port (its own `-c`).
+    pub grpc_connections: AtomicU64,
     pub total_connections: AtomicU64,
     pub rejected_connections: AtomicU64,
     pub auth_cmds: AtomicU64,
@@ -114,6 +116,7 @@ impl Default for Counters {
         Counters {
             curr_connections: AtomicU64::new(0),
             kt_connections: AtomicU64::new(0),
+            grpc_connections: AtomicU64::new(0),
             total_connections: AtomicU64::new(0),
             rejected_connections: AtomicU64::new(0),
             auth_cmds: AtomicU64::new(0),
