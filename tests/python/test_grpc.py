@@ -241,6 +241,28 @@ def test_compare_exchange_multi(served, rpc):
     assert code(stub.CompareExchangeMulti(anyv)) == NOT_IMPLEMENTED
 
 
+def test_search_agrees_with_msgpack_rpc(served, rpc):
+    _, m, stub = served
+    for k in (b"sa1", b"sa2", b"sb1", b"xsa"):
+        stub.Set(m.SetRequest(dbm_index=1, key=k, value=b"v", overwrite=True))
+    for mode, pattern, capacity in [("begin", b"sa", 0), ("contain", b"sa", 0), ("end", b"1", 0),
+                                    ("regex", b"^s.1$", 0), ("begin", b"s", 2), ("upper", b"sb", 0)]:
+        got = stub.Search(m.SearchRequest(dbm_index=1, mode=mode, pattern=pattern, capacity=capacity))
+        assert code(got) == SUCCESS, (mode, got)
+        err, want = rpc.call("search", mode, pattern, capacity, db=1)
+        assert err is None, (mode, err)
+        assert sorted(got.matched) == sorted(want), (mode, pattern)
+        assert got.matched, (mode, pattern)
+    assert sorted(stub.Search(m.SearchRequest(dbm_index=1, mode="begin", pattern=b"sa")).matched) == [b"sa1", b"sa2"]
+    bad = stub.Search(m.SearchRequest(dbm_index=1, mode="nope", pattern=b"a"))
+    assert code(bad) == INVALID_ARGUMENT
+    # upper/lower need an ordered database: NOT_IMPLEMENTED_ERROR on the hash one.
+    hashed = stub.Search(m.SearchRequest(dbm_index=0, mode="upper", pattern=b"a"))
+    assert code(hashed) == NOT_IMPLEMENTED, hashed
+    huge = stub.Search(m.SearchRequest(dbm_index=1, mode="begin", pattern=b"a" * 5000))
+    assert code(huge) == INVALID_ARGUMENT, huge
+
+
 def test_count_file_size_inspect(served, rpc):
     srv, m, stub = served
     for db in (0, 1):
@@ -279,7 +301,6 @@ def test_unimplemented_calls_say_so(served):
         (stub.Rekey, m.RekeyRequest(old_key=b"a", new_key=b"b")),
         (stub.PopFirst, m.PopFirstRequest()),
         (stub.PushLast, m.PushLastRequest(value=b"v")),
-        (stub.Search, m.SearchRequest(mode="begin", pattern=b"a")),
         (stub.ChangeMaster, m.ChangeMasterRequest(master="localhost:1978")),
     ]:
         r = call(req)

@@ -9,8 +9,8 @@
 //! |---|---|
 //! | Echo Inspect Count GetFileSize ShouldBeRebuilt | `service.rs`, from the database |
 //! | Get GetMulti Set SetMulti Remove RemoveMulti Append AppendMulti CompareExchange Increment CompareExchangeMulti | `service.rs`, through the commands |
-//! | Clear Synchronize (hard or with a backup) Rebuild | `service.rs`, off the workers through `crate::exec::slow` |
-//! | Rekey PopFirst PushLast Search ChangeMaster | not yet: NOT_IMPLEMENTED_ERROR |
+//! | Clear Synchronize (hard or with a backup) Rebuild Search | `service.rs`, off the workers through `crate::exec::slow` |
+//! | Rekey PopFirst PushLast ChangeMaster | not yet: NOT_IMPLEMENTED_ERROR |
 //! | Stream Iterate Replicate | not yet: gRPC's UNIMPLEMENTED |
 //!
 //! A `dbm_index` outside the served databases is gRPC's INVALID_ARGUMENT

@@ -2,19 +2,20 @@
 //! command on the database `dbm_index` names; after a call that writes, that
 //! database's writes are handed to the OS (no connection batch does it on
 //! this port) and, with `--sync-replicas`, the answer waits for the replicas
-//! as the other ports' do. Clear, a hard Synchronize (or one making a backup)
-//! and Rebuild run off the workers within `crate::exec::slow`'s bounds.
+//! as the other ports' do. Clear, a hard Synchronize (or one making a backup),
+//! Rebuild and Search run off the workers within `crate::exec::slow`'s bounds.
 
 use super::pb::dbm_service_server::DbmService;
 use super::pb::*;
 use super::status::{self, code_of, is_ok, not_implemented, of, of_error, of_outcome, of_slow};
 use crate::command::{CompareExchange, CompareExchangeMulti, Delete, Flush, Get, Increment};
-use crate::command::{Number, Origin, Outcome};
+use crate::command::{Number, Origin, Outcome, Search};
 use crate::command::{Store, StoreKind};
-use crate::exec::slow::{ConnSlots, SlowError};
+use crate::exec::{self, slow::check_pattern, slow::ConnSlots, slow::SlowError};
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::status::code;
+use memstored_engine::SearchMode;
 use std::pin::Pin;
 use std::sync::Arc;
 use tonic::codegen::tokio_stream::Stream;
@@ -153,25 +154,29 @@ impl Dbm {
     }
 
     /// Runs `work` off the workers (`crate::exec::slow`), then hands its
-    /// writes to the OS.
-    async fn slow(
+    /// writes to the OS; `Err`: the call was refused or failed as a slow call.
+    async fn slow<T: Send + 'static>(
+        &self,
+        target: &Arc<Server>,
+        work: impl FnOnce(&Arc<Server>) -> T + Send + 'static,
+    ) -> Result<T, Option<StatusProto>> {
+        let ticket = self.slow.admit(&self.srv).map_err(of_slow)?;
+        let t = target.clone();
+        let done = ticket
+            .run(move || Ok::<_, SlowError>(work(&t)))
+            .await
+            .map_err(of_slow)?;
+        target.db.flush_dirty().map_err(of_error)?;
+        Ok(done)
+    }
+
+    /// [`Dbm::slow`] of a call whose answer is its status alone.
+    async fn slow_status(
         &self,
         target: &Arc<Server>,
         work: impl FnOnce(&Arc<Server>) -> Option<StatusProto> + Send + 'static,
     ) -> Option<StatusProto> {
-        let ticket = match self.slow.admit(&self.srv) {
-            Ok(t) => t,
-            Err(e) => return of_slow(e),
-        };
-        let t = target.clone();
-        let st = match ticket.run(move || Ok::<_, SlowError>(work(&t))).await {
-            Ok(st) => st,
-            Err(e) => return of_slow(e),
-        };
-        match target.db.flush_dirty() {
-            Ok(()) => st,
-            Err(e) => of_error(e),
-        }
+        self.slow(target, work).await.unwrap_or_else(|st| st)
     }
 }
 
@@ -490,14 +495,16 @@ impl DbmService for Dbm {
             delay: 0,
             count_refused: true,
         };
-        let st = self.slow(target, move |t| of_outcome(cmd.apply(t))).await;
+        let st = self
+            .slow_status(target, move |t| of_outcome(cmd.apply(t)))
+            .await;
         answer(ClearResponse { status: st })
     }
 
     async fn rebuild(&self, request: Request<RebuildRequest>) -> Answer<RebuildResponse> {
         let target = self.target(request.into_inner().dbm_index)?;
         let st = self
-            .slow(target, |t| match t.db.rebuild() {
+            .slow_status(target, |t| match t.db.rebuild() {
                 Ok(()) => status::ok(),
                 Err(e) => of_error(e),
             })
@@ -543,18 +550,48 @@ impl DbmService for Dbm {
             }
         };
         let st = if slow {
-            self.slow(target, work).await
+            self.slow_status(target, work).await
         } else {
             work(target)
         };
         answer(SynchronizeResponse { status: st })
     }
 
-    async fn search(&self, _: Request<SearchRequest>) -> Answer<SearchResponse> {
-        answer(SearchResponse {
-            status: not_implemented("Search"),
-            matched: Vec::new(),
-        })
+    /// Tkrzw's modes (begin contain containcase end regex edit editbin upper
+    /// upperinc lower lowerinc), up to `capacity` keys (0: all), off the
+    /// workers within `exec::slow`'s bounds (pattern length, regex size,
+    /// `--search-timeout`). Keys over the message limit are INFEASIBLE_ERROR.
+    async fn search(&self, request: Request<SearchRequest>) -> Answer<SearchResponse> {
+        let r = request.into_inner();
+        let target = self.target(r.dbm_index)?;
+        let reply = |status, matched| answer(SearchResponse { status, matched });
+        let mode = match SearchMode::parse(&r.mode) {
+            Ok(m) => m,
+            Err(e) => return reply(of(code::INVALID_ARGUMENT_ERROR, e.to_string()), Vec::new()),
+        };
+        let max = usize::try_from(r.capacity).unwrap_or(0);
+        let found = self
+            .slow(target, move |t| {
+                let pattern = check_pattern(&r.pattern)?;
+                let cmd = Search::Matching { mode, pattern, max };
+                exec::slow::search(t, |limits| cmd.apply(t, limits))
+            })
+            .await;
+        let keys = match found {
+            Ok(Ok(keys)) => keys,
+            Ok(Err(e)) => return reply(of_slow(e), Vec::new()),
+            Err(st) => return reply(st, Vec::new()),
+        };
+        let total = keys
+            .iter()
+            .map(Vec::len)
+            .fold(0usize, usize::saturating_add);
+        let limit = target.max_message();
+        if total > limit {
+            let why = format!("the keys found hold {total} bytes, over the limit of {limit}");
+            return reply(of(code::INFEASIBLE_ERROR, why), Vec::new());
+        }
+        reply(status::ok(), keys.into_iter().map(Bytes::from).collect())
     }
 
     type StreamStream = Streamed<StreamResponse>;
