@@ -9,6 +9,7 @@ docs/tkrzw-rpc.md lists what is served."""
 
 import importlib
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -42,6 +43,7 @@ def pb():
         yield importlib.import_module("tkrzw_rpc_pb2"), importlib.import_module("tkrzw_rpc_pb2_grpc")
     finally:
         sys.path.remove(out)
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def start(*extra, tmp=None):
@@ -261,6 +263,42 @@ def test_search_agrees_with_msgpack_rpc(served, rpc):
     assert code(hashed) == NOT_IMPLEMENTED, hashed
     huge = stub.Search(m.SearchRequest(dbm_index=1, mode="begin", pattern=b"a" * 5000))
     assert code(huge) == INVALID_ARGUMENT, huge
+
+
+def test_stream_answers_each_call_in_order(served, rpc):
+    _, m, stub = served
+    S = m.StreamRequest
+    calls = [
+        S(echo_request=m.EchoRequest(message="hi")),
+        S(set_request=m.SetRequest(dbm_index=1, key=b"st", value=b"1", overwrite=True)),
+        S(append_request=m.AppendRequest(dbm_index=1, key=b"st", value=b"2", delim=b"-")),
+        S(get_request=m.GetRequest(dbm_index=1, key=b"st")),
+        S(set_request=m.SetRequest(dbm_index=1, key=b"st", value=b"x")),
+        S(increment_request=m.IncrementRequest(dbm_index=1, key=b"stn", increment=3), omit_response=True),
+        S(increment_request=m.IncrementRequest(dbm_index=1, key=b"stn", increment=4)),
+        S(compare_exchange_request=m.CompareExchangeRequest(
+            dbm_index=1, key=b"st", expected_existence=True, expected_value=b"1-2")),
+        S(remove_request=m.RemoveRequest(dbm_index=1, key=b"st")),
+        S(get_request=m.GetRequest(dbm_index=1, key=b"st")),
+    ]
+    got = list(stub.Stream(iter(calls)))
+    assert len(got) == len(calls) - 1, got  # one omitted
+    assert got[0].echo_response.echo == "hi"
+    assert code(got[1].set_response) == SUCCESS
+    assert code(got[2].append_response) == SUCCESS
+    assert got[3].get_response.value == b"1-2"
+    assert code(got[4].set_response) == DUPLICATION
+    assert got[5].increment_response.current == 7
+    assert code(got[6].compare_exchange_response) == SUCCESS
+    assert code(got[7].remove_response) == NOT_FOUND
+    assert code(got[8].get_response) == NOT_FOUND
+    assert rpc.value(b"st", db=1) is None
+    assert int(rpc.call("increment", b"stn", 0, db=1)[1]["num"]) == 7
+    # A call the unary method refuses ends the stream with that error.
+    with pytest.raises(grpc.RpcError) as e:
+        list(stub.Stream(iter([S(echo_request=m.EchoRequest(message="a")),
+                               S(get_request=m.GetRequest(dbm_index=9, key=b"k"))])))
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_count_file_size_inspect(served, rpc):

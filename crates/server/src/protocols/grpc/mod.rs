@@ -11,7 +11,8 @@
 //! | Get GetMulti Set SetMulti Remove RemoveMulti Append AppendMulti CompareExchange Increment CompareExchangeMulti | `service.rs`, through the commands |
 //! | Clear Synchronize (hard or with a backup) Rebuild Search | `service.rs`, off the workers through `crate::exec::slow` |
 //! | Rekey PopFirst PushLast ChangeMaster | not yet: NOT_IMPLEMENTED_ERROR |
-//! | Stream Iterate Replicate | not yet: gRPC's UNIMPLEMENTED |
+//! | Stream | `service.rs`: each call as its unary method answers it, in order |
+//! | Iterate Replicate | not yet: gRPC's UNIMPLEMENTED |
 //!
 //! A `dbm_index` outside the served databases is gRPC's INVALID_ARGUMENT
 //! ("dbm_index is out of range"), as tkrzw_server answers it.

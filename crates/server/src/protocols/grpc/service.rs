@@ -6,6 +6,8 @@
 //! Rebuild and Search run off the workers within `crate::exec::slow`'s bounds.
 
 use super::pb::dbm_service_server::DbmService;
+use super::pb::stream_request::RequestOneof;
+use super::pb::stream_response::ResponseOneof;
 use super::pb::*;
 use super::status::{self, code_of, is_ok, not_implemented, of, of_error, of_outcome, of_slow};
 use crate::command::{CompareExchange, CompareExchangeMulti, Delete, Flush, Get, Increment};
@@ -18,6 +20,7 @@ use memstored_engine::status::code;
 use memstored_engine::SearchMode;
 use std::pin::Pin;
 use std::sync::Arc;
+use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
 use tonic::codegen::tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
@@ -596,11 +599,55 @@ impl DbmService for Dbm {
 
     type StreamStream = Streamed<StreamResponse>;
 
+    /// Single-record calls one after another on one stream, each answered
+    /// in order unless it says `omit_response`. A call the unary method
+    /// would refuse with a gRPC error (`dbm_index` out of range) ends the
+    /// stream with that error; so does a request naming no call. The stream
+    /// ends when the client ends it or the server stops.
     async fn stream(
         &self,
-        _: Request<tonic::Streaming<StreamRequest>>,
+        request: Request<tonic::Streaming<StreamRequest>>,
     ) -> Answer<Self::StreamStream> {
-        Err(unimplemented_stream("Stream"))
+        let mut incoming = request.into_inner();
+        // The stream's calls are all quick ones: no slow-call places needed.
+        let dbm = Dbm::new(self.srv.clone());
+        let mut stop = self.srv.shutdown.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_QUEUE);
+        tokio::spawn(async move {
+            loop {
+                let next = tokio::select! {
+                    biased;
+                    Ok(_) = stop.wait_for(|stopping| *stopping) => break,
+                    next = incoming.message() => next,
+                };
+                let req = match next {
+                    Ok(Some(req)) => req,
+                    Ok(None) => break,
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        break;
+                    }
+                };
+                let answered = match req.request_oneof {
+                    Some(call) => dbm.stream_call(call).await,
+                    None => Err(Status::invalid_argument("a stream request names no call")),
+                };
+                let sent = match answered {
+                    Ok(_) if req.omit_response => continue,
+                    Ok(one) => tx.send(Ok(StreamResponse {
+                        response_oneof: Some(one),
+                    })),
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        break;
+                    }
+                };
+                if sent.await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
     type IterateStream = Streamed<IterateResponse>;
@@ -621,6 +668,32 @@ impl DbmService for Dbm {
     async fn change_master(&self, _: Request<ChangeMasterRequest>) -> Answer<ChangeMasterResponse> {
         answer(ChangeMasterResponse {
             status: not_implemented("ChangeMaster"),
+        })
+    }
+}
+
+/// Answers of a Stream call queued for a client that reads them slowly,
+/// before the stream stops reading its requests.
+const STREAM_QUEUE: usize = 64;
+
+impl Dbm {
+    /// One call of a Stream, as its unary method answers it.
+    async fn stream_call(&self, call: RequestOneof) -> Result<ResponseOneof, Status> {
+        use Request as R;
+        use RequestOneof as Q;
+        use ResponseOneof as A;
+        Ok(match call {
+            Q::EchoRequest(q) => A::EchoResponse(self.echo(R::new(q)).await?.into_inner()),
+            Q::GetRequest(q) => A::GetResponse(self.get(R::new(q)).await?.into_inner()),
+            Q::SetRequest(q) => A::SetResponse(self.set(R::new(q)).await?.into_inner()),
+            Q::RemoveRequest(q) => A::RemoveResponse(self.remove(R::new(q)).await?.into_inner()),
+            Q::AppendRequest(q) => A::AppendResponse(self.append(R::new(q)).await?.into_inner()),
+            Q::CompareExchangeRequest(q) => {
+                A::CompareExchangeResponse(self.compare_exchange(R::new(q)).await?.into_inner())
+            }
+            Q::IncrementRequest(q) => {
+                A::IncrementResponse(self.increment(R::new(q)).await?.into_inner())
+            }
         })
     }
 }
