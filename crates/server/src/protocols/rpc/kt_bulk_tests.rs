@@ -151,6 +151,7 @@ fn an_atomic_set_bulk_stores_values_and_expiry_in_one_step() {
     let db = mem();
     let srv = server(&db);
     let done = AtomicBool::new(false);
+    let saw = AtomicBool::new(false);
     let keys: Vec<String> = (0..RECORDS).map(|i| format!("race{i}")).collect();
     let (seen, never_expiring) = std::thread::scope(|scope| {
         let reader = scope.spawn(|| {
@@ -161,6 +162,7 @@ fn an_atomic_set_bulk_stores_values_and_expiry_in_one_step() {
                     if let Some(r) = db.get_record(k.as_bytes()).unwrap() {
                         seen += 1;
                         never_expiring += u64::from(r.meta.expires_at == 0);
+                        saw.store(true, Relaxed);
                     }
                 }
             }
@@ -168,9 +170,14 @@ fn an_atomic_set_bulk_stores_values_and_expiry_in_one_step() {
         });
         let stored = inmap("race", RECORDS, vec![("atomic", ""), ("xt", "100000")]);
         let removed = inmap("race", RECORDS, vec![("atomic", "")]);
-        for _ in 0..30 {
+        // At least 30 rounds, and on until the reader has caught records in
+        // the store at least once: on a loaded machine the reader thread may
+        // not run at all during 30 rounds (seen in CI), which proved nothing.
+        let mut rounds = 0;
+        while rounds < 30 || (!saw.load(Relaxed) && rounds < 10_000) {
             call(&srv, "set_bulk", std::slice::from_ref(&stored)).unwrap();
             call(&srv, "remove_bulk", std::slice::from_ref(&removed)).unwrap();
+            rounds += 1;
         }
         done.store(true, Relaxed);
         reader.join().unwrap()
