@@ -221,25 +221,24 @@ def acyclic(src):
     return cycles(located, lambda node: str(files[node]))
 
 
-def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--acyclic":
-        problems = [p for src in sys.argv[2:] for p in acyclic(src)]
-        for p in problems:
-            print(p)
-        if problems:
-            print(f"check-layers: {len(problems)} import cycle(s)", file=sys.stderr)
-            return 1
-        print(f"check-layers: no import cycle in {' '.join(sys.argv[2:])}")
-        return 0
-    src = sys.argv[1] if len(sys.argv) > 1 else "crates/server/src"
-    problems = check(src)
+def report(problems, failed, held):
+    """Prints each problem; the summary line says which way it went."""
     for p in problems:
         print(p)
     if problems:
-        print(f"check-layers: {len(problems)} violation(s) in {src}", file=sys.stderr)
+        print(f"check-layers: {len(problems)} {failed}", file=sys.stderr)
         return 1
-    print(f"check-layers: {src} holds its layers")
+    print(f"check-layers: {held}")
     return 0
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--acyclic":
+        srcs = sys.argv[2:]
+        problems = [p for src in srcs for p in acyclic(src)]
+        return report(problems, "import cycle(s)", f"no import cycle in {' '.join(srcs)}")
+    src = sys.argv[1] if len(sys.argv) > 1 else "crates/server/src"
+    return report(check(src), f"violation(s) in {src}", f"{src} holds its layers")
 
 
 if __name__ == "__main__":
