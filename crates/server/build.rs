@@ -7,8 +7,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed={proto}");
     let descriptors = protox::compile([proto], ["proto"])?;
     tonic_prost_build::configure()
-        // memstored serves the service; clients are the tests' (Python's grpcio).
-        .build_client(false)
+        // The client is the replica's (`--repl_master`): it reads a master's
+        // Replicate stream.
+        .build_client(true)
         // Keys and values as `Bytes`: a request's key goes to a command
         // without a copy, and a found value back into the reply the same way.
         .bytes(".")

@@ -339,16 +339,12 @@ def test_unimplemented_calls_say_so(served):
         (stub.Rekey, m.RekeyRequest(old_key=b"a", new_key=b"b")),
         (stub.PopFirst, m.PopFirstRequest()),
         (stub.PushLast, m.PushLastRequest(value=b"v")),
-        (stub.ChangeMaster, m.ChangeMasterRequest(master="localhost:1978")),
     ]:
         r = call(req)
         assert code(r) == NOT_IMPLEMENTED, (call, r)
         assert "does not implement" in r.status.message
     with pytest.raises(grpc.RpcError) as e:
         list(stub.Iterate(iter([m.IterateRequest(operation=m.IterateRequest.OP_FIRST)])))
-    assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
-    with pytest.raises(grpc.RpcError) as e:
-        list(stub.Replicate(m.ReplicateRequest()))
     assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 

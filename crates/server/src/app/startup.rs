@@ -497,7 +497,8 @@ async fn serve(
     if let Some(log) = started.ulog {
         let _ = srv.replication.ulog.set(log);
     }
-    let replica = crate::replication::start(&srv, &started.replica, &started.ulog_args)
+    let grpc_port = started.grpc_listener.is_some();
+    let replica = crate::replication::start(&srv, &started.replica, &started.ulog_args, grpc_port)
         .map_err(StartError::Flags)?;
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;

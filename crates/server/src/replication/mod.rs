@@ -5,6 +5,7 @@
 
 pub mod ulog;
 
+pub mod grpc_follow;
 pub mod kt_stream;
 pub mod master;
 pub mod replica;
@@ -43,6 +44,35 @@ pub struct ReplicaArgs {
         default_value_t = 1000
     )]
     pub sync_replicas_timeout: u64,
+    /// tkrzw_server's `--repl_master`: follow the master at HOST:PORT over
+    /// Tkrzw-RPC's gRPC (a tkrzw_server's port, or another memstored's
+    /// --grpc-listen). As tkrzw_server's replicas, this one takes client
+    /// writes too. Without it, a server with a gRPC port still follows
+    /// whatever master a ChangeMaster call names.
+    #[arg(long = "repl_master", value_name = "HOST:PORT")]
+    pub repl_master: Option<String>,
+    /// tkrzw_server's `--repl_ts_file`: where a gRPC replica keeps its
+    /// position, in Tkrzw's milliseconds (none: not kept, it starts from
+    /// the master's oldest change, or `--repl_ts_from_dbm`).
+    #[arg(long = "repl_ts_file", value_name = "FILE")]
+    pub repl_ts_file: Option<std::path::PathBuf>,
+    /// tkrzw_server's `--repl_ts_from_dbm`: without a saved position,
+    /// start from the databases' last modification time.
+    #[arg(long = "repl_ts_from_dbm")]
+    pub repl_ts_from_dbm: bool,
+    /// tkrzw_server's `--repl_ts_skew`: milliseconds added to the starting
+    /// position (negative: start earlier).
+    #[arg(
+        long = "repl_ts_skew",
+        value_name = "MS",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
+    pub repl_ts_skew: i64,
+    /// tkrzw_server's `--repl_wait`: seconds the master waits for a change
+    /// before telling the replica there is none (its heartbeat).
+    #[arg(long = "repl_wait", value_name = "SECS", default_value_t = 1.0)]
+    pub repl_wait: f64,
 }
 
 /// Starts following the master when `--replicate-from` is given: marks the
@@ -52,6 +82,7 @@ pub fn start(
     srv: &crate::state::server::Server,
     args: &ReplicaArgs,
     ulog: &crate::replication::ulog::UlogArgs,
+    grpc_port: bool,
 ) -> Result<Option<replica::Handle>, String> {
     if args.sync_replicas > 0 {
         if srv.replication.ulog.get().is_none() {
@@ -66,8 +97,11 @@ pub fn start(
                 timeout,
             ));
     }
+    if args.replicate_from.is_some() && args.repl_master.is_some() {
+        return Err("--replicate-from and --repl_master both name a master: give one".into());
+    }
     let Some(master) = &args.replicate_from else {
-        return Ok(None);
+        return start_grpc(srv, args, ulog, grpc_port);
     };
     let Some(dir) = &ulog.ulog_dir else {
         return Err(
@@ -105,7 +139,8 @@ pub fn start(
     let follower = replica::Follower {
         server_id: ulog.server_id,
         dbs,
-        rts,
+        rts: Some(rts),
+        wire: replica::Wire::Rpc,
         status,
         max_item: srv.cfg.max_item_size,
     };
@@ -113,4 +148,105 @@ pub fn start(
         .spawn(master, start_ts)
         .map(Some)
         .map_err(|e| format!("starting the replica thread: {e}"))
+}
+
+/// The gRPC replica (`--repl_master`), or, on a server with a gRPC port, an
+/// idle one that a ChangeMaster call can point at a master, as any
+/// tkrzw_server can be. Its clients may write, as tkrzw_server's may.
+fn start_grpc(
+    srv: &crate::state::server::Server,
+    args: &ReplicaArgs,
+    ulog: &crate::replication::ulog::UlogArgs,
+    grpc_port: bool,
+) -> Result<Option<replica::Handle>, String> {
+    let master = args.repl_master.clone().unwrap_or_default();
+    let dbs = crate::state::databases::all(srv);
+    if dbs.iter().any(|db| !db.is_writable()) {
+        if master.is_empty() {
+            return Ok(None); // a read-only server follows nobody
+        }
+        return Err(
+            "--repl_master cannot be combined with --read-only: the replica writes what it applies"
+                .into(),
+        );
+    }
+    if master.is_empty() && !grpc_port {
+        return Ok(None);
+    }
+    if !args.repl_wait.is_finite() || args.repl_wait < 0.0 {
+        return Err(format!(
+            "--repl_wait {}: seconds, 0 or more",
+            args.repl_wait
+        ));
+    }
+    srv.replication.replica_writable.store(true, Relaxed);
+    if let Some(log) = srv.replication.ulog.get() {
+        log.track_recent(RECENT_KEYS);
+    }
+    let fsync =
+        crate::replication::ulog::strictest_sync(&dbs) == memstored_engine::SyncMode::Always;
+    let (rts, saved_ms) = match &args.repl_ts_file {
+        Some(p) => {
+            let (r, ms) = rts::Rts::open(p, fsync).map_err(|e| format!("{}: {e}", p.display()))?;
+            (Some(r), ms)
+        }
+        None => (None, 0),
+    };
+    let from_ms = if saved_ms == 0 && args.repl_ts_from_dbm {
+        dbs.iter()
+            .map(|db| modified_ms(&db.name().path))
+            .min()
+            .unwrap_or(0)
+    } else {
+        saved_ms
+    };
+    let from_ms = i64::try_from(from_ms)
+        .unwrap_or(i64::MAX)
+        .saturating_add(args.repl_ts_skew)
+        .max(0);
+    let status = Arc::new(crate::state::replication::replica_status::Status::default());
+    let _ = srv.replication.replica.set(status.clone());
+    let follower = replica::Follower {
+        server_id: ulog.server_id,
+        dbs,
+        rts,
+        wire: replica::Wire::Grpc(grpc_follow::GrpcOptions {
+            wait: args.repl_wait,
+        }),
+        status,
+        max_item: srv.cfg.max_item_size,
+    };
+    let from_us = u64::try_from(from_ms).unwrap_or(0).saturating_mul(1000);
+    follower
+        .spawn(&master, from_us)
+        .map(Some)
+        .map_err(|e| format!("starting the replica thread: {e}"))
+}
+
+/// When the files of the database at `path` last changed, in Unix
+/// milliseconds (now for a database without files): Tkrzw's database
+/// timestamp, for `--repl_ts_from_dbm`.
+fn modified_ms(path: &str) -> u64 {
+    let now = crate::state::replication::progress::now_micros() / 1000;
+    let path = std::path::Path::new(path);
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return now;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return now;
+    };
+    let name = name.to_string_lossy();
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&*name))
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .max()
+        .map_or(now, |m| m.min(now))
 }

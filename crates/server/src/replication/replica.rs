@@ -42,7 +42,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// Why one connection to the master ended.
 #[derive(Debug, thiserror::Error)]
-enum Ended {
+pub(super) enum Ended {
     #[error("{0}")]
     Io(#[from] io::Error),
     #[error("the master refused: {0}")]
@@ -88,10 +88,25 @@ impl Handle {
 pub struct Follower {
     pub server_id: u16,
     pub dbs: Vec<Arc<Db>>,
-    pub rts: Rts,
+    /// Where the position is saved (none: it is not, as tkrzw_server
+    /// without `--repl_ts_file`).
+    pub rts: Option<Rts>,
+    /// Which wire the master speaks.
+    pub wire: Wire,
     pub status: Arc<Status>,
     /// `-I`: the largest key or value this replica takes from its master.
     pub max_item: u64,
+}
+
+/// The master's wire.
+#[derive(Debug, Clone)]
+pub enum Wire {
+    /// memstored's MessagePack-RPC stream on the master's main port
+    /// (`--replicate-from`): flags and expiry travel too, and the master
+    /// hears how far the replica is.
+    Rpc,
+    /// Tkrzw-RPC's Replicate on the master's gRPC port (`--repl_master`).
+    Grpc(super::grpc_follow::GrpcOptions),
 }
 
 /// The largest frame a replica with item limit `max_item` reads: a batch
@@ -132,7 +147,10 @@ impl Follower {
                 }
                 continue;
             }
-            let r = self.follow(&master, stop);
+            let r = match &self.wire {
+                Wire::Rpc => self.follow(&master, stop),
+                Wire::Grpc(o) => super::grpc_follow::follow(&self, o, &master, stop),
+            };
             self.status.connected.store(false, Relaxed);
             match r {
                 Err(Ended::Stopping) => return,
@@ -285,7 +303,9 @@ impl Follower {
             for db in &self.dbs {
                 db.flush_dirty()?;
             }
-            self.rts.save(last.timestamp)?;
+            if let Some(rts) = &self.rts {
+                rts.save(last.timestamp)?;
+            }
             s.applied_ts.store(last.timestamp, Relaxed);
             s.applied.fetch_add(applied, Relaxed);
         }

@@ -17,6 +17,7 @@
 //! A `dbm_index` outside the served databases is gRPC's INVALID_ARGUMENT
 //! ("dbm_index is out of range"), as tkrzw_server answers it.
 
+mod replicate;
 pub mod service;
 mod status;
 #[cfg(test)]

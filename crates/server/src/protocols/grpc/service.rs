@@ -661,14 +661,32 @@ impl DbmService for Dbm {
 
     type ReplicateStream = Streamed<ReplicateResponse>;
 
-    async fn replicate(&self, _: Request<ReplicateRequest>) -> Answer<Self::ReplicateStream> {
-        Err(unimplemented_stream("Replicate"))
+    async fn replicate(&self, request: Request<ReplicateRequest>) -> Answer<Self::ReplicateStream> {
+        let peer = request
+            .remote_addr()
+            .map_or_else(|| "?".to_string(), |a| a.to_string());
+        let rx = super::replicate::start(&self.srv, request.get_ref(), peer)?;
+        answer(Box::pin(ReceiverStream::new(rx)) as Self::ReplicateStream)
     }
 
-    async fn change_master(&self, _: Request<ChangeMasterRequest>) -> Answer<ChangeMasterResponse> {
-        answer(ChangeMasterResponse {
-            status: not_implemented("ChangeMaster"),
-        })
+    /// Follow `master` over gRPC from now on (empty: follow nobody, and
+    /// take client writes), the position moved by `timestamp_skew`
+    /// milliseconds (Tkrzw's sign: negative steps back).
+    async fn change_master(
+        &self,
+        request: Request<ChangeMasterRequest>,
+    ) -> Answer<ChangeMasterResponse> {
+        let r = request.into_inner();
+        let back_ms = u64::try_from(r.timestamp_skew.saturating_neg()).unwrap_or(0);
+        let cmd = crate::command::ChangeMaster {
+            master: r.master.trim().to_string(),
+            skew_us: back_ms.saturating_mul(1000),
+        };
+        let status = match cmd.apply(&self.srv) {
+            Ok(()) => status::ok(),
+            Err(why) => of(code::PRECONDITION_ERROR, why),
+        };
+        answer(ChangeMasterResponse { status })
     }
 }
 
