@@ -47,7 +47,8 @@ pub enum RemoteCmd {
     },
     /// Prints the properties of the database (or the one named ATTR).
     Inspect { attr: Option<String> },
-    /// Prints the value of KEY; with --multi, `key<TAB>value` for every KEY found.
+    /// Prints the value of KEY; with --multi, `key<TAB>value` for every KEY
+    /// found, sorted by key (as Tkrzw's tool).
     Get {
         #[arg(long)]
         multi: bool,
@@ -375,15 +376,14 @@ fn get(r: &mut Remote, multi: bool, keys: &[String]) -> Result<()> {
     if !matches!(v, Value::Map(_)) {
         bail!("get_bulk: expected a map, got {v}");
     }
-    let found = bulk_records(&v);
-    // In the order asked; absent keys print nothing.
+    // Sorted by key, each once, as Tkrzw's tool prints its std::map;
+    // absent keys print nothing.
+    let found: std::collections::BTreeMap<&[u8], &Value> = bulk_records(&v).into_iter().collect();
     let mut line = Vec::new();
-    for k in keys {
-        if let Some(v) = found.get(k.as_bytes()) {
-            line.clear();
-            tsv::format_line(k.as_bytes(), value_bytes(v).unwrap_or(b""), &mut line);
-            out.write_all(&line)?;
-        }
+    for (k, v) in found {
+        line.clear();
+        tsv::format_line(k, value_bytes(v).unwrap_or(b""), &mut line);
+        out.write_all(&line)?;
     }
     out.flush()?;
     Ok(())
@@ -488,7 +488,7 @@ fn append_with(r: &mut Remote, key: &str, value: &str, delim: &str) -> Result<()
                 .and_then(|(_, v)| value_bytes(v))
                 .map(<[u8]>::to_vec),
             Ok(v) => bail!("get {key:?}: unexpected reply {v}"),
-            Err(e) if e.code == Some(35) => None,
+            Err(e) if e.code == Some(rpc_client::NOT_FOUND) => None,
             Err(e) => bail!("get {key:?}: {e}"),
         };
         let (oval, nval) = match cur {

@@ -54,6 +54,9 @@ pub fn connect(addr: &str, timeout: Option<Duration>) -> Result<TcpStream> {
     }
 }
 
+/// kt-msgpack's code for a missing record (Tkrzw's NOT_FOUND_ERROR).
+pub const NOT_FOUND: i64 = 35;
+
 /// A procedure's failure as the server reported it (`[code, message]`).
 #[derive(Debug, Clone)]
 pub struct RemoteError {
