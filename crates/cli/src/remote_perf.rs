@@ -29,8 +29,9 @@
 //! `--ignore_result`, sets and removes are sent as notifications, and the
 //! phase ends with a `ping` round trip. Over gRPC (`--protocol grpc`) the
 //! calls are Tkrzw's own: `Echo`, `Set`/`SetMulti`, `Get`/`GetMulti`,
-//! `Remove`/`RemoveMulti`, `Iterate` (jump + get), and with `--stream`
-//! the `Stream` call.
+//! `Remove`/`RemoveMulti` (one call per batch), `Iterate` (jump + get, a
+//! new stream every 100 operations), `Count`, `Clear`; `--stream` and
+//! `--ignore_result` are accepted there, but the calls stay unary.
 //!
 //! Output is Tkrzw's lines (`Setting: ...`, `Setting done: elapsed_time=...
 //! num_records=... qps=... mem=...`); a progress bar replaces Tkrzw's dots
