@@ -317,17 +317,22 @@ impl GrpcClient {
 
     /// Opens an `Iterate` stream: Tkrzw's remote iterator.
     pub fn iterator(&mut self) -> Iter {
-        let (tx, rx) = tokio::sync::mpsc::channel(1);
         let mut c = self.c.clone();
-        // Spawned: the call goes on while its requests are sent.
-        let call = self
-            .rt
-            .spawn(async move { c.iterate(ReceiverStream::new(rx)).await });
         Iter {
-            rt: self.rt.clone(),
-            tx,
-            call: Some(call),
-            rx: None,
+            d: Duplex::open(&self.rt, "Iterate", move |rx| async move {
+                c.iterate(ReceiverStream::new(rx)).await
+            }),
+            index: self.index,
+        }
+    }
+
+    /// Opens a `Stream` call: single-record calls one after another.
+    pub fn stream(&mut self) -> Stream {
+        let mut c = self.c.clone();
+        Stream {
+            d: Duplex::open(&self.rt, "Stream", move |rx| async move {
+                c.stream(ReceiverStream::new(rx)).await
+            }),
             index: self.index,
         }
     }
@@ -343,16 +348,82 @@ fn pairs<K: AsRef<[u8]>, V: AsRef<[u8]>>(recs: &[(K, V)]) -> Vec<BytesPair> {
         .collect()
 }
 
-type IterateCall = tokio::task::JoinHandle<
-    std::result::Result<tonic::Response<tonic::Streaming<IterateResponse>>, tonic::Status>,
->;
+type Opened<A> = std::result::Result<tonic::Response<tonic::Streaming<A>>, tonic::Status>;
+
+/// A bidirectional call driven from blocking code: requests go into a
+/// channel the call reads; the call itself runs as a task on the client's
+/// runtime, which every blocking wait drives.
+struct Duplex<Q, A> {
+    rt: Arc<tokio::runtime::Runtime>,
+    name: &'static str,
+    tx: tokio::sync::mpsc::Sender<Q>,
+    call: Option<tokio::task::JoinHandle<Opened<A>>>,
+    rx: Option<tonic::Streaming<A>>,
+}
+
+impl<Q: Send + 'static, A: Send + 'static> Duplex<Q, A> {
+    fn open<F, Fut>(rt: &Arc<tokio::runtime::Runtime>, name: &'static str, start: F) -> Self
+    where
+        F: FnOnce(tokio::sync::mpsc::Receiver<Q>) -> Fut,
+        Fut: std::future::Future<Output = Opened<A>> + Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        Duplex {
+            rt: rt.clone(),
+            name,
+            tx,
+            call: Some(rt.spawn(start(rx))),
+            rx: None,
+        }
+    }
+
+    /// Sends a request (and, the first time, waits for the call's answer
+    /// to begin: a refused call, UNIMPLEMENTED, is the error then).
+    fn send(&mut self, q: Q) -> Result<()> {
+        let (rt, name) = (self.rt.clone(), self.name);
+        rt.block_on(self.tx.send(q))
+            .map_err(|_| anyhow!("{name}: the stream ended"))?;
+        if let Some(call) = self.call.take() {
+            let resp = rt
+                .block_on(call)
+                .context(name)?
+                .map_err(|s| anyhow!("{name}: {}", grpc_error(&s)))?;
+            self.rx = Some(resp.into_inner());
+        }
+        Ok(())
+    }
+
+    /// Ends the requests and waits for the server to end its answers (so
+    /// calls sent without an answer have been done).
+    fn close(mut self) -> Result<()> {
+        let (rt, name) = (self.rt.clone(), self.name);
+        drop(self.tx);
+        if let Some(rx) = self.rx.as_mut() {
+            while rt
+                .block_on(rx.message())
+                .map_err(|s| anyhow!("{name}: {}", grpc_error(&s)))?
+                .is_some()
+            {}
+        }
+        Ok(())
+    }
+
+    /// The next answer.
+    fn recv(&mut self) -> Result<A> {
+        let (rt, name) = (self.rt.clone(), self.name);
+        let rx = self
+            .rx
+            .as_mut()
+            .ok_or_else(|| anyhow!("{name}: nothing sent"))?;
+        rt.block_on(rx.message())
+            .map_err(|s| anyhow!("{name}: {}", grpc_error(&s)))?
+            .ok_or_else(|| anyhow!("{name}: the server ended the stream"))
+    }
+}
 
 /// An `Iterate` stream: each operation sent is answered by one response.
 pub struct Iter {
-    rt: Arc<tokio::runtime::Runtime>,
-    tx: tokio::sync::mpsc::Sender<IterateRequest>,
-    call: Option<IterateCall>,
-    rx: Option<tonic::Streaming<IterateResponse>>,
+    d: Duplex<IterateRequest, IterateResponse>,
     index: i32,
 }
 
@@ -360,7 +431,7 @@ impl Iter {
     /// Sends operation `op` and returns its answer: the record's key and
     /// value where it gives them.
     pub fn op(&mut self, op: OpType, key: &[u8], inclusive: bool) -> Answer<(Vec<u8>, Vec<u8>)> {
-        let req = IterateRequest {
+        self.d.send(IterateRequest {
             dbm_index: self.index,
             operation: op as i32,
             key: key.to_vec(),
@@ -368,25 +439,90 @@ impl Iter {
             jump_inclusive: inclusive,
             omit_key: false,
             omit_value: false,
-        };
-        let rt = self.rt.clone();
-        rt.block_on(self.tx.send(req))
-            .map_err(|_| anyhow!("Iterate: the stream ended"))?;
-        if let Some(call) = self.call.take() {
-            let resp = rt
-                .block_on(call)
-                .context("Iterate")?
-                .map_err(|s| anyhow!("Iterate: {}", grpc_error(&s)))?;
-            self.rx = Some(resp.into_inner());
-        }
-        let rx = self
-            .rx
-            .as_mut()
-            .ok_or_else(|| anyhow!("Iterate: no stream"))?;
-        let r = rt
-            .block_on(rx.message())
-            .map_err(|s| anyhow!("Iterate: {}", grpc_error(&s)))?
-            .ok_or_else(|| anyhow!("Iterate: the server ended the stream"))?;
+        })?;
+        let r = self.d.recv()?;
         Ok(checked(r.status, (r.key, r.value)))
+    }
+}
+
+/// A `Stream` call: Echo, Get, Set, Remove, ... one after another.
+pub struct Stream {
+    d: Duplex<pb::StreamRequest, pb::StreamResponse>,
+    index: i32,
+}
+
+/// The status of a Stream call's answer.
+fn stream_status(r: pb::StreamResponse) -> std::result::Result<(), RemoteError> {
+    use pb::stream_response::ResponseOneof as A;
+    let status = match r.response_oneof {
+        Some(A::EchoResponse(a)) => a.status,
+        Some(A::GetResponse(a)) => a.status,
+        Some(A::SetResponse(a)) => a.status,
+        Some(A::RemoveResponse(a)) => a.status,
+        Some(A::AppendResponse(a)) => a.status,
+        Some(A::CompareExchangeResponse(a)) => a.status,
+        Some(A::IncrementResponse(a)) => a.status,
+        None => None,
+    };
+    checked(status, ())
+}
+
+impl Stream {
+    /// Ends the stream once the server has done every call sent.
+    pub fn close(self) -> Result<()> {
+        self.d.close()
+    }
+
+    /// Sends one call; with `omit_response` nothing comes back (Ok).
+    fn call(&mut self, q: pb::stream_request::RequestOneof, omit_response: bool) -> Answer<()> {
+        self.d.send(pb::StreamRequest {
+            request_oneof: Some(q),
+            omit_response,
+        })?;
+        if omit_response {
+            return Ok(Ok(()));
+        }
+        Ok(stream_status(self.d.recv()?))
+    }
+
+    pub fn echo(&mut self, message: &[u8]) -> Answer<()> {
+        let message = String::from_utf8_lossy(message).into_owned();
+        self.call(
+            pb::stream_request::RequestOneof::EchoRequest(pb::EchoRequest { message }),
+            false,
+        )
+    }
+
+    pub fn get(&mut self, key: &[u8]) -> Answer<()> {
+        let q = pb::GetRequest {
+            dbm_index: self.index,
+            key: key.to_vec(),
+            omit_value: false,
+        };
+        self.call(pb::stream_request::RequestOneof::GetRequest(q), false)
+    }
+
+    pub fn set(&mut self, key: &[u8], value: &[u8], omit_response: bool) -> Answer<()> {
+        let q = pb::SetRequest {
+            dbm_index: self.index,
+            key: key.to_vec(),
+            value: value.to_vec(),
+            overwrite: true,
+        };
+        self.call(
+            pb::stream_request::RequestOneof::SetRequest(q),
+            omit_response,
+        )
+    }
+
+    pub fn remove(&mut self, key: &[u8], omit_response: bool) -> Answer<()> {
+        let q = pb::RemoveRequest {
+            dbm_index: self.index,
+            key: key.to_vec(),
+        };
+        self.call(
+            pb::stream_request::RequestOneof::RemoveRequest(q),
+            omit_response,
+        )
     }
 }

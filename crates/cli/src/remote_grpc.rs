@@ -5,7 +5,7 @@
 //! The output is the MessagePack-RPC path's.
 
 use crate::grpc_client::pb::iterate_request::OpType;
-use crate::grpc_client::{Answer, GrpcClient, Iter};
+use crate::grpc_client::{Answer, GrpcClient, Iter, Stream};
 use crate::local::Move;
 use crate::remote::{print_inspection, print_sorted, stdout, write_record, RemoteArgs, RemoteCmd};
 use crate::remote_perf::{Batch, PerfConn, Phase, SequenceArgs};
@@ -118,6 +118,7 @@ pub fn run(a: RemoteArgs, timeout: Option<Duration>) -> Result<()> {
                 Ok(Box::new(GrpcPerf {
                     c: GrpcClient::connect(&addr, timeout, index)?,
                     iter: None,
+                    stream: None,
                     ops: 0,
                 }) as Box<dyn PerfConn>)
             })?;
@@ -272,6 +273,8 @@ fn search(c: &mut GrpcClient, mode: &str, pattern: &str, max: u64, keys_only: bo
 struct GrpcPerf {
     c: GrpcClient,
     iter: Option<Iter>,
+    /// `--stream`: the Stream call, also made anew every 100 operations.
+    stream: Option<Stream>,
     ops: u64,
 }
 
@@ -280,14 +283,45 @@ fn unit<T>(r: Answer<T>) -> Result<std::result::Result<(), RemoteError>> {
     Ok(r?.map(drop))
 }
 
+impl GrpcPerf {
+    /// One operation on the Stream call, as Tkrzw's `--stream`: sets and
+    /// removes unanswered with `--ignore_result`.
+    fn streamed(
+        &mut self,
+        phase: Phase,
+        b: &Batch,
+        a: &SequenceArgs,
+    ) -> Result<std::result::Result<(), RemoteError>> {
+        if self.ops.is_multiple_of(100) || self.stream.is_none() {
+            if let Some(old) = self.stream.take() {
+                old.close()?;
+            }
+            self.stream = Some(self.c.stream());
+        }
+        self.ops += 1;
+        let s = self.stream.as_mut().ok_or_else(|| anyhow!("no stream"))?;
+        let (k, v) = (&b.keys[0], &b.values[0]);
+        match phase {
+            Phase::Echo => s.echo(k),
+            Phase::Set => s.set(k, v, a.ignore_result),
+            Phase::Get => s.get(k),
+            Phase::Remove => s.remove(k, a.ignore_result),
+            Phase::Iter => bail!("iterations do not stream"),
+        }
+    }
+}
+
 impl PerfConn for GrpcPerf {
     fn batch(
         &mut self,
         phase: Phase,
         b: &Batch,
         multi: bool,
-        _: &SequenceArgs,
+        a: &SequenceArgs,
     ) -> Result<Vec<std::result::Result<(), RemoteError>>> {
+        if a.stream && phase != Phase::Iter {
+            return Ok(vec![self.streamed(phase, b, a)?]);
+        }
         let c = &mut self.c;
         let one = match (phase, multi) {
             (Phase::Echo, true) => {
@@ -327,7 +361,10 @@ impl PerfConn for GrpcPerf {
     fn finish(&mut self, _: &SequenceArgs) -> Result<()> {
         self.iter = None;
         self.ops = 0;
-        Ok(())
+        match self.stream.take() {
+            Some(s) => s.close(),
+            None => Ok(()),
+        }
     }
 
     fn count(&mut self) -> Result<u64> {

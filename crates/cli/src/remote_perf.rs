@@ -30,8 +30,9 @@
 //! phase ends with a `ping` round trip. Over gRPC (`--protocol grpc`) the
 //! calls are Tkrzw's own: `Echo`, `Set`/`SetMulti`, `Get`/`GetMulti`,
 //! `Remove`/`RemoveMulti` (one call per batch), `Iterate` (jump + get, a
-//! new stream every 100 operations), `Count`, `Clear`; `--stream` and
-//! `--ignore_result` are accepted there, but the calls stay unary.
+//! new stream every 100 operations), `Count`, `Clear`; with `--stream`,
+//! the `Stream` call (a new one every 100 operations; `--ignore_result`:
+//! sets and removes with `omit_response`).
 //!
 //! Output is Tkrzw's lines (`Setting: ...`, `Setting done: elapsed_time=...
 //! num_records=... qps=... mem=...`); a progress bar replaces Tkrzw's dots

@@ -226,6 +226,7 @@ fn perf_over_both_wires_stores_the_same() {
     for flags in [
         "--echo_only --set_only --get_only --remove_only --threads 2 --iter 30",
         "--echo_only --set_only --get_only --remove_only --threads 2 --iter 30 --multi 8",
+        "--echo_only --set_only --get_only --remove_only --threads 2 --iter 250 --stream",
     ] {
         let out = perf(flags, true);
         for label in ["Echoing", "Setting", "Getting", "Removing"] {
@@ -233,6 +234,13 @@ fn perf_over_both_wires_stores_the_same() {
         }
         assert!(out.contains("Removing done: elapsed_time="), "{out}");
     }
+    // --ignore_result: sets unanswered on the Stream call, all done by the
+    // time the stream is closed and the records counted.
+    let out = perf(
+        "--set_only --threads 2 --iter 250 --stream --ignore_result",
+        true,
+    );
+    assert!(out.contains("num_records=500"), "{out}");
     let e = fails(
         d,
         a,
