@@ -174,6 +174,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Perf {
             cmd: PerfCmd::Sequence(a),
         } => perf::sequence(&a),
+        Cmd::Remote(a) if a.protocol == remote::Protocol::Grpc => remote_grpc::run(a),
         Cmd::Remote(a) => remote::run(a),
         Cmd::Bench(a) => bench::run(&a),
     }

@@ -1,7 +1,8 @@
 //! `memstore remote`: the subcommands of `tkrzw_dbm_remote_util`, over
 //! memstored's MessagePack-RPC (procedures: crates/server/src/protocols/rpc/mod.rs),
-//! or with `--protocol grpc` over Tkrzw-RPC's gRPC service (remote_grpc.rs),
-//! printing the same, so one tool compares the two wires.
+//! or with `--protocol grpc` over Tkrzw-RPC's gRPC service (remote_grpc.rs,
+//! which uses this file's subcommands and printing, so both wires print the
+//! same and one tool compares them).
 //!
 //! Flags go anywhere, before or after the subcommand and its arguments, as
 //! Tkrzw's do; a list of arguments never takes a flag as one of its items
@@ -245,11 +246,15 @@ impl Remote {
     }
 }
 
+/// `--timeout`: none when absent or not positive.
+pub(crate) fn timeout(a: &RemoteArgs) -> Option<Duration> {
+    a.timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64)
+}
+
+/// Runs a subcommand over MessagePack-RPC (main.rs sends `--protocol grpc`
+/// to remote_grpc.rs).
 pub fn run(a: RemoteArgs) -> Result<()> {
-    let timeout = a.timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
-    if a.protocol == Protocol::Grpc {
-        return crate::remote_grpc::run(a, timeout);
-    }
+    let timeout = timeout(&a);
     let addr = rpc_client::address(a.address.as_deref());
     let mut c = RpcClient::connect(&addr, timeout)?;
     c.set_db(a.index);

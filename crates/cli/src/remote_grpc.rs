@@ -12,7 +12,6 @@ use crate::remote_perf::{Batch, PerfConn, Phase, SequenceArgs};
 use crate::rpc_client::RemoteError;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::Write;
-use std::time::Duration;
 
 /// Tkrzw's default: `localhost:1978`.
 pub const DEFAULT_ADDRESS: &str = "127.0.0.1:1978";
@@ -49,7 +48,8 @@ fn params(words: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-pub fn run(a: RemoteArgs, timeout: Option<Duration>) -> Result<()> {
+pub fn run(a: RemoteArgs) -> Result<()> {
+    let timeout = crate::remote::timeout(&a);
     if a.auth.is_some() {
         bail!(
             "--auth: the gRPC port has no authentication (Tkrzw-RPC's is TLS, not supported here)"
