@@ -583,6 +583,26 @@ mod tests {
         });
     }
 
+    /// Values past the 32-bit wrap, as Tkrzw's code computes them (compiled
+    /// with g++ 12: thread, operation, value).
+    #[test]
+    fn values_past_the_wrap_as_tkrzw() {
+        let a = args(4, 25_000_000);
+        for (id, j, want) in [
+            (0, 65_535, "afchejgl"),
+            (0, 65_536, "adcfehgj"),
+            (0, 70_000, "ezgbadcf"),
+            (0, 24_999_999, "gfahcjel"),
+            (3, 65_535, "difkhmbo"),
+            (3, 65_536, "dgfihkbm"),
+            (3, 70_000, "hcbedgfi"),
+            (3, 24_999_999, "bidkfmho"),
+        ] {
+            let mut g = Records::new(&a, id, 0);
+            assert_eq!(String::from_utf8_lossy(g.value(j)), want, "{id} {j}");
+        }
+    }
+
     /// std::mt19937's 10000th output for the default seed 5489 is
     /// 4123659995 (the C++ standard's check); its first is 3499211612.
     #[test]
@@ -593,6 +613,22 @@ mod tests {
             m.next_u32();
         }
         assert_eq!(m.next_u32(), 4_123_659_995);
+    }
+
+    /// What g++ 12's libstdc++ draws for Tkrzw's perf (seed 0, thread 1 of
+    /// 2, `--iter 1000 --size 8`): `key_num_dist(key_mt)` and
+    /// `value_size_dist(misc_mt)`, and a range near 2^31.
+    #[test]
+    fn draws_as_libstdcxx() {
+        let a = args(2, 1000);
+        let mut r = Records::new(&a, 1, 0);
+        let keys: Vec<u32> = (0..8).map(|_| r.keys.uniform(r.key_hi)).collect();
+        assert_eq!(keys, [834, 1994, 1440, 1865, 0, 256, 604, 1998]);
+        let sizes: Vec<u32> = (0..8).map(|_| r.sizes.uniform(8)).collect();
+        assert_eq!(sizes, [3, 1, 0, 8, 4, 8, 3, 4]);
+        let mut big = Mt19937::new(12345);
+        let v: Vec<u32> = (0..4).map(|_| big.uniform(2_147_483_646)).collect();
+        assert_eq!(v, [1_996_335_344, 1_911_592_689, 679_411_342, 280_691_776]);
     }
 
     #[test]
