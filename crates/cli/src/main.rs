@@ -3,12 +3,14 @@
 //! `tkrzw_dbm_remote_util` and `tkrzw_dbm_perf`.
 
 mod bench;
+mod grpc_client;
 mod import;
 mod local;
 mod maint;
 mod perf;
 mod progress;
 mod remote;
+mod remote_grpc;
 mod remote_perf;
 mod rpc_client;
 mod store;
@@ -110,7 +112,8 @@ enum Cmd {
         #[command(subcommand)]
         cmd: PerfCmd,
     },
-    /// A running server over MessagePack-RPC, like tkrzw_dbm_remote_util.
+    /// A running server over MessagePack-RPC (or gRPC: --protocol grpc), like
+    /// tkrzw_dbm_remote_util.
     Remote(remote::RemoteArgs),
     /// Network load against memstored or memcached (binary, text, RPC).
     #[command(long_about = bench::LONG_ABOUT)]
@@ -171,6 +174,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Perf {
             cmd: PerfCmd::Sequence(a),
         } => perf::sequence(&a),
+        Cmd::Remote(a) if a.protocol == remote::Protocol::Grpc => remote_grpc::run(a),
         Cmd::Remote(a) => remote::run(a),
         Cmd::Bench(a) => bench::run(&a),
     }

@@ -1,12 +1,17 @@
 //! `memstore remote`: the subcommands of `tkrzw_dbm_remote_util`, over
-//! memstored's MessagePack-RPC (procedures: crates/server/src/protocols/rpc/mod.rs).
+//! memstored's MessagePack-RPC (procedures: crates/server/src/protocols/rpc/mod.rs),
+//! or with `--protocol grpc` over Tkrzw-RPC's gRPC service (remote_grpc.rs,
+//! which uses this file's subcommands and printing, so both wires print the
+//! same and one tool compares them).
 //!
 //! Flags go anywhere, before or after the subcommand and its arguments, as
 //! Tkrzw's do; a list of arguments never takes a flag as one of its items
 //! (a value beginning with `-`, other than a number, goes after `--`).
 //! The common flags:
 //! `--address HOST:PORT` (default `$MEMSTORE_ADDRESS`, else 127.0.0.1:11211,
-//! memstored's own default), `--auth USER:PASSWORD`, `--timeout SECS`.
+//! memstored's own default; for gRPC `$MEMSTORE_GRPC_ADDRESS`, else
+//! 127.0.0.1:1978, Tkrzw's), `--auth USER:PASSWORD`, `--timeout SECS`,
+//! `--index N`, `--protocol msgpack-rpc|grpc`.
 
 use crate::local::Move;
 use crate::rpc_client::{self, RemoteError, RpcClient};
@@ -32,8 +37,22 @@ pub struct RemoteArgs {
     /// the first; sent as each call's `DB` option).
     #[arg(long, global = true, default_value_t = 0)]
     pub index: u32,
+    /// The wire: memstored's MessagePack-RPC, or Tkrzw-RPC's gRPC (the port
+    /// of `memstored --grpc-listen`; default address then
+    /// $MEMSTORE_GRPC_ADDRESS, else 127.0.0.1:1978).
+    #[arg(long, global = true, value_enum, default_value = "msgpack-rpc")]
+    pub protocol: Protocol,
     #[command(subcommand)]
     pub cmd: RemoteCmd,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// memstored's MessagePack-RPC (its main port).
+    #[value(name = "msgpack-rpc", alias = "rpc", alias = "msgpack")]
+    MsgpackRpc,
+    /// Tkrzw-RPC's gRPC service, as tkrzw_dbm_remote_util speaks it.
+    Grpc,
 }
 
 #[derive(Subcommand, Debug)]
@@ -47,7 +66,8 @@ pub enum RemoteCmd {
     },
     /// Prints the properties of the database (or the one named ATTR).
     Inspect { attr: Option<String> },
-    /// Prints the value of KEY; with --multi, `key<TAB>value` for every KEY found.
+    /// Prints the value of KEY; with --multi, `key<TAB>value` for every KEY
+    /// found, sorted by key (as Tkrzw's tool).
     Get {
         #[arg(long)]
         multi: bool,
@@ -141,7 +161,7 @@ pub enum PerfCmd {
     Sequence(crate::remote_perf::SequenceArgs),
 }
 
-fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
+pub(crate) fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
     BufWriter::with_capacity(64 * 1024, std::io::stdout().lock())
 }
 
@@ -197,7 +217,7 @@ fn opts(entries: Vec<(&str, Value)>) -> Value {
 }
 
 /// `KEY=VALUE` words as option-map entries.
-fn param_entries(params: &[String]) -> Result<Vec<(Value, Value)>> {
+pub(crate) fn param_entries(params: &[String]) -> Result<Vec<(Value, Value)>> {
     params
         .iter()
         .map(|p| {
@@ -226,9 +246,16 @@ impl Remote {
     }
 }
 
+/// `--timeout`: none when absent or not positive.
+pub(crate) fn timeout(a: &RemoteArgs) -> Option<Duration> {
+    a.timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64)
+}
+
+/// Runs a subcommand over MessagePack-RPC (main.rs sends `--protocol grpc`
+/// to remote_grpc.rs).
 pub fn run(a: RemoteArgs) -> Result<()> {
+    let timeout = timeout(&a);
     let addr = rpc_client::address(a.address.as_deref());
-    let timeout = a.timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
     let mut c = RpcClient::connect(&addr, timeout)?;
     c.set_db(a.index);
     if let Some(auth) = &a.auth {
@@ -329,21 +356,67 @@ fn inspect(r: &mut Remote, attr: Option<&str>) -> Result<()> {
     let Value::Map(m) = v else {
         bail!("status: expected a map, got {v}");
     };
+    let pairs = m.iter().map(|(k, v)| (text(k), text(v))).collect();
+    print_inspection(pairs, attr, "count")
+}
+
+/// The properties `inspect` prints (all, or the one named `attr`);
+/// `count_key` names the number of records.
+pub(crate) fn print_inspection(
+    pairs: Vec<(String, String)>,
+    attr: Option<&str>,
+    count_key: &str,
+) -> Result<()> {
     let mut out = stdout();
     if let Some(attr) = attr {
-        let v = m
+        let v = pairs
             .iter()
-            .find(|(k, _)| value_str(k) == Some(attr))
+            .find(|(k, _)| k == attr)
             .ok_or_else(|| anyhow!("no attribute {attr:?}"))?;
-        writeln!(out, "{}", text(&v.1))?;
+        writeln!(out, "{}", v.1)?;
     } else {
         writeln!(out, "Inspection:")?;
-        for (k, v) in &m {
-            writeln!(out, "  {}={}", text(k), text(v))?;
+        for (k, v) in &pairs {
+            writeln!(out, "  {k}={v}")?;
         }
-        if let Some((_, n)) = m.iter().find(|(k, _)| value_str(k) == Some("count")) {
-            writeln!(out, "Number of Records: {}", text(n))?;
+        if let Some((_, n)) = pairs.iter().find(|(k, _)| k == count_key) {
+            writeln!(out, "Number of Records: {n}")?;
         }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Writes a record as `key<TAB>value` (escaped as in docs/tsv.md), or its
+/// key alone.
+pub(crate) fn write_record(
+    out: &mut impl Write,
+    line: &mut Vec<u8>,
+    k: &[u8],
+    v: &[u8],
+    keys_only: bool,
+) -> Result<()> {
+    line.clear();
+    if keys_only {
+        tsv::escape_into(k, line);
+        line.push(b'\n');
+    } else {
+        tsv::format_line(k, v, line);
+    }
+    out.write_all(line)?;
+    Ok(())
+}
+
+/// `get --multi`'s output: the records found sorted by key, each once, as
+/// Tkrzw's tool prints its std::map.
+pub(crate) fn print_sorted<'a>(
+    found: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+) -> Result<()> {
+    let sorted: std::collections::BTreeMap<&[u8], &[u8]> = found.into_iter().collect();
+    let mut out = stdout();
+    let mut line = Vec::new();
+    for (k, v) in sorted {
+        write_record(&mut out, &mut line, k, v, false)?;
     }
     out.flush()?;
     Ok(())
@@ -375,18 +448,12 @@ fn get(r: &mut Remote, multi: bool, keys: &[String]) -> Result<()> {
     if !matches!(v, Value::Map(_)) {
         bail!("get_bulk: expected a map, got {v}");
     }
-    let found = bulk_records(&v);
-    // In the order asked; absent keys print nothing.
-    let mut line = Vec::new();
-    for k in keys {
-        if let Some(v) = found.get(k.as_bytes()) {
-            line.clear();
-            tsv::format_line(k.as_bytes(), value_bytes(v).unwrap_or(b""), &mut line);
-            out.write_all(&line)?;
-        }
-    }
-    out.flush()?;
-    Ok(())
+    // Absent keys print nothing.
+    print_sorted(
+        bulk_records(&v)
+            .into_iter()
+            .map(|(k, v)| (k, value_bytes(v).unwrap_or(b""))),
+    )
 }
 
 fn set(r: &mut Remote, multi: bool, how: crate::local::SetOpts, args: &[String]) -> Result<()> {
@@ -488,7 +555,7 @@ fn append_with(r: &mut Remote, key: &str, value: &str, delim: &str) -> Result<()
                 .and_then(|(_, v)| value_bytes(v))
                 .map(<[u8]>::to_vec),
             Ok(v) => bail!("get {key:?}: unexpected reply {v}"),
-            Err(e) if e.code == Some(35) => None,
+            Err(e) if e.code == Some(rpc_client::NOT_FOUND) => None,
             Err(e) => bail!("get {key:?}: {e}"),
         };
         let (oval, nval) = match cur {
@@ -558,14 +625,7 @@ fn list(r: &mut Remote, mv: Move, jump_key: &str, items: Option<u64>, keys: bool
         let Value::Array(kv) = rec else { continue };
         let k = kv.first().and_then(value_bytes).unwrap_or(b"");
         let v = kv.get(1).and_then(value_bytes).unwrap_or(b"");
-        line.clear();
-        if keys {
-            tsv::escape_into(k, &mut line);
-            line.push(b'\n');
-        } else {
-            tsv::format_line(k, v, &mut line);
-        }
-        out.write_all(&line)?;
+        write_record(&mut out, &mut line, k, v, keys)?;
     }
     out.flush()?;
     Ok(())
@@ -584,10 +644,7 @@ fn search(r: &mut Remote, mode: &str, pattern: &str, max: u64, keys_only: bool) 
     let mut line = Vec::new();
     if keys_only {
         for k in keys {
-            line.clear();
-            tsv::escape_into(k, &mut line);
-            line.push(b'\n');
-            out.write_all(&line)?;
+            write_record(&mut out, &mut line, k, b"", true)?;
         }
     } else {
         for chunk in keys.chunks(1000) {
@@ -599,9 +656,7 @@ fn search(r: &mut Remote, mode: &str, pattern: &str, max: u64, keys_only: bool) 
             for k in chunk {
                 // Removed since the search: skip it.
                 if let Some(v) = m.get(k) {
-                    line.clear();
-                    tsv::format_line(k, value_bytes(v).unwrap_or(b""), &mut line);
-                    out.write_all(&line)?;
+                    write_record(&mut out, &mut line, k, value_bytes(v).unwrap_or(b""), false)?;
                 }
             }
         }

@@ -54,11 +54,36 @@ pub fn connect(addr: &str, timeout: Option<Duration>) -> Result<TcpStream> {
     }
 }
 
+/// kt-msgpack's code for a missing record (Tkrzw's NOT_FOUND_ERROR).
+pub const NOT_FOUND: i64 = 35;
+
+/// Tkrzw's status names, by code (tkrzw::Status::Code).
+const TKRZW_STATUS: [&str; 14] = [
+    "SUCCESS",
+    "UNKNOWN_ERROR",
+    "SYSTEM_ERROR",
+    "NOT_IMPLEMENTED_ERROR",
+    "PRECONDITION_ERROR",
+    "INVALID_ARGUMENT_ERROR",
+    "CANCELED_ERROR",
+    "NOT_FOUND_ERROR",
+    "PERMISSION_ERROR",
+    "INFEASIBLE_ERROR",
+    "DUPLICATION_ERROR",
+    "BROKEN_DATA_ERROR",
+    "NETWORK_ERROR",
+    "APPLICATION_ERROR",
+];
+
 /// A procedure's failure as the server reported it (`[code, message]`).
 #[derive(Debug, Clone)]
 pub struct RemoteError {
+    /// kt-msgpack's code (a gRPC status is translated, so the checks are
+    /// the same for both wires).
     pub code: Option<i64>,
     pub message: String,
+    /// Tkrzw's status code, when it came over gRPC.
+    pub tkrzw: Option<i32>,
 }
 
 impl RemoteError {
@@ -67,16 +92,42 @@ impl RemoteError {
             Value::Array(a) => RemoteError {
                 code: a.first().and_then(Value::as_i64),
                 message: a.get(1).and_then(rpc::value_str).unwrap_or("").to_string(),
+                tkrzw: None,
             },
             v => RemoteError {
                 code: v.as_i64(),
                 message: rpc::value_str(v).map_or_else(|| v.to_string(), String::from),
+                tkrzw: None,
             },
         }
     }
 
-    /// Tkrzw's name for the kt-msgpack code.
+    /// A failure reported by Tkrzw-RPC's `StatusProto` (code not 0).
+    pub fn tkrzw(code: i32, message: String) -> Self {
+        let kt = match code {
+            10 => 33,
+            7 => NOT_FOUND,
+            5 => 36,
+            9 => 37,
+            4 => 41,
+            3 => 42,
+            _ => 0,
+        };
+        RemoteError {
+            code: (kt != 0).then_some(kt),
+            message,
+            tkrzw: Some(code),
+        }
+    }
+
+    /// Tkrzw's name for the code.
     pub fn status_name(&self) -> &'static str {
+        if let Some(c) = self.tkrzw {
+            return TKRZW_STATUS
+                .get(c as usize)
+                .copied()
+                .unwrap_or("UNKNOWN_ERROR");
+        }
         match self.code {
             Some(33) => "DUPLICATION_ERROR",
             Some(35) => "NOT_FOUND_ERROR",
@@ -91,7 +142,7 @@ impl RemoteError {
 
 impl std::fmt::Display for RemoteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.code {
+        match self.tkrzw.map(i64::from).or(self.code) {
             Some(c) => write!(f, "{} ({c}): {}", self.status_name(), self.message),
             None => write!(f, "{}", self.message),
         }

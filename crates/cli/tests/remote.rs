@@ -327,3 +327,40 @@ fn flags_after_a_list_are_flags() {
     assert_eq!(ok(d, r, &["remote", "get", "k4"]), "-dash\n");
     assert_eq!(ok(d, w, &["remote", "list"]), "");
 }
+
+/// Every subcommand takes its flags after its arguments too (Tkrzw's tools
+/// take them anywhere), the common ones included: `--address` last sends
+/// the call to that server, not the default one.
+#[test]
+fn options_anywhere_for_every_subcommand() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let right = Server::start(d, "casket.tkt", &[]);
+    let wrong = Server::start(d, "*", &[]);
+    let (r, w) = (&right.address(), &wrong.address());
+    let run = |line: &str| {
+        let mut v: Vec<&str> = vec!["remote"];
+        v.extend(line.split_whitespace());
+        v.extend(["--address", r]);
+        ok(d, w, &v)
+    };
+    assert_eq!(run("echo a b --times 2"), "a b\na b\n");
+    run("perf sequence --iter 5 --set_only --threads 2 --multi 3");
+    assert_eq!(run("inspect count --index 0"), "12\n");
+    assert_eq!(
+        run("list --items 2 --keys --move jumplowerinc --jump_key 00000003"),
+        "00000003\n00000004\n"
+    );
+    assert_eq!(
+        run("search 0000001 --mode begin --max 2 --keys"),
+        "00000010\n00000011\n"
+    );
+    assert_eq!(run("get 00000001 --multi 00000000").lines().count(), 2);
+    run("set k 1 --incr 0 --timeout 5");
+    run("remove k --timeout 5");
+    run("sync make_backup=mine --hard");
+    run("rebuild --timeout 30");
+    run("clear --index 0");
+    assert_eq!(ok(d, r, &["remote", "inspect", "count"]), "0\n");
+    assert_eq!(ok(d, w, &["remote", "inspect", "count"]), "0\n");
+}

@@ -53,11 +53,24 @@ fn seed_002_remote_perf_command_line() {
     }
     assert!(fails(d, a, &["remote", "get", "00002000"]).contains("NOT_FOUND"));
 
-    let out = ok(d, a, &seq("--get_only --multi 100 --threads 4 --iter 500"));
+    // Every run clears the database first, as tkrzw-rpc 0.9.10's does, so
+    // getting goes with setting in one run.
+    let out = ok(
+        d,
+        a,
+        &seq("--set_only --get_only --multi 100 --threads 4 --iter 500"),
+    );
+    assert_eq!(records_after(&out, "Setting"), 2000, "{out}");
     assert_eq!(records_after(&out, "Getting"), 2000, "{out}");
 
-    // A batch size that does not divide --iter; removing leaves nothing.
-    let out = ok(d, a, &seq("--remove_only --multi 7 --threads 4 --iter 500"));
+    // A batch size that does not divide --iter: the last batch runs past
+    // it, as Tkrzw's (72 batches of 7 per thread); removing takes them all.
+    let out = ok(
+        d,
+        a,
+        &seq("--set_only --remove_only --multi 7 --threads 4 --iter 500"),
+    );
+    assert_eq!(records_after(&out, "Setting"), 4 * 72 * 7, "{out}");
     assert_eq!(records_after(&out, "Removing"), 0, "{out}");
 
     // Getting what is not there is a failure, as in Tkrzw (sequential keys).
@@ -128,7 +141,53 @@ fn index_selects_the_database() {
             "10",
         ],
     );
-    assert_eq!(records_after(&out, "Setting"), 103, "{out}");
+    // Cleared first (the three records set above are gone).
+    assert_eq!(records_after(&out, "Setting"), 100, "{out}");
     assert_eq!(ok(d, a, &["remote", "inspect", "count"]), "1\n");
     assert!(fails(d, a, &["remote", "--index", "2", "get", "k"]).contains("no such database"));
+}
+
+/// The listing of seed 002, byte for byte: after `tkrzw_dbm_remote_perf
+/// sequence --set_only --multi 100 --threads 4 --iter 25000000` into
+/// `casket.tkt#num_shards=10,num_buckets=1M`, the real
+/// `tkrzw_dbm_remote_util list --move jumplowerinc --jump_key 00000100
+/// --items 20` prints these lines. Keys 100..119 are written by operations
+/// 25..29 of the four threads, so 30 operations per thread (400 records:
+/// the one batch of 100 runs past --iter, as Tkrzw's) write the same
+/// values. The flags come in another order than the article's and after the
+/// server's address: they go anywhere.
+#[test]
+fn seed_002_listing_byte_for_byte() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let srv = Server::start(d, "casket.tkt#num_shards=10,num_buckets=1M", &[]);
+    let a = &srv.address();
+    ok(d, a, &["remote", "set", "stale", "gone after the clear"]);
+    let out = ok(
+        d,
+        a,
+        &seq("--threads 4 --multi 100 --iter 30 --set_only --address")
+            .into_iter()
+            .chain([a.as_str()])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(records_after(&out, "Setting"), 400, "{out}");
+    let list = "remote list --move jumplowerinc --jump_key 00000100 --items 20";
+    let listed = ok(d, a, &list.split(' ').collect::<Vec<_>>());
+    let want = "\
+00000100\tcbedgfah\n00000101\tdcfehgbi\n00000102\tedgfahcj\n00000103\tfehgbidk\n\
+00000104\tgbadcfeh\n00000105\thcbedgfi\n00000106\tadcfehgj\n00000107\tbedgfihk\n\
+00000108\tedgfahcj\n00000109\tfehgbidk\n00000110\tgfahcjel\n00000111\thgbidkfm\n\
+00000112\tehgjalcn\n00000113\tfihkbmdo\n00000114\tgjalcnep\n00000115\thkbmdofq\n\
+00000116\tgnapcret\n00000117\thobqdsfu\n00000118\tapcretgv\n00000119\tbqdsfuhw\n";
+    assert_eq!(listed, want);
+    // The article's get --multi, sorted by key whatever the order asked.
+    assert_eq!(
+        ok(
+            d,
+            a,
+            &["remote", "get", "00000119", "--multi", "00000100", "stale", "00000119"]
+        ),
+        "00000100\tcbedgfah\n00000119\tbqdsfuhw\n"
+    );
 }
