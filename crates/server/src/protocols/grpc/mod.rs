@@ -17,10 +17,16 @@
 //! A `dbm_index` outside the served databases is gRPC's INVALID_ARGUMENT
 //! ("dbm_index is out of range"), as tkrzw_server answers it.
 
+mod iterate;
+mod queue;
+mod records;
 pub mod service;
+mod signal;
 mod status;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tkrzw_tests;
 
 /// The messages and the server trait generated from `proto/tkrzw_rpc.proto`.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
