@@ -8,11 +8,15 @@
 //! | call | how |
 //! |---|---|
 //! | Echo Inspect Count GetFileSize ShouldBeRebuilt | `service.rs`, from the database |
-//! | Get GetMulti Set SetMulti Remove RemoveMulti Append AppendMulti CompareExchange Increment CompareExchangeMulti | `service.rs`, through the commands |
+//! | Get GetMulti Set SetMulti Remove RemoveMulti Append AppendMulti | `service.rs`, through the commands |
+//! | CompareExchange Increment CompareExchangeMulti Rekey | `records.rs`, through the commands' Tkrzw forms (`command::tkrzw`) |
+//! | PopFirst PushLast | `queue.rs` (`command::queue`) |
+//! | waits (`retry_wait`) and `notify` | `signal.rs`: tokio futures, no worker held |
 //! | Clear Synchronize (hard or with a backup) Rebuild Search | `service.rs`, off the workers through `crate::exec::slow` |
-//! | Rekey PopFirst PushLast ChangeMaster | not yet: NOT_IMPLEMENTED_ERROR |
+//! | ChangeMaster | not yet: NOT_IMPLEMENTED_ERROR |
 //! | Stream | `service.rs`: each call as its unary method answers it, in order |
-//! | Iterate Replicate | not yet: gRPC's UNIMPLEMENTED |
+//! | Iterate | `iterate.rs`: one cursor per stream (`command::Iterate`) |
+//! | Replicate | not yet: gRPC's UNIMPLEMENTED |
 //!
 //! A `dbm_index` outside the served databases is gRPC's INVALID_ARGUMENT
 //! ("dbm_index is out of range"), as tkrzw_server answers it.
