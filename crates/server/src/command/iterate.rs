@@ -2,7 +2,8 @@
 //! stream), on a cursor kept between calls as a [`CursorPlace`]. The moves
 //! and statuses are Tkrzw's `DBM::Iterator`'s: on a hash database `Last`,
 //! `JumpLower`, `JumpUpper` and `Previous` are NOT_IMPLEMENTED_ERROR, and a
-//! `Jump` to an absent key leaves the iterator on nothing (NOT_FOUND_ERROR).
+//! `Jump` to an absent key leaves the iterator on nothing (NOT_FOUND_ERROR;
+//! SUCCESS on a sharded one, as Tkrzw's ShardDBM answers).
 
 use super::{check_size, Outcome};
 use crate::state::server::Server;
@@ -58,25 +59,46 @@ impl Iterate<'_> {
 
     fn step<'s>(&self, srv: &'s Server, c: &mut Cursor<'s>) -> Iterated {
         let ordered = srv.db.is_ordered();
+        // A name with `num_shards` is a Tkrzw ShardDBM, whose iterator
+        // merges its shards' ones: on hash shards, a refused move has
+        // already left every shard's place, and a jump to an absent key
+        // succeeds on nothing.
+        let sharded_hash = !ordered && srv.db.name().names_shards();
+        let not_implemented = || Err(Outcome::Failed(Error::NotImplemented(String::new())));
         let moved = |r: memstored_engine::Result<()>| r.map(|()| None).map_err(Outcome::from_error);
         match self.op {
             IterOp::First => moved(c.first()),
+            IterOp::Last | IterOp::JumpLower(..) | IterOp::JumpUpper(..) if sharded_hash => {
+                *c = srv.db.cursor();
+                not_implemented()
+            }
             IterOp::Last => moved(c.last()),
-            IterOp::Jump(k) => {
-                let r = c.jump(k);
-                if r.is_err() {
+            IterOp::Jump(k) => match c.jump(k) {
+                Ok(()) => Ok(None),
+                Err(e) => {
                     // A jump that finds nothing leaves the iterator on nothing.
                     *c = srv.db.cursor();
+                    match e {
+                        Error::NotFound(_) if sharded_hash => Ok(None),
+                        e => Err(Outcome::from_error(e)),
+                    }
                 }
-                moved(r)
-            }
+            },
             IterOp::JumpLower(k, inclusive) => moved(c.jump_lower(k, inclusive)),
             IterOp::JumpUpper(k, inclusive) => moved(c.jump_upper(k, inclusive)),
             IterOp::Next => moved(c.next()),
-            // Tkrzw's hash iterators refuse it wherever they are.
-            IterOp::Previous if !ordered => {
-                Err(Outcome::Failed(Error::NotImplemented(String::new())))
+            IterOp::Previous if sharded_hash => {
+                // On nothing: NOT_FOUND_ERROR; else a refused lower jump.
+                let on = c.key().is_ok();
+                *c = srv.db.cursor();
+                if on {
+                    not_implemented()
+                } else {
+                    Err(Outcome::NotFound)
+                }
             }
+            // Tkrzw's hash iterators refuse it wherever they are.
+            IterOp::Previous if !ordered => not_implemented(),
             IterOp::Previous => moved(c.previous()),
             IterOp::Get => c.get().map(Some).map_err(Outcome::from_error),
             IterOp::Set(v) => {

@@ -6,15 +6,15 @@
 
 use super::pb::iterate_request::OpType;
 use super::pb::*;
-use super::service::{Dbm, Streamed, STREAM_QUEUE};
+use super::service::{Dbm, Streamed};
 use super::status::{of, of_outcome};
+use super::streams::{serve, Answering};
 use crate::command::{IterOp, Iterate, Outcome};
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::status::code;
 use memstored_engine::{CursorPlace, Error};
 use std::sync::Arc;
-use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
 use tonic::{Status, Streaming};
 
 /// The iterator of one stream: its database and its place there.
@@ -54,36 +54,33 @@ fn failed(o: Outcome) -> Option<StatusProto> {
     }
 }
 
+/// The iterator of one Iterate stream and the service it calls.
+struct IterateCalls {
+    dbm: Dbm,
+    iter: Iterator,
+}
+
+impl Answering for IterateCalls {
+    type Req = IterateRequest;
+    type Resp = IterateResponse;
+
+    async fn answer(&mut self, req: IterateRequest) -> Result<Option<IterateResponse>, Status> {
+        self.dbm.iterate_one(&mut self.iter, &req).await.map(Some)
+    }
+}
+
 impl Dbm {
     /// The Iterate stream, served by a task of its own until the client
     /// ends it or the server stops.
     pub(super) fn iterate_stream(
         &self,
-        mut incoming: Streaming<IterateRequest>,
+        incoming: Streaming<IterateRequest>,
     ) -> Streamed<IterateResponse> {
-        let dbm = self.sibling();
-        let mut stop = self.srv.shutdown.clone();
-        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_QUEUE);
-        tokio::spawn(async move {
-            let mut iter = Iterator::default();
-            loop {
-                let next = tokio::select! {
-                    biased;
-                    Ok(_) = stop.wait_for(|stopping| *stopping) => break,
-                    next = incoming.message() => next,
-                };
-                let answered = match next {
-                    Ok(Some(req)) => dbm.iterate_one(&mut iter, &req).await,
-                    Ok(None) => break,
-                    Err(e) => Err(e),
-                };
-                let failed = answered.is_err();
-                if tx.send(answered).await.is_err() || failed {
-                    break;
-                }
-            }
-        });
-        Box::pin(ReceiverStream::new(rx))
+        let calls = IterateCalls {
+            dbm: self.sibling(),
+            iter: Iterator::default(),
+        };
+        serve(calls, incoming, self.srv.shutdown.clone())
     }
 
     /// One request of an Iterate stream.

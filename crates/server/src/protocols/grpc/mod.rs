@@ -27,6 +27,7 @@ mod records;
 pub mod service;
 mod signal;
 mod status;
+mod streams;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

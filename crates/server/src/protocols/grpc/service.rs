@@ -11,6 +11,7 @@ use super::pb::stream_response::ResponseOneof;
 use super::pb::*;
 use super::signal::Signals;
 use super::status::{self, code_of, is_ok, not_implemented, of, of_error, of_outcome, of_slow};
+use super::streams::{serve, Answering};
 use crate::command::{Delete, Flush, Get, Outcome, Search};
 use crate::command::{Store, StoreKind};
 use crate::exec::{self, slow::check_pattern, slow::ConnSlots, slow::SlowError};
@@ -20,7 +21,6 @@ use memstored_engine::status::code;
 use memstored_engine::SearchMode;
 use std::pin::Pin;
 use std::sync::Arc;
-use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
 use tonic::codegen::tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
@@ -537,45 +537,11 @@ impl DbmService for Dbm {
         &self,
         request: Request<tonic::Streaming<StreamRequest>>,
     ) -> Answer<Self::StreamStream> {
-        let mut incoming = request.into_inner();
-        let dbm = self.sibling();
-        let mut stop = self.srv.shutdown.clone();
-        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_QUEUE);
-        tokio::spawn(async move {
-            loop {
-                let next = tokio::select! {
-                    biased;
-                    Ok(_) = stop.wait_for(|stopping| *stopping) => break,
-                    next = incoming.message() => next,
-                };
-                let req = match next {
-                    Ok(Some(req)) => req,
-                    Ok(None) => break,
-                    Err(e) => {
-                        let _ = tx.send(Err(e)).await;
-                        break;
-                    }
-                };
-                let answered = match req.request_oneof {
-                    Some(call) => dbm.stream_call(call).await,
-                    None => Err(Status::invalid_argument("a stream request names no call")),
-                };
-                let sent = match answered {
-                    Ok(_) if req.omit_response => continue,
-                    Ok(one) => tx.send(Ok(StreamResponse {
-                        response_oneof: Some(one),
-                    })),
-                    Err(e) => {
-                        let _ = tx.send(Err(e)).await;
-                        break;
-                    }
-                };
-                if sent.await.is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        let calls = StreamCalls {
+            dbm: self.sibling(),
+        };
+        let stop = self.srv.shutdown.clone();
+        Ok(Response::new(serve(calls, request.into_inner(), stop)))
     }
 
     type IterateStream = Streamed<IterateResponse>;
@@ -600,9 +566,25 @@ impl DbmService for Dbm {
     }
 }
 
-/// Answers of a Stream call queued for a client that reads them slowly,
-/// before the stream stops reading its requests.
-pub(super) const STREAM_QUEUE: usize = 64;
+/// The calls of one Stream.
+struct StreamCalls {
+    dbm: Dbm,
+}
+
+impl Answering for StreamCalls {
+    type Req = StreamRequest;
+    type Resp = StreamResponse;
+
+    async fn answer(&mut self, req: StreamRequest) -> Result<Option<StreamResponse>, Status> {
+        let Some(call) = req.request_oneof else {
+            return Err(Status::invalid_argument("a stream request names no call"));
+        };
+        let one = self.dbm.stream_call(call).await?;
+        Ok((!req.omit_response).then_some(StreamResponse {
+            response_oneof: Some(one),
+        }))
+    }
+}
 
 impl Dbm {
     /// One call of a Stream, as its unary method answers it.

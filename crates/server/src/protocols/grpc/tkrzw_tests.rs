@@ -523,3 +523,45 @@ async fn iterate_moves_as_tkrzw_iterators() {
         .unwrap_err();
     assert_eq!(e.message(), "dbm_index is out of range");
 }
+
+#[tokio::test]
+async fn iterate_on_a_sharded_hash_answers_as_shard_dbm() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("{}/casket.tkh#num_shards=3", dir.path().display());
+    let (_stop, rx) = tokio::sync::watch::channel(false);
+    let db = Arc::new(Db::open(&name, true).unwrap());
+    let svc = Dbm::new(Arc::new(Server::new(db, Config::defaults(&name), None, rx)));
+    set(&svc, 0, "h", b"H").await;
+    let ok = |k: &str, v: &str| (code::SUCCESS, k.to_string(), v.to_string());
+    let nf = (code::NOT_FOUND_ERROR, String::new(), String::new());
+    let ni = (code::NOT_IMPLEMENTED_ERROR, String::new(), String::new());
+    let got = walk(
+        &svc,
+        vec![
+            op(0, OpType::OpPrevious, ""),
+            op(0, OpType::OpJump, "h"),
+            op(0, OpType::OpGet, ""),
+            op(0, OpType::OpPrevious, ""),
+            op(0, OpType::OpGet, ""),
+            op(0, OpType::OpJump, "absent"),
+            op(0, OpType::OpGet, ""),
+            op(0, OpType::OpJump, "h"),
+            op(0, OpType::OpLast, ""),
+            op(0, OpType::OpGet, ""),
+        ],
+    )
+    .await;
+    let want = vec![
+        nf.clone(),
+        ok("", ""),
+        ok("h", "H"),
+        ni.clone(),
+        nf.clone(),
+        ok("", ""),
+        nf.clone(),
+        ok("", ""),
+        ni,
+        nf,
+    ];
+    assert_eq!(got, want);
+}
