@@ -564,4 +564,31 @@ async fn iterate_on_a_sharded_hash_answers_as_shard_dbm() {
         nf,
     ];
     assert_eq!(got, want);
+    // Read-only and empty, ShardDBM's PopFirst finds no first record
+    // before its shards would refuse the write.
+    let r = call!(
+        svc,
+        remove,
+        RemoveRequest {
+            dbm_index: 0,
+            key: b("h")
+        }
+    );
+    assert_eq!(code_of(&r.status), code::SUCCESS);
+    let r = call!(
+        svc,
+        synchronize,
+        SynchronizeRequest {
+            dbm_index: 0,
+            hard: true,
+            params: vec![]
+        }
+    );
+    assert_eq!(code_of(&r.status), code::SUCCESS);
+    drop(svc);
+    let (_stop, rx) = tokio::sync::watch::channel(false);
+    let db = Arc::new(Db::open(&name, false).unwrap());
+    let ro = Dbm::new(Arc::new(Server::new(db, Config::defaults(&name), None, rx)));
+    let r = call!(ro, pop_first, PopFirstRequest::default());
+    assert_eq!(code_of(&r.status), code::NOT_FOUND_ERROR);
 }
