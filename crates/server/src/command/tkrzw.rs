@@ -181,24 +181,16 @@ pub struct TkrzwCompareExchangeMulti<'k> {
     pub desired: &'k [(&'k [u8], Option<&'k [u8]>)],
 }
 
-impl TkrzwCompareExchangeMulti<'_> {
+type Reading<'k> = Vec<(&'k [u8], Option<Bytes>)>;
+
+impl<'k> TkrzwCompareExchangeMulti<'k> {
     /// `Done`, `Exists`, `TooLarge`, `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
-        let any = self.expected.iter().any(|(_, e)| *e == Expect::Any);
+        let mut read = match self.read(srv) {
+            Ok(r) => r,
+            Err(o) => return o,
+        };
         for _ in 0..RETRIES {
-            let mut read = Vec::with_capacity(self.expected.len());
-            for (key, e) in self.expected {
-                let want = match e {
-                    Expect::Absent => None,
-                    Expect::Value(v) => Some(v.clone()),
-                    Expect::Any => match srv.db.get_record(key) {
-                        Ok(Some(r)) => Some(r.value),
-                        Ok(None) => return Outcome::Exists,
-                        Err(e) => return Outcome::from_error(e),
-                    },
-                };
-                read.push((*key, want));
-            }
             let expected: Vec<(&[u8], Option<&[u8]>)> =
                 read.iter().map(|(k, v)| (*k, v.as_deref())).collect();
             let cmd = CompareExchangeMulti {
@@ -206,11 +198,37 @@ impl TkrzwCompareExchangeMulti<'_> {
                 desired: self.desired,
             };
             match cmd.apply(srv) {
-                Outcome::Exists if any => continue,
+                Outcome::Exists => {}
                 o => return o,
+            }
+            // A failure for another reason than an "any value" record
+            // changed since it was read is final.
+            match self.read(srv) {
+                Ok(again) if again != read => read = again,
+                Ok(_) => return Outcome::Exists,
+                Err(o) => return o,
             }
         }
         Outcome::Exists
+    }
+
+    /// The expectations with each `Any` read as the value there now;
+    /// `Err(Exists)` when an `Any` record is absent.
+    fn read(&self, srv: &Server) -> Result<Reading<'k>, Outcome> {
+        let mut read = Vec::with_capacity(self.expected.len());
+        for (key, e) in self.expected {
+            let want = match e {
+                Expect::Absent => None,
+                Expect::Value(v) => Some(v.clone()),
+                Expect::Any => match srv.db.get_record(key) {
+                    Ok(Some(r)) => Some(r.value),
+                    Ok(None) => return Err(Outcome::Exists),
+                    Err(e) => return Err(Outcome::from_error(e)),
+                },
+            };
+            read.push((*key, want));
+        }
+        Ok(read)
     }
 }
 

@@ -273,6 +273,11 @@ async fn compare_exchange_multi_with_any_value() {
     assert_eq!(value(&svc, 1, "a").await, None);
     assert_eq!(value(&svc, 1, "b").await, Some(b("2")));
     assert_eq!(cas_multi(&svc, e, d).await, code::INFEASIBLE_ERROR);
+    // Any value held, another expectation not: a final failure.
+    let e = vec![state("b", Some(""), true), state("a", Some("zz"), false)];
+    let d = vec![state("x", Some("1"), false)];
+    assert_eq!(cas_multi(&svc, e, d).await, code::INFEASIBLE_ERROR);
+    assert_eq!(value(&svc, 1, "x").await, None);
     // tkrzw_server 0.9.10 also expects no record of the empty key, and
     // removes it with any desired record.
     set(&svc, 1, "", b"empty").await;
