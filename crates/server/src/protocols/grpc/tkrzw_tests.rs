@@ -377,6 +377,15 @@ async fn push_last_and_pop_first_make_a_queue() {
     assert_eq!(pop(&svc, 0.0).await, (code::SUCCESS, key(2.0, 0), b("one")));
     assert_eq!(pop(&svc, 0.0).await, (code::SUCCESS, key(2.0, 1), b("two")));
     assert_eq!(pop(&svc, 0.0).await.0, code::NOT_FOUND_ERROR);
+    // wtime 0 (a request that leaves it unset): keys 0, 1, 2, as in
+    // tkrzw_server's own queue test.
+    for v in ["0", "1", "2"] {
+        assert_eq!(push(&svc, v, 0.0, false).await, code::SUCCESS);
+    }
+    for (i, v) in ["0", "1", "2"].into_iter().enumerate() {
+        let want = Bytes::copy_from_slice(&(i as u64).to_be_bytes());
+        assert_eq!(pop(&svc, 0.0).await, (code::SUCCESS, want, b(v)));
+    }
     // Now-ish keys: consecutive ones differ as doubles do near 1.7e17.
     assert_eq!(time_key(1.7e9, 0), time_key(1.7e9, 16));
     assert_ne!(time_key(1.7e9, 0), time_key(1.7e9, 17));
