@@ -60,13 +60,15 @@ impl IncrementBigEndian {
             };
             Ok((action, (n, meta)))
         });
-        outcome(r, |((n, meta), cas)| Outcome::Counted {
-            value: Number::Signed(n),
-            meta: Meta {
+        // Counted with every port's arithmetic (memcached's incr/decr counters).
+        let r = r.map(|((n, meta), cas)| {
+            let meta = Meta {
                 cas: cas.unwrap_or(meta.cas),
                 ..meta
-            },
-        })
+            };
+            (Number::Signed(n), meta)
+        });
+        super::arith::counted(srv, self.delta < 0, r)
     }
 }
 

@@ -118,6 +118,12 @@ async fn increment_keeps_eight_big_endian_bytes() {
         increment(&svc, "max", 1, 0).await,
         (code::SUCCESS, i64::MIN)
     );
+    // Counted in memcached's incr/decr counters, as every port's arithmetic
+    // (the reads with INT64MIN are not).
+    let sum = |f: fn(&crate::state::counters::RequestCounters) -> &std::sync::atomic::AtomicU64| {
+        svc.srv.counters.sum(f)
+    };
+    assert_eq!((sum(|c| &c.incr_hits), sum(|c| &c.decr_hits)), (4, 1));
     let ro = service(false);
     assert_eq!(increment(&ro, "n", 1, 0).await.0, code::PRECONDITION_ERROR);
     assert_eq!(increment(&ro, "n", i64::MIN, 3).await, (code::SUCCESS, 3));
