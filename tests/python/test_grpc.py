@@ -3,9 +3,9 @@ generated at test time from the project's own crates/server/proto/tkrzw_rpc.prot
 (grpcio-tools, no protoc), against a started memstored serving two databases:
 a file-backed sharded hash (dbm_index 0) and an in-memory tree (1). Each
 served call is made, its Tkrzw status checked, and what it did compared with
-what MessagePack-RPC sees on the same records (and the other way round);
-unserved calls answer NOT_IMPLEMENTED_ERROR (streams: gRPC's UNIMPLEMENTED).
-docs/tkrzw-rpc.md lists what is served."""
+what MessagePack-RPC sees on the same records (and the other way round),
+the streams Stream and Iterate included (Replicate and ChangeMaster:
+test_grpc_replication.py). docs/tkrzw-rpc.md lists what is served."""
 
 import importlib
 import os
@@ -13,6 +13,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import time
 
 import grpc
 import msgpack
@@ -184,17 +185,37 @@ def test_append(served, rpc):
     assert (rpc.value(b"ap"), rpc.value(b"ap2")) == (b"a,bc|d", b"e")
 
 
-def test_increment_shares_the_counter(served, rpc):
+def be(n):
+    """Tkrzw's counter value: 8 big-endian bytes."""
+    return n.to_bytes(8, "big", signed=True)
+
+
+def test_increment_is_tkrzws_eight_bytes(served, rpc):
     _, m, stub = served
+    rpc.call("remove", b"n")
     r = stub.Increment(m.IncrementRequest(key=b"n", increment=5, initial=100))
     assert (code(r), r.current) == (SUCCESS, 105)
-    err, result = rpc.call("increment", b"n", 10)
-    assert err is None and int(result["num"]) == 115
-    r = stub.Increment(m.IncrementRequest(key=b"n", increment=-20))
-    assert (code(r), r.current) == (SUCCESS, 95)
-    stub.Set(m.SetRequest(key=b"text", value=b"abc", overwrite=True))
-    assert code(stub.Increment(m.IncrementRequest(key=b"text", increment=1))) == INFEASIBLE
-    assert rpc.call("increment", b"text", 1)[0] == 38
+    # Stored as Tkrzw stores it, as MessagePack-RPC reads it.
+    assert rpc.value(b"n") == be(105)
+    r = stub.Increment(m.IncrementRequest(key=b"n", increment=-200))
+    assert (code(r), r.current) == (SUCCESS, -95)
+    assert rpc.value(b"n") == be(-95)
+    # INT64MIN reads without changing anything or making a record.
+    r = stub.Increment(m.IncrementRequest(key=b"n", increment=-(1 << 63)))
+    assert (code(r), r.current) == (SUCCESS, -95)
+    r = stub.Increment(m.IncrementRequest(key=b"none", increment=-(1 << 63), initial=3))
+    assert (code(r), r.current) == (SUCCESS, 3)
+    assert rpc.value(b"none") is None
+    # A value of another size counts as its first (up to 8) bytes, big-endian.
+    assert rpc.call("set", b"text", b"abc")[0] is None
+    r = stub.Increment(m.IncrementRequest(key=b"text", increment=1))
+    assert (code(r), r.current) == (SUCCESS, 0x616263 + 1)
+    assert rpc.value(b"text") == be(0x616264)
+    # MessagePack-RPC's increment (Kyoto Tycoon's) keeps decimal text, and
+    # refuses Tkrzw's binary counter as not a number (38).
+    assert rpc.call("increment", b"dec", 10)[0] is None
+    assert rpc.value(b"dec") == b"10"
+    assert rpc.call("increment", b"n", 1)[0] == 38
 
 
 def test_compare_exchange(served, rpc):
@@ -215,11 +236,42 @@ def test_compare_exchange(served, rpc):
     r = stub.CompareExchange(ce(key=b"cx", expected_existence=True, expected_value=b"one"))
     assert code(r) == SUCCESS
     assert rpc.value(b"cx") is None
-    # What is not served yet says so and changes nothing.
-    r = stub.CompareExchange(ce(key=b"cx", expect_any_value=True, desired_existence=True,
-                                desired_value=b"x"))
-    assert code(r) == NOT_IMPLEMENTED and "not implement" in r.status.message
-    assert rpc.value(b"cx") is None
+    # Any value: an absent record fails it, a present one of any value meets it.
+    r = stub.CompareExchange(ce(key=b"cx", expected_existence=True, expect_any_value=True,
+                                desired_existence=True, desired_value=b"x", get_actual=True))
+    assert (code(r), r.found, r.actual) == (INFEASIBLE, False, b"")
+    rpc.call("set", b"cx", b"msgpack")
+    r = stub.CompareExchange(ce(key=b"cx", expected_existence=True, expect_any_value=True,
+                                desired_existence=True, desired_value=b"x", get_actual=True))
+    assert (code(r), r.found, r.actual) == (SUCCESS, True, b"msgpack")
+    assert rpc.value(b"cx") == b"x"
+    # No update: a read that says what is there (found without get_actual).
+    r = stub.CompareExchange(ce(key=b"cx", expected_existence=True, expected_value=b"x",
+                                desire_no_update=True, desired_existence=True, desired_value=b"y"))
+    assert (code(r), r.found, r.actual) == (SUCCESS, True, b"")
+    assert rpc.value(b"cx") == b"x"
+
+
+def test_compare_exchange_waits_for_a_notify(served, rpc):
+    _, m, stub = served
+    ce = m.CompareExchangeRequest
+    rpc.call("set", b"lock", b"held")
+    waiting = ce(key=b"lock", expected_existence=True, expected_value=b"free",
+                 desired_existence=True, desired_value=b"mine", retry_wait=20)
+    future = stub.CompareExchange.future(waiting)
+    time.sleep(0.3)
+    assert not future.done()
+    # A plain write wakes nobody; a CompareExchange with notify does.
+    release = ce(key=b"lock", expected_existence=True, expected_value=b"held",
+                 desired_existence=True, desired_value=b"free", notify=True)
+    started = time.monotonic()
+    assert code(stub.CompareExchange(release)) == SUCCESS
+    assert code(future.result(timeout=10)) == SUCCESS
+    assert time.monotonic() - started < 4, "woken by the notify, not the 5 s retry"
+    assert rpc.value(b"lock") == b"mine"
+    r = stub.CompareExchange(ce(key=b"lock", expected_existence=True, expected_value=b"free",
+                                desired_existence=True, desired_value=b"x", retry_wait=0.2))
+    assert code(r) == INFEASIBLE
 
 
 def test_compare_exchange_multi(served, rpc):
@@ -239,8 +291,159 @@ def test_compare_exchange_multi(served, rpc):
                 desired=[rs(key=b"cm1"), rs(existence=True, key=b"cm2", value=b"b")])
     assert code(stub.CompareExchangeMulti(right)) == SUCCESS
     assert (rpc.value(b"cm1"), rpc.value(b"cm2")) == (None, b"b")
-    anyv = cem(expected=[rs(existence=True, key=b"cm2", any_value=True)])
-    assert code(stub.CompareExchangeMulti(anyv)) == NOT_IMPLEMENTED
+    anyv = cem(expected=[rs(existence=True, key=b"cm2", any_value=True)],
+               desired=[rs(existence=True, key=b"cm3", value=b"c")])
+    assert code(stub.CompareExchangeMulti(anyv)) == SUCCESS
+    assert rpc.value(b"cm3") == b"c"
+    anyv = cem(expected=[rs(existence=True, key=b"cm1", any_value=True)])
+    assert code(stub.CompareExchangeMulti(anyv)) == INFEASIBLE
+
+
+def test_rekey_agrees_with_msgpack_rpc(served, rpc):
+    _, m, stub = served
+    for db in (0, 1):
+        rpc.call("set", b"rk-old", b"v", db=db)
+        rpc.call("remove", b"rk-new", db=db)
+        rq = lambda old, new, **kw: m.RekeyRequest(dbm_index=db, old_key=old, new_key=new, **kw)
+        assert code(stub.Rekey(rq(b"rk-old", b"rk-new"))) == SUCCESS
+        assert (rpc.value(b"rk-old", db=db), rpc.value(b"rk-new", db=db)) == (None, b"v")
+        assert code(stub.Rekey(rq(b"rk-old", b"rk-new", overwrite=True))) == NOT_FOUND
+        assert code(stub.Rekey(rq(b"rk-new", b"rk-old", copying=True))) == SUCCESS
+        assert (rpc.value(b"rk-old", db=db), rpc.value(b"rk-new", db=db)) == (b"v", b"v")
+        rpc.call("set", b"rk-old", b"w", db=db)
+        assert code(stub.Rekey(rq(b"rk-old", b"rk-new"))) == DUPLICATION
+        assert code(stub.Rekey(rq(b"rk-old", b"rk-new", overwrite=True))) == SUCCESS
+        assert (rpc.value(b"rk-old", db=db), rpc.value(b"rk-new", db=db)) == (None, b"w")
+
+
+def test_push_last_and_pop_first(served, rpc):
+    _, m, stub = served
+    assert code(stub.Clear(m.ClearRequest(dbm_index=1))) == SUCCESS
+    for value, wtime in [(b"one", 2.0), (b"two", 2.0), (b"zero", 1.0)]:
+        r = stub.PushLast(m.PushLastRequest(dbm_index=1, value=value, wtime=wtime))
+        assert code(r) == SUCCESS
+    # Keys: the time times 10^8 (plus a sequence number), 8 big-endian bytes.
+    assert rpc.value(be(200_000_000), db=1) == b"one"
+    assert rpc.value(be(200_000_001), db=1) == b"two"
+    got = [stub.PopFirst(m.PopFirstRequest(dbm_index=1)) for _ in range(3)]
+    assert [(code(r), r.key, r.value) for r in got] == [
+        (SUCCESS, be(100_000_000), b"zero"), (SUCCESS, be(200_000_000), b"one"),
+        (SUCCESS, be(200_000_001), b"two")]
+    assert rpc.call("count", db=1) == (None, 0)
+    assert code(stub.PopFirst(m.PopFirstRequest(dbm_index=1))) == NOT_FOUND
+    # The system clock's key, near now.
+    before = time.time()
+    assert code(stub.PushLast(m.PushLastRequest(dbm_index=1, value=b"now", wtime=-1))) == SUCCESS
+    r = stub.PopFirst(m.PopFirstRequest(dbm_index=1, omit_value=True))
+    assert code(r) == SUCCESS and r.value == b""
+    assert abs(int.from_bytes(r.key, "big") / 1e8 - before) < 60
+    # A waiting PopFirst is woken by a PushLast with notify.
+    future = stub.PopFirst.future(m.PopFirstRequest(dbm_index=1, retry_wait=20))
+    time.sleep(0.3)
+    assert not future.done()
+    started = time.monotonic()
+    assert code(stub.PushLast(m.PushLastRequest(dbm_index=1, value=b"late", notify=True))) == SUCCESS
+    r = future.result(timeout=10)
+    assert (code(r), r.value) == (SUCCESS, b"late")
+    assert time.monotonic() - started < 4
+    r = stub.PopFirst(m.PopFirstRequest(dbm_index=1, retry_wait=0.2))
+    assert code(r) == NOT_FOUND
+
+
+def listed_pairs(listed):
+    """MessagePack-RPC's `list` records as (key, value) bytes (text comes as str)."""
+    as_bytes = lambda x: x.encode() if isinstance(x, str) else x
+    return [(as_bytes(k), as_bytes(v)) for k, v in listed]
+
+
+def iterate(stub, m, ops):
+    """[(code, key, value)] of the Iterate calls `ops`, on one stream."""
+    return [(code(r), r.key, r.value) for r in stub.Iterate(iter(ops))]
+
+
+def test_iterate_walks_as_msgpack_lists(served, rpc):
+    _, m, stub = served
+    I = m.IterateRequest
+    assert code(stub.Clear(m.ClearRequest(dbm_index=1))) == SUCCESS
+    for k in (b"a", b"b", b"c", b"d"):
+        rpc.call("set", k, k.upper(), db=1)
+    got = iterate(stub, m, [
+        I(dbm_index=1, operation=I.OP_JUMP_LOWER, key=b"c", jump_inclusive=True),
+        I(dbm_index=1, operation=I.OP_GET), I(dbm_index=1, operation=I.OP_NEXT),
+        I(dbm_index=1, operation=I.OP_STEP), I(dbm_index=1, operation=I.OP_GET),
+        I(dbm_index=1, operation=I.OP_LAST), I(dbm_index=1, operation=I.OP_PREVIOUS),
+        I(dbm_index=1, operation=I.OP_SET, value=b"new"),
+        I(dbm_index=1, operation=I.OP_REMOVE), I(dbm_index=1, operation=I.OP_GET, omit_key=True),
+        I(dbm_index=1, operation=I.OP_FIRST), I(dbm_index=1, operation=I.OP_JUMP, key=b"bb"),
+        I(dbm_index=1, operation=I.OP_GET, omit_value=True),
+        I(dbm_index=1, operation=I.OP_JUMP_UPPER, key=b"a"), I(dbm_index=1, operation=I.OP_GET),
+    ])
+    ok = (SUCCESS, b"", b"")
+    assert got == [ok, (SUCCESS, b"c", b"C"), ok, (SUCCESS, b"d", b"D"), (NOT_FOUND, b"", b""),
+                   ok, ok, ok, ok, (SUCCESS, b"", b"D"), ok, ok, (SUCCESS, b"d", b""),
+                   ok, (SUCCESS, b"b", b"B")]
+    assert (rpc.value(b"c", db=1), rpc.value(b"d", db=1)) == (None, b"D")
+    # A walk with Step sees what MessagePack-RPC's list sees.
+    steps = iterate(stub, m, [I(dbm_index=1, operation=I.OP_FIRST)]
+                    + [I(dbm_index=1, operation=I.OP_STEP)] * 4)
+    err, listed = rpc.call("list", db=1)
+    assert err is None
+    assert [(k, v) for c, k, v in steps[1:] if c == SUCCESS] == listed_pairs(listed)
+    assert steps[-1][0] == NOT_FOUND
+    # The hash database (sharded: Tkrzw's ShardDBM) has no order: its hash
+    # iterators refuse these, and a refused move leaves the iterator on nothing.
+    rpc.call("set", b"h", b"H")
+    for op in (I.OP_LAST, I.OP_JUMP_LOWER, I.OP_JUMP_UPPER):
+        got = iterate(stub, m, [I(dbm_index=0, operation=I.OP_JUMP, key=b"h"),
+                                I(dbm_index=0, operation=op, key=b"h"), I(dbm_index=0, operation=I.OP_GET)])
+        assert got == [ok, (NOT_IMPLEMENTED, b"", b""), (NOT_FOUND, b"", b"")], op
+    got = iterate(stub, m, [I(dbm_index=0, operation=I.OP_PREVIOUS), I(dbm_index=0, operation=I.OP_JUMP, key=b"h"),
+                            I(dbm_index=0, operation=I.OP_GET), I(dbm_index=0, operation=I.OP_PREVIOUS),
+                            I(dbm_index=0, operation=I.OP_GET)])
+    assert got == [(NOT_FOUND, b"", b""), ok, (SUCCESS, b"h", b"H"), (NOT_IMPLEMENTED, b"", b""),
+                   (NOT_FOUND, b"", b"")]
+    # A jump to an absent key succeeds on nothing (ShardDBM's answer).
+    got = iterate(stub, m, [I(dbm_index=0, operation=I.OP_JUMP, key=b"absent"), I(dbm_index=0, operation=I.OP_GET)])
+    assert got == [ok, (NOT_FOUND, b"", b"")]
+    # OP_NONE answers no status; another dbm_index makes a new iterator.
+    got = list(stub.Iterate(iter([I(dbm_index=1, operation=I.OP_FIRST), I(dbm_index=1),
+                                  I(dbm_index=0, operation=I.OP_GET)])))
+    assert not got[1].HasField("status")
+    assert code(got[2]) == NOT_FOUND
+    # An out-of-range dbm_index ends the stream.
+    with pytest.raises(grpc.RpcError) as e:
+        list(stub.Iterate(iter([I(dbm_index=1, operation=I.OP_FIRST), I(dbm_index=7)])))
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "dbm_index is out of range" in e.value.details()
+
+
+def test_iterate_jump_lower_on_a_sharded_tree(pb):
+    """`tkrzw_dbm_remote_util list --move jumplowerinc --jump_key K --items N`:
+    JumpLower inclusive, then Get and Next, in key order across shards."""
+    m, stubs = pb
+    tmp = tempfile.mkdtemp(prefix="memstored-grpc-")
+    srv = Server(f"{tmp}/casket.tkt#num_shards=10", "--grpc-listen", "127.0.0.1:0")
+    addr = f"127.0.0.1:{announced_port(srv, 'grpc')}"
+    rpc = Rpc(srv.addr)
+    try:
+        with grpc.insecure_channel(addr) as channel:
+            stub = stubs.DBMServiceStub(channel)
+            recs = [m.BytesPair(first=b"%08d" % i, second=b"v%d" % i) for i in range(0, 300, 3)]
+            assert code(stub.SetMulti(m.SetMultiRequest(records=recs, overwrite=True))) == SUCCESS
+            I = m.IterateRequest
+            ops = [I(operation=I.OP_JUMP_LOWER, key=b"00000100", jump_inclusive=True)]
+            for _ in range(20):
+                ops += [I(operation=I.OP_GET), I(operation=I.OP_NEXT)]
+            got = iterate(stub, m, ops)
+            walked = [(k, v) for c, k, v in got[1::2]]
+            assert [c for c, _, _ in got] == [SUCCESS] * len(got)
+            err, listed = rpc.call("list", {"move": "jumplowerinc", "jump_key": b"00000100", "items": 20})
+            assert err is None, listed
+            assert walked == listed_pairs(listed)
+            assert walked[0] == (b"00000099", b"v99") and walked[-1][0] == b"%08d" % 156
+    finally:
+        rpc.sock.close()
+        srv.stop()
 
 
 def test_search_agrees_with_msgpack_rpc(served, rpc):
@@ -293,7 +496,7 @@ def test_stream_answers_each_call_in_order(served, rpc):
     assert code(got[7].remove_response) == NOT_FOUND
     assert code(got[8].get_response) == NOT_FOUND
     assert rpc.value(b"st", db=1) is None
-    assert int(rpc.call("increment", b"stn", 0, db=1)[1]["num"]) == 7
+    assert rpc.value(b"stn", db=1) == be(7)
     # A call the unary method refuses ends the stream with that error.
     with pytest.raises(grpc.RpcError) as e:
         list(stub.Stream(iter([S(echo_request=m.EchoRequest(message="a")),
@@ -333,21 +536,6 @@ def test_echo_synchronize_clear(served, rpc):
     assert rpc.value(b"kept") == b"1"
 
 
-def test_unimplemented_calls_say_so(served):
-    _, m, stub = served
-    for call, req in [
-        (stub.Rekey, m.RekeyRequest(old_key=b"a", new_key=b"b")),
-        (stub.PopFirst, m.PopFirstRequest()),
-        (stub.PushLast, m.PushLastRequest(value=b"v")),
-    ]:
-        r = call(req)
-        assert code(r) == NOT_IMPLEMENTED, (call, r)
-        assert "does not implement" in r.status.message
-    with pytest.raises(grpc.RpcError) as e:
-        list(stub.Iterate(iter([m.IterateRequest(operation=m.IterateRequest.OP_FIRST)])))
-    assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
-
-
 def test_read_only_and_item_limit(pb):
     m, stubs = pb
     tmp = tempfile.mkdtemp(prefix="memstored-grpc-")
@@ -380,6 +568,10 @@ def test_read_only_and_item_limit(pb):
                 stub.Remove(m.RemoveRequest(key=b"k")),
                 stub.Increment(m.IncrementRequest(key=b"n", increment=1)),
                 stub.Clear(m.ClearRequest()),
+                stub.Rekey(m.RekeyRequest(old_key=b"big", new_key=b"b2")),
+                stub.PopFirst(m.PopFirstRequest()),
+                stub.PushLast(m.PushLastRequest(value=b"v")),
+                stub.CompareExchange(m.CompareExchangeRequest(key=b"k", desired_existence=True)),
             ]:
                 assert code(r) == PRECONDITION, r
             assert stub.Count(m.CountRequest()).count == 1

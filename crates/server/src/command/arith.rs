@@ -94,7 +94,7 @@ impl IncrementDouble {
 
 /// Counts a KT increment in memcached's incr/decr counters, so `stats` and
 /// `report` see every protocol's arithmetic.
-fn counted(
+pub(super) fn counted(
     srv: &Server,
     down: bool,
     r: memstored_engine::Result<(Number, memstored_engine::Meta)>,

@@ -33,10 +33,13 @@ mod delete;
 mod detail;
 mod flush;
 mod get;
+mod iterate;
 mod list;
+mod queue;
 mod search;
 pub mod store;
 mod swap;
+mod tkrzw;
 mod touch;
 
 pub use access::{Inspect, LastAccess};
@@ -49,10 +52,14 @@ pub use delete::{Delete, Invalidate};
 pub use detail::Detailed;
 pub use flush::Flush;
 pub use get::{Get, Peek};
+pub use iterate::{IterOp, Iterate, Iterated};
 pub use list::{List, Listing, Move, Scan, ScanFrom};
+pub use queue::{time_key, PopFirst, PushLast};
 pub use search::Search;
 pub use store::{Store, StoreKind};
 pub use swap::{CompareExchange, CompareExchangeMulti, Seize};
+pub use tkrzw::{int_of_big_endian, Desire, Exchanged, Expect, IncrementBigEndian};
+pub use tkrzw::{Rekey, TkrzwCompareExchange, TkrzwCompareExchangeMulti};
 pub use touch::Touch;
 
 use memstored_engine::{Error, Meta, Record};

@@ -9,9 +9,10 @@ use super::pb::dbm_service_server::DbmService;
 use super::pb::stream_request::RequestOneof;
 use super::pb::stream_response::ResponseOneof;
 use super::pb::*;
-use super::status::{self, code_of, is_ok, not_implemented, of, of_error, of_outcome, of_slow};
-use crate::command::{CompareExchange, CompareExchangeMulti, Delete, Flush, Get, Increment};
-use crate::command::{Number, Origin, Outcome, Search};
+use super::signal::Signals;
+use super::status::{self, code_of, is_ok, of, of_error, of_outcome, of_slow};
+use super::streams::{serve, Answering};
+use crate::command::{Delete, Flush, Get, Outcome, Search};
 use crate::command::{Store, StoreKind};
 use crate::exec::{self, slow::check_pattern, slow::ConnSlots, slow::SlowError};
 use crate::state::server::Server;
@@ -20,23 +21,25 @@ use memstored_engine::status::code;
 use memstored_engine::SearchMode;
 use std::pin::Pin;
 use std::sync::Arc;
-use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
 use tonic::codegen::tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 /// The service: the server (its first database; `others` are the rest) and
 /// the port's slow calls.
 pub struct Dbm {
-    srv: Arc<Server>,
+    pub(super) srv: Arc<Server>,
     /// Slow calls of the whole port, at most `exec::slow::PER_CONNECTION`
     /// queued or running at once (and `SERVER_WIDE` with every port's).
     slow: ConnSlots,
+    /// Wake-ups of the calls that wait (`retry_wait`), shared by the
+    /// port's streams.
+    pub(super) signals: Arc<Signals>,
 }
 
-type Answer<T> = Result<Response<T>, Status>;
-type Streamed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+pub(super) type Answer<T> = Result<Response<T>, Status>;
+pub(super) type Streamed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
-fn answer<T>(t: T) -> Answer<T> {
+pub(super) fn answer<T>(t: T) -> Answer<T> {
     Ok(Response::new(t))
 }
 
@@ -96,13 +99,6 @@ fn multi<I>(
     first
 }
 
-/// Tkrzw's record states as the command's pairs (`None`: absent / removed).
-fn states(v: &[RecordState]) -> Vec<(&[u8], Option<&[u8]>)> {
-    v.iter()
-        .map(|s| (&s.key[..], s.existence.then_some(&s.value[..])))
-        .collect()
-}
-
 /// The size GetFileSize gives: the files' size, or the bytes held in memory
 /// for an in-memory database.
 fn file_size(db: &memstored_engine::Db) -> u64 {
@@ -124,14 +120,26 @@ fn backup_suffix(params: &[StringPair]) -> Option<String> {
 
 impl Dbm {
     pub fn new(srv: Arc<Server>) -> Dbm {
+        let databases = crate::state::databases::all(&srv).len();
         Dbm {
             srv,
             slow: ConnSlots::default(),
+            signals: Arc::new(Signals::new(databases)),
+        }
+    }
+
+    /// A service for one stream's calls: the same server and signals (the
+    /// stream's calls are all quick ones: no slow-call places needed).
+    pub(super) fn sibling(&self) -> Dbm {
+        Dbm {
+            srv: self.srv.clone(),
+            slow: ConnSlots::default(),
+            signals: self.signals.clone(),
         }
     }
 
     /// The server of database `dbm_index`, or tkrzw_server's refusal.
-    fn target(&self, dbm_index: i32) -> Result<&Arc<Server>, Status> {
+    pub(super) fn target(&self, dbm_index: i32) -> Result<&Arc<Server>, Status> {
         usize::try_from(dbm_index)
             .ok()
             .and_then(|i| crate::state::databases::nth(&self.srv, i))
@@ -140,7 +148,7 @@ impl Dbm {
 
     /// Runs `apply`, a call that may write on `target`, then hands its writes
     /// to the OS and waits for the replicas where `--sync-replicas` says so.
-    async fn written(
+    pub(super) async fn written(
         &self,
         target: &Server,
         apply: impl FnOnce() -> Option<StatusProto>,
@@ -362,113 +370,34 @@ impl DbmService for Dbm {
         answer(AppendMultiResponse { status: st })
     }
 
-    /// Absent expected/desired records and values; `expect_any_value`,
-    /// `desire_no_update`, `get_actual`, `retry_wait` and `notify` are not
-    /// served yet (NOT_IMPLEMENTED_ERROR, nothing changed).
     async fn compare_exchange(
         &self,
         request: Request<CompareExchangeRequest>,
     ) -> Answer<CompareExchangeResponse> {
-        let r = request.into_inner();
-        let target = self.target(r.dbm_index)?;
-        let reply = |status| CompareExchangeResponse {
-            status,
-            actual: Bytes::new(),
-            found: false,
-        };
-        if r.expect_any_value
-            || r.desire_no_update
-            || r.get_actual
-            || r.retry_wait > 0.0
-            || r.notify
-        {
-            return answer(reply(not_implemented(
-                "CompareExchange with expect_any_value, desire_no_update, get_actual, \
-                 retry_wait or notify",
-            )));
-        }
-        let cmd = CompareExchange {
-            key: r.key,
-            expected: r.expected_existence.then_some(r.expected_value),
-            desired: r.desired_existence.then_some(r.desired_value),
-            expires_at: None,
-        };
-        let st = self.written(target, || of_outcome(cmd.apply(target))).await;
-        answer(reply(st))
+        self.compare_exchange_call(request.into_inner()).await
     }
 
-    /// `initial + increment` on an absent record. The value is decimal text,
-    /// as every other memstored port keeps counters (Tkrzw stores 8 bytes).
     async fn increment(&self, request: Request<IncrementRequest>) -> Answer<IncrementResponse> {
-        let r = request.into_inner();
-        let target = self.target(r.dbm_index)?;
-        let cmd = Increment {
-            key: r.key,
-            delta: r.increment,
-            origin: Origin::Initial(r.initial),
-            expires_at: None,
-        };
-        let mut current = 0;
-        let st = self
-            .written(target, || match cmd.apply(target) {
-                Outcome::Counted {
-                    value: Number::Signed(n),
-                    ..
-                } => {
-                    current = n;
-                    status::ok()
-                }
-                o => of_outcome(o),
-            })
-            .await;
-        answer(IncrementResponse {
-            status: st,
-            current,
-        })
+        self.increment_call(request.into_inner()).await
     }
 
-    /// Atomic across shards: when every expected state holds, every desired
-    /// one is made (a record stored, or removed where `existence` is false);
-    /// otherwise INFEASIBLE_ERROR and nothing changes. `any_value` is not
-    /// served yet (NOT_IMPLEMENTED_ERROR, nothing changed).
     async fn compare_exchange_multi(
         &self,
         request: Request<CompareExchangeMultiRequest>,
     ) -> Answer<CompareExchangeMultiResponse> {
-        let r = request.into_inner();
-        let target = self.target(r.dbm_index)?;
-        if r.expected.iter().chain(&r.desired).any(|s| s.any_value) {
-            return answer(CompareExchangeMultiResponse {
-                status: not_implemented("CompareExchangeMulti with any_value"),
-            });
-        }
-        let (expected, desired) = (states(&r.expected), states(&r.desired));
-        let cmd = CompareExchangeMulti {
-            expected: &expected,
-            desired: &desired,
-        };
-        let st = self.written(target, || of_outcome(cmd.apply(target))).await;
-        answer(CompareExchangeMultiResponse { status: st })
+        self.compare_exchange_multi_call(request.into_inner()).await
     }
 
-    async fn rekey(&self, _: Request<RekeyRequest>) -> Answer<RekeyResponse> {
-        answer(RekeyResponse {
-            status: not_implemented("Rekey"),
-        })
+    async fn rekey(&self, request: Request<RekeyRequest>) -> Answer<RekeyResponse> {
+        self.rekey_call(request.into_inner()).await
     }
 
-    async fn pop_first(&self, _: Request<PopFirstRequest>) -> Answer<PopFirstResponse> {
-        answer(PopFirstResponse {
-            status: not_implemented("PopFirst"),
-            key: Bytes::new(),
-            value: Bytes::new(),
-        })
+    async fn pop_first(&self, request: Request<PopFirstRequest>) -> Answer<PopFirstResponse> {
+        self.pop_first_call(request.into_inner()).await
     }
 
-    async fn push_last(&self, _: Request<PushLastRequest>) -> Answer<PushLastResponse> {
-        answer(PushLastResponse {
-            status: not_implemented("PushLast"),
-        })
+    async fn push_last(&self, request: Request<PushLastRequest>) -> Answer<PushLastResponse> {
+        self.push_last_call(request.into_inner()).await
     }
 
     async fn count(&self, request: Request<CountRequest>) -> Answer<CountResponse> {
@@ -608,55 +537,20 @@ impl DbmService for Dbm {
         &self,
         request: Request<tonic::Streaming<StreamRequest>>,
     ) -> Answer<Self::StreamStream> {
-        let mut incoming = request.into_inner();
-        // The stream's calls are all quick ones: no slow-call places needed.
-        let dbm = Dbm::new(self.srv.clone());
-        let mut stop = self.srv.shutdown.clone();
-        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_QUEUE);
-        tokio::spawn(async move {
-            loop {
-                let next = tokio::select! {
-                    biased;
-                    Ok(_) = stop.wait_for(|stopping| *stopping) => break,
-                    next = incoming.message() => next,
-                };
-                let req = match next {
-                    Ok(Some(req)) => req,
-                    Ok(None) => break,
-                    Err(e) => {
-                        let _ = tx.send(Err(e)).await;
-                        break;
-                    }
-                };
-                let answered = match req.request_oneof {
-                    Some(call) => dbm.stream_call(call).await,
-                    None => Err(Status::invalid_argument("a stream request names no call")),
-                };
-                let sent = match answered {
-                    Ok(_) if req.omit_response => continue,
-                    Ok(one) => tx.send(Ok(StreamResponse {
-                        response_oneof: Some(one),
-                    })),
-                    Err(e) => {
-                        let _ = tx.send(Err(e)).await;
-                        break;
-                    }
-                };
-                if sent.await.is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        let calls = StreamCalls {
+            dbm: self.sibling(),
+        };
+        let stop = self.srv.shutdown.clone();
+        Ok(Response::new(serve(calls, request.into_inner(), stop)))
     }
 
     type IterateStream = Streamed<IterateResponse>;
 
     async fn iterate(
         &self,
-        _: Request<tonic::Streaming<IterateRequest>>,
+        request: Request<tonic::Streaming<IterateRequest>>,
     ) -> Answer<Self::IterateStream> {
-        Err(unimplemented_stream("Iterate"))
+        Ok(Response::new(self.iterate_stream(request.into_inner())))
     }
 
     type ReplicateStream = Streamed<ReplicateResponse>;
@@ -666,7 +560,11 @@ impl DbmService for Dbm {
             .remote_addr()
             .map_or_else(|| "?".to_string(), |a| a.to_string());
         let rx = super::replicate::start(&self.srv, request.get_ref(), peer)?;
-        answer(Box::pin(ReceiverStream::new(rx)) as Self::ReplicateStream)
+        answer(
+            Box::pin(tonic::codegen::tokio_stream::wrappers::ReceiverStream::new(
+                rx,
+            )) as Self::ReplicateStream,
+        )
     }
 
     /// Follow `master` over gRPC from now on (empty: follow nobody, and
@@ -690,9 +588,25 @@ impl DbmService for Dbm {
     }
 }
 
-/// Answers of a Stream call queued for a client that reads them slowly,
-/// before the stream stops reading its requests.
-const STREAM_QUEUE: usize = 64;
+/// The calls of one Stream.
+struct StreamCalls {
+    dbm: Dbm,
+}
+
+impl Answering for StreamCalls {
+    type Req = StreamRequest;
+    type Resp = StreamResponse;
+
+    async fn answer(&mut self, req: StreamRequest) -> Result<Option<StreamResponse>, Status> {
+        let Some(call) = req.request_oneof else {
+            return Err(Status::invalid_argument("a stream request names no call"));
+        };
+        let one = self.dbm.stream_call(call).await?;
+        Ok((!req.omit_response).then_some(StreamResponse {
+            response_oneof: Some(one),
+        }))
+    }
+}
 
 impl Dbm {
     /// One call of a Stream, as its unary method answers it.
@@ -706,19 +620,13 @@ impl Dbm {
             Q::SetRequest(q) => A::SetResponse(self.set(R::new(q)).await?.into_inner()),
             Q::RemoveRequest(q) => A::RemoveResponse(self.remove(R::new(q)).await?.into_inner()),
             Q::AppendRequest(q) => A::AppendResponse(self.append(R::new(q)).await?.into_inner()),
+            // As tkrzw_server's Stream: no retry_wait, no notify.
             Q::CompareExchangeRequest(q) => {
-                A::CompareExchangeResponse(self.compare_exchange(R::new(q)).await?.into_inner())
+                A::CompareExchangeResponse(self.compare_exchange_once(&q).await?)
             }
             Q::IncrementRequest(q) => {
                 A::IncrementResponse(self.increment(R::new(q)).await?.into_inner())
             }
         })
     }
-}
-
-/// The streams are not served yet: gRPC's UNIMPLEMENTED, with the reason.
-fn unimplemented_stream(method: &str) -> Status {
-    Status::unimplemented(format!(
-        "memstored does not implement the {method} stream over gRPC yet (docs/tkrzw-rpc.md)"
-    ))
 }

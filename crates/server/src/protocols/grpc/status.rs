@@ -31,14 +31,6 @@ pub fn code_of(s: &Option<StatusProto>) -> i32 {
     s.as_ref().map_or(code::SUCCESS, |s| s.code)
 }
 
-/// A call memstored does not serve yet.
-pub fn not_implemented(method: &str) -> Option<StatusProto> {
-    of(
-        code::NOT_IMPLEMENTED_ERROR,
-        format!("memstored does not implement {method} over gRPC yet (docs/tkrzw-rpc.md)"),
-    )
-}
-
 /// An engine failure: its own Tkrzw status.
 pub fn of_error(e: memstored_engine::Error) -> Option<StatusProto> {
     of(e.status_code(), e.to_string())

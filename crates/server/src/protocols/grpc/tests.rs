@@ -81,7 +81,7 @@ async fn records_statuses_and_databases() {
 }
 
 #[tokio::test]
-async fn append_increment_and_what_is_not_served() {
+async fn append_rekey_and_replicate_without_a_log() {
     let svc = service(true, 1 << 20);
     for v in ["a", "b"] {
         let r = svc
@@ -97,36 +97,19 @@ async fn append_increment_and_what_is_not_served() {
     }
     let r = svc.get(get(0, "ap")).await.unwrap().into_inner();
     assert_eq!(&r.value[..], b"a,b");
-    let inc = |increment| IncrementRequest {
-        dbm_index: 0,
-        key: "n".into(),
-        increment,
-        initial: 10,
-    };
-    let r = svc
-        .increment(Request::new(inc(5)))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!((code_of(r.status), r.current), (code::SUCCESS, 15));
-    let r = svc
-        .increment(Request::new(inc(-20)))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(r.current, -5);
     let r = svc
         .rekey(Request::new(RekeyRequest::default()))
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(code_of(r.status), code::NOT_IMPLEMENTED_ERROR);
+    assert_eq!(code_of(r.status), code::NOT_FOUND_ERROR);
     let e = svc
         .replicate(Request::new(ReplicateRequest::default()))
         .await
         .err()
-        .expect("Replicate is not served");
-    assert_eq!(e.code(), tonic::Code::Unimplemented);
+        .expect("no update log: Replicate is refused");
+    assert_eq!(e.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(e.message(), "disabled update logging");
 }
 
 #[tokio::test]
