@@ -128,7 +128,8 @@ lines = ["# Tkrzw-RPC: memstored's gRPC port vs tkrzw_server", "",
          "Written by `scripts/bench-rpc.sh` (issue 43); not run by CI. Both servers driven by the real",
          "`tkrzw_dbm_remote_perf sequence --set_only --get_only --multi M --threads T --iter RECORDS/T` (Tkrzw-RPC 0.9.10),",
          "a fresh server per run, alternating, medians. qps: records per second as perf prints it; CPU: server",
-         "utime+stime per record (per call: times M). Goal (issue 43): qps ratio >= 1.5 and CPU ratio <= 0.67 in every row.", ""]
+         "utime+stime per record (per call: times M), read in clock ticks (10 ms here), so a batched row of a small run",
+         "is a few ticks and coarse. Goal (issue 43): qps ratio >= 1.5 and CPU ratio <= 0.67 in every row.", ""]
 lines += ["    " + l.rstrip() for l in open(meta)] + [""]
 lines += ["| multi | threads | op | memstored qps | tkrzw_server qps | ratio | memstored CPU µs/record | tkrzw_server CPU µs/record | CPU ratio | goal |",
           "|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"]

@@ -118,6 +118,10 @@ transcript() {
   c util get --index 5 x
   c util rebuild num_buckets=1000
   c util sync --hard reducer=none
+  c util sync --hard reducer=ReduceToFirst ignored=1
+  c util sync "make_backup=x/y z"
+  echo "\$ ls (backup files with suffix xyz or x/y z)"
+  (cd "$base/hash" && ls -1 | grep -c -F -e 'backup.xyz' -e 'backup.x')
   c util changemaster 127.0.0.1:1
   c util clear
   c util inspect num_records
@@ -132,18 +136,18 @@ transcript() {
   c perf sequence --iter 1000 --threads 2 --stream
   c perf sequence --iter 1000 --threads 2 --multi 10
   c perf sequence --iter 500 --threads 2 --random_key --random_value
-  c perf sequence --iter 1000 --threads 2 --iter_only
   c perf parallel --iter 1000 --threads 2
   c perf parallel --iter 1000 --threads 2 --stream
   c perf wicked --iter 1000 --threads 1
   c perf wicked --iter 1000 --threads 1 --iterator --clear --rebuild
-  c perf queue --iter 200 --threads 2
+  c perf queue --iter 200 --threads 1
   tkrpc_stop
 
   echo "### in-memory server"
   tkrpc_start "$kind" "$base/tkmt" "casket.tkmt#num_shards=100,num_buckets=1M"
   c perf sequence --set_only --multi 100 --threads 4 --iter "$ITER"
   c util sync --hard
+  c util sync make_backup=b1
   c util get 00000001
   c util inspect num_records
   c util inspect class
@@ -172,7 +176,7 @@ transcript() {
 echo "transcripts and server directories under $OUT" >&2
 transcript tkrzw_server >"$OUT/tkrzw.txt" 2>&1
 transcript memstored >"$OUT/memstored.txt" 2>&1
-du -sh "$OUT/tkrzw" "$OUT/memstored" >&2
+du -sh "$OUT/tkrzw_server" "$OUT/memstored" >&2
 if diff -a -u --label tkrzw_server "$OUT/tkrzw.txt" --label memstored "$OUT/memstored.txt" >"$OUT/diff.txt"; then
   echo "no difference ($(grep -c '^\$ ' "$OUT/tkrzw.txt") commands)"
   status=0

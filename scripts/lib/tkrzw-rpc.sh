@@ -33,7 +33,8 @@ tkrpc_start() {
       $asroot ${MEMSTORED_ARGS:-} "$name" >server.log 2>&1) &
     SERVER_PID=$!
     for i in $(seq 600); do
-      ADDR=$(sed -n 's/^memstored grpc listening on //p' "$dir/server.log" | head -1)
+      # (the log may not exist yet; callers may run under set -e -o pipefail)
+      ADDR=$(sed -n 's/^memstored grpc listening on //p' "$dir/server.log" 2>/dev/null | head -1) || ADDR=
       [ -n "$ADDR" ] && break
       kill -0 "$SERVER_PID" 2>/dev/null || break
       sleep 0.2
