@@ -140,10 +140,11 @@ fn check_flags(
             "-o {o}: tunes memcached's own machinery, which memstored does not have; ignored"
         );
     }
-    if args.grpc_listen.is_some() && args.sasl_file.is_some() {
-        return Err(StartError::Flags(
-            "--grpc-listen cannot be combined with --sasl-file: the gRPC port has no authentication yet".into(),
-        ));
+    if let Some(flag) = args.tkrzw.repl.first_given() {
+        return Err(StartError::Flags(format!(
+            "{flag}: tkrzw_server's replication (Replicate, --repl_*) is not served yet; \
+             memstored's own replication is --replicate-from"
+        )));
     }
     if args.kt_listen.is_some() && args.sasl_file.is_some() {
         return Err(StartError::Flags(
