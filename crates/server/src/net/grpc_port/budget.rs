@@ -1,0 +1,234 @@
+//! The gRPC port's calls charged to the server's memory budget
+//! (`--conn-memory`, `state::budget`), as the other ports' buffers are.
+//!
+//! Each call's request bytes are charged as their DATA frames arrive and
+//! held until the call's first reply is produced (the decoded request lives
+//! that long); each reply chunk is charged from when the service produces it
+//! until the next chunk is asked for, which HTTP/2 does once the previous one
+//! has been handed to the connection's send window (hyper polls a stream's
+//! body only when it has capacity): so a client that stops reading holds its
+//! charge, and memory for replies nobody reads is bounded by the budget.
+//!
+//! When the budget is spent a call waits up to `Budget::wait` for memory to be
+//! given back, then is refused with gRPC's RESOURCE_EXHAUSTED: a request as
+//! its status, a reply by ending the stream with that status instead of the
+//! reply (the reply is dropped). A call's first [`FREE_REQUEST`] bytes and
+//! replies up to [`FREE_REPLY`] are not charged, so small calls keep being
+//! served when the budget is spent (as the other ports' small buffers are),
+//! bounded by `-c` connections of at most `MAX_STREAMS` calls each.
+
+use crate::state::server::Server;
+use bytes::Bytes;
+use hyper::body::{Body, Frame};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use tonic::codegen::http;
+
+/// Request bytes of a call not charged.
+pub const FREE_REQUEST: usize = 16 << 10;
+/// Reply chunks up to this size are not charged.
+pub const FREE_REPLY: usize = 64 << 10;
+
+/// Wraps a service: every call's request and reply bodies are charged.
+#[derive(Clone)]
+pub struct Budgeted<S> {
+    pub inner: S,
+    pub srv: Arc<Server>,
+}
+
+impl<S, B> tonic::codegen::Service<http::Request<tonic::body::Body>> for Budgeted<S>
+where
+    S: tonic::codegen::Service<http::Request<tonic::body::Body>, Response = http::Response<B>>,
+    S::Future: Send + 'static,
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<tonic::codegen::StdError>,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
+        let call = Arc::new(CallCharge {
+            srv: self.srv.clone(),
+            request: AtomicUsize::new(0),
+            reply: AtomicUsize::new(0),
+        });
+        let req = req.map(|body| {
+            tonic::body::Body::new(Charged::new(body, call.clone(), Direction::Request))
+        });
+        let replied = self.inner.call(req);
+        Box::pin(async move {
+            let resp = replied.await?;
+            Ok(resp.map(|body| tonic::body::Body::new(Charged::new(body, call, Direction::Reply))))
+        })
+    }
+}
+
+/// What one call holds charged; given back when both its bodies are gone.
+struct CallCharge {
+    srv: Arc<Server>,
+    /// Request bytes charged, given back at the first reply.
+    request: AtomicUsize,
+    /// The last reply chunk's charge, given back when the next is asked for.
+    reply: AtomicUsize,
+}
+
+impl CallCharge {
+    fn give_back(&self, what: &AtomicUsize) {
+        self.srv.budget.give(what.swap(0, Ordering::AcqRel));
+    }
+}
+
+impl Drop for CallCharge {
+    fn drop(&mut self) {
+        self.give_back(&self.request);
+        self.give_back(&self.reply);
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Request,
+    Reply,
+}
+
+/// Why a call was refused.
+const SPENT: &str =
+    "out of memory: the server's connection memory (--conn-memory) is spent; try again";
+
+/// A body whose DATA frames are charged to the budget before they are passed on.
+struct Charged<B> {
+    inner: B,
+    call: Arc<CallCharge>,
+    direction: Direction,
+    /// Request bytes seen so far (the first [`FREE_REQUEST`] are free).
+    seen: usize,
+    /// A frame waiting for its charge to be granted, and the wait.
+    waiting: Option<(Frame<Bytes>, usize, Waiting)>,
+    /// Refused: the stream is over.
+    done: bool,
+}
+
+type Waiting = Pin<Box<dyn Future<Output = bool> + Send>>;
+
+impl<B> Charged<B> {
+    fn new(inner: B, call: Arc<CallCharge>, direction: Direction) -> Charged<B> {
+        Charged {
+            inner,
+            call,
+            direction,
+            seen: 0,
+            waiting: None,
+            done: false,
+        }
+    }
+
+    /// The bytes of a DATA frame of `len` to charge (0: free).
+    fn chargeable(&mut self, len: usize) -> usize {
+        match self.direction {
+            Direction::Reply if len <= FREE_REPLY => 0,
+            Direction::Reply => len,
+            Direction::Request => {
+                let free = FREE_REQUEST.saturating_sub(self.seen);
+                self.seen = self.seen.saturating_add(len);
+                len.saturating_sub(free)
+            }
+        }
+    }
+
+    /// Records a granted charge of `n` for `frame` and passes it on.
+    fn granted(&mut self, n: usize) {
+        match self.direction {
+            Direction::Request => self.call.request.fetch_add(n, Ordering::AcqRel),
+            Direction::Reply => self.call.reply.fetch_add(n, Ordering::AcqRel),
+        };
+    }
+
+    /// The refusal: an error for a request, the status as trailers for a reply.
+    fn refuse(&mut self) -> Option<Result<Frame<Bytes>, tonic::Status>> {
+        self.done = true;
+        self.call.srv.budget.refused.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!("a gRPC call refused: {SPENT}");
+        let status = tonic::Status::resource_exhausted(SPENT);
+        match self.direction {
+            Direction::Request => Some(Err(status)),
+            Direction::Reply => {
+                let mut trailers = http::HeaderMap::new();
+                match status.add_header(&mut trailers) {
+                    Ok(()) => Some(Ok(Frame::trailers(trailers))),
+                    Err(e) => Some(Err(e)),
+                }
+            }
+        }
+    }
+}
+
+impl<B> Body for Charged<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<tonic::codegen::StdError>,
+{
+    type Data = Bytes;
+    type Error = tonic::Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, tonic::Status>>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if let Some((_, n, wait)) = &mut this.waiting {
+            let n = *n;
+            let granted = ready!(wait.as_mut().poll(cx));
+            let (frame, _, _) = this.waiting.take().expect("waiting");
+            if !granted {
+                return Poll::Ready(this.refuse());
+            }
+            this.granted(n);
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        if this.direction == Direction::Reply {
+            // The request was answered; the last chunk was handed on.
+            this.call.give_back(&this.call.request);
+            this.call.give_back(&this.call.reply);
+        }
+        let frame = match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
+            Some(Ok(frame)) => frame,
+            Some(Err(e)) => return Poll::Ready(Some(Err(tonic::Status::from_error(e.into())))),
+            None => return Poll::Ready(None),
+        };
+        let n = frame.data_ref().map_or(0, |d| this.chargeable(d.len()));
+        if n == 0 {
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        let srv = this.call.srv.clone();
+        if srv.budget.try_take(n) {
+            this.granted(n);
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        let wait: Waiting = Box::pin(async move { srv.budget.take(n).await });
+        this.waiting = Some((frame, n, wait));
+        // Polled again at once: the wait registers its waker there.
+        self.poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done || (self.waiting.is_none() && self.inner.is_end_stream())
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        match self.waiting {
+            None if !self.done => self.inner.size_hint(),
+            _ => hyper::body::SizeHint::default(),
+        }
+    }
+}
