@@ -3,16 +3,22 @@
 //!
 //! Each call's request bytes are charged as their DATA frames arrive and
 //! held until the call's first reply is produced (the decoded request lives
-//! that long); each reply chunk is charged from when the service produces it
-//! until the next chunk is asked for, which HTTP/2 does once the previous one
-//! has been handed to the connection's send window (hyper polls a stream's
-//! body only when it has capacity): so a client that stops reading holds its
-//! charge, and memory for replies nobody reads is bounded by the budget.
+//! that long). A reply (one chunk per message: tonic encodes a message
+//! whole) is charged when the service produces it and handed to hyper in
+//! pieces of [`PIECE`] bytes; hyper takes the next piece only once h2 has
+//! send capacity for the stream (its window, at most hyper's send buffer per
+//! stream), so the unsent rest stays here, charged, while the client does
+//! not read: memory for replies nobody reads is bounded by the budget (plus
+//! h2's own per-stream send buffer). A piece's charge is given back when
+//! the next is asked for.
 //!
-//! When the budget is spent a call waits up to `Budget::wait` for memory to be
-//! given back, then is refused with gRPC's RESOURCE_EXHAUSTED: a request as
-//! its status, a reply by ending the stream with that status instead of the
-//! reply (the reply is dropped). A call's first [`FREE_REQUEST`] bytes and
+//! When the budget is spent, a request waits up to `Budget::wait` for memory
+//! to be given back (holding one HTTP/2 frame, at most 16 KiB), then is
+//! refused with gRPC's RESOURCE_EXHAUSTED as its status. A reply that does
+//! not fit is refused at once, the stream ended with that status instead of
+//! the reply, which is dropped: a reply waiting would hold its memory
+//! uncharged (four slow readers asking for a 1 MiB value 100 times each
+//! grew the server by 300 MiB while their replies waited their second). A call's first [`FREE_REQUEST`] bytes and
 //! replies up to [`FREE_REPLY`] are not charged, so small calls keep being
 //! served when the budget is spent (as the other ports' small buffers are),
 //! bounded by `-c` connections of at most `MAX_STREAMS` calls each.
@@ -31,6 +37,8 @@ use tonic::codegen::http;
 pub const FREE_REQUEST: usize = 16 << 10;
 /// Reply chunks up to this size are not charged.
 pub const FREE_REPLY: usize = 64 << 10;
+/// The pieces a larger reply is handed to hyper in.
+pub const PIECE: usize = 64 << 10;
 
 /// Wraps a service: every call's request and reply bodies are charged.
 #[derive(Clone)]
@@ -110,10 +118,16 @@ struct Charged<B> {
     direction: Direction,
     /// Request bytes seen so far (the first [`FREE_REQUEST`] are free).
     seen: usize,
-    /// A frame waiting for its charge to be granted, and the wait.
+    /// A request frame waiting for its charge to be granted, and the wait.
     waiting: Option<(Frame<Bytes>, usize, Waiting)>,
     /// Refused: the stream is over.
     done: bool,
+    /// A reply's pieces not yet handed on (charged).
+    rest: Bytes,
+    /// Whether `rest` is charged (a reply over [`FREE_REPLY`]).
+    rest_charged: bool,
+    /// The charge of the piece handed on last, given back at the next poll.
+    handed: usize,
 }
 
 type Waiting = Pin<Box<dyn Future<Output = bool> + Send>>;
@@ -127,6 +141,9 @@ impl<B> Charged<B> {
             seen: 0,
             waiting: None,
             done: false,
+            rest: Bytes::new(),
+            rest_charged: false,
+            handed: 0,
         }
     }
 
@@ -149,6 +166,30 @@ impl<B> Charged<B> {
             Direction::Request => self.call.request.fetch_add(n, Ordering::AcqRel),
             Direction::Reply => self.call.reply.fetch_add(n, Ordering::AcqRel),
         };
+    }
+
+    /// The next piece of the reply in `rest`, its charge to give back at
+    /// the next poll.
+    fn next_piece(&mut self) -> Frame<Bytes> {
+        let piece = self.rest.split_to(self.rest.len().min(PIECE));
+        self.handed = if self.rest_charged { piece.len() } else { 0 };
+        Frame::data(piece)
+    }
+
+    /// A frame to pass on, a reply's DATA cut to its first piece.
+    fn pass(&mut self, frame: Frame<Bytes>, charged: bool) -> Frame<Bytes> {
+        if self.direction == Direction::Request || !frame.is_data() {
+            return frame;
+        }
+        match frame.into_data() {
+            Ok(data) if data.len() > PIECE => {
+                self.rest = data;
+                self.rest_charged = charged;
+                self.next_piece()
+            }
+            Ok(data) => Frame::data(data),
+            Err(frame) => frame,
+        }
     }
 
     /// The refusal: an error for a request, the status as trailers for a reply.
@@ -197,9 +238,16 @@ where
             return Poll::Ready(Some(Ok(frame)));
         }
         if this.direction == Direction::Reply {
-            // The request was answered; the last chunk was handed on.
+            // The request was answered; the last piece was handed on.
             this.call.give_back(&this.call.request);
-            this.call.give_back(&this.call.reply);
+            let handed = std::mem::take(&mut this.handed);
+            if handed > 0 {
+                this.call.reply.fetch_sub(handed, Ordering::AcqRel);
+                this.call.srv.budget.give(handed);
+            }
+            if !this.rest.is_empty() {
+                return Poll::Ready(Some(Ok(this.next_piece())));
+            }
         }
         let frame = match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
             Some(Ok(frame)) => frame,
@@ -208,12 +256,15 @@ where
         };
         let n = frame.data_ref().map_or(0, |d| this.chargeable(d.len()));
         if n == 0 {
-            return Poll::Ready(Some(Ok(frame)));
+            return Poll::Ready(Some(Ok(this.pass(frame, false))));
         }
         let srv = this.call.srv.clone();
         if srv.budget.try_take(n) {
             this.granted(n);
-            return Poll::Ready(Some(Ok(frame)));
+            return Poll::Ready(Some(Ok(this.pass(frame, true))));
+        }
+        if this.direction == Direction::Reply {
+            return Poll::Ready(this.refuse());
         }
         let wait: Waiting = Box::pin(async move { srv.budget.take(n).await });
         this.waiting = Some((frame, n, wait));
@@ -222,12 +273,12 @@ where
     }
 
     fn is_end_stream(&self) -> bool {
-        self.done || (self.waiting.is_none() && self.inner.is_end_stream())
+        self.done || (self.waiting.is_none() && self.rest.is_empty() && self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
         match self.waiting {
-            None if !self.done => self.inner.size_hint(),
+            None if !self.done && self.rest.is_empty() => self.inner.size_hint(),
             _ => hyper::body::SizeHint::default(),
         }
     }
