@@ -134,6 +134,8 @@ pub struct Args {
     /// Accepted for tkrzw_server's command line. memstored is always
     /// asynchronous: every connection is a task on the worker threads
     /// (-R), and slow work (sync, backup, rebuild) runs on -W threads.
+    /// It starts memstored the tkrzw_server way: the gRPC port on
+    /// 127.0.0.1:1978 unless --address or --grpc-listen says where.
     #[arg(long = "async")]
     pub async_api: bool,
     /// Maximum simultaneous connections.
