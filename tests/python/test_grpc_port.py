@@ -168,7 +168,8 @@ def test_tkrzw_server_command_line(pb):
     d = tempfile.mkdtemp(prefix="memstored-tkrzw-")
     pid = os.path.join(d, "pid")
     srv = Server(f"{d}/casket.tkh#num_shards=2", "--async", "--threads", "2",
-                 "--address", "127.0.0.1:0", "--pid_file", pid, "--log_level", "warn")
+                 "--address", "127.0.0.1:0", "--pid_file", pid, "--log_level", "warn",
+                 "--server_id", "3", "--ulog_prefix", f"{d}/ulog", "--ulog_max_file_size", "1m")
     try:
         addr = f"127.0.0.1:{announced_port(srv, 'grpc')}"
         m, stubs = pb
@@ -180,18 +181,25 @@ def test_tkrzw_server_command_line(pb):
         with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
             s.sendall(b"get k\r\n")
             assert s.recv(100).startswith(b"VALUE k")
+        # --ulog_prefix is the update log's directory.
+        assert any(n.startswith("ulog-") for n in os.listdir(f"{d}/ulog")), os.listdir(d)
     finally:
         srv.stop()
-    srv = Server(f"{d}/casket.tkh#num_shards=2", "--read_only", "--address", "127.0.0.1:0")
+    log = os.path.join(d, "server.log")
+    srv = Server(f"{d}/casket.tkh#num_shards=2", "--read_only", "--address", "127.0.0.1:0",
+                 "--log_file", log)
     try:
         addr = f"127.0.0.1:{announced_port(srv, 'grpc')}"
         with grpc.insecure_channel(addr) as ch:
             stub = stubs.DBMServiceStub(ch)
             assert stub.Get(m.GetRequest(key=b"k"), timeout=10).value == b"v"
             r = stub.Set(m.SetRequest(key=b"k", value=b"w", overwrite=True), timeout=10)
-            assert r.status.code != 0, r
+            assert r.status.code == 4, r  # PRECONDITION_ERROR
     finally:
         srv.stop()
+    # --log_file: the log went there, not to stderr.
+    with open(log) as f:
+        assert "Tkrzw-RPC gRPC port listening on" in f.read()
 
 
 def test_repl_flags_are_refused_until_served():
