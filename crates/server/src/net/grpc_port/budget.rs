@@ -283,3 +283,73 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::server::Config;
+    use http_body_util::{BodyExt, Full};
+
+    /// A server whose budget is `limit` bytes.
+    fn server(limit: usize) -> Arc<Server> {
+        let (_stop, rx) = tokio::sync::watch::channel(false);
+        let db = Arc::new(memstored_engine::Db::open("*", true).unwrap());
+        let cfg = Config {
+            conn_memory: limit,
+            ..Config::defaults("*")
+        };
+        Arc::new(Server::new(db, cfg, None, rx))
+    }
+
+    fn reply(srv: &Arc<Server>, bytes: usize) -> (Charged<Full<Bytes>>, Arc<CallCharge>) {
+        let call = Arc::new(CallCharge {
+            srv: srv.clone(),
+            request: AtomicUsize::new(0),
+            reply: AtomicUsize::new(0),
+        });
+        let body = Full::new(Bytes::from(vec![7u8; bytes]));
+        (Charged::new(body, call.clone(), Direction::Reply), call)
+    }
+
+    /// A reply is handed on in pieces, charged whole, given back piece by
+    /// piece and all of it at the end.
+    #[tokio::test]
+    async fn a_reply_goes_in_charged_pieces() {
+        let srv = server(1 << 20);
+        let (mut body, call) = reply(&srv, 3 * PIECE + 10);
+        let mut sizes = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let data = frame.unwrap().into_data().unwrap();
+            sizes.push((data.len(), srv.budget.used()));
+        }
+        assert_eq!(
+            sizes,
+            [
+                (PIECE, 3 * PIECE + 10),
+                (PIECE, 2 * PIECE + 10),
+                (PIECE, PIECE + 10),
+                (10, 10)
+            ]
+        );
+        drop(body);
+        drop(call);
+        assert_eq!(srv.budget.used(), 0);
+    }
+
+    /// A reply over what is left is refused at once: the stream ends with
+    /// RESOURCE_EXHAUSTED trailers, and the refusal is counted.
+    #[tokio::test]
+    async fn a_reply_over_the_budget_is_refused() {
+        let srv = server(100 << 10);
+        let (body, _call) = reply(&srv, 200 << 10);
+        let collected = body.collect().await.unwrap();
+        let trailers = collected.trailers().cloned().unwrap();
+        assert_eq!(trailers["grpc-status"], "8");
+        assert!(collected.to_bytes().is_empty());
+        assert_eq!(srv.budget.refused.load(Ordering::Relaxed), 1);
+        // Small replies are free, so served while the budget is spent.
+        assert!(srv.budget.try_take(100 << 10));
+        let (small, _call) = reply(&srv, FREE_REPLY);
+        assert_eq!(small.collect().await.unwrap().to_bytes().len(), FREE_REPLY);
+    }
+}
