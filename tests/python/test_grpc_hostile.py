@@ -1,7 +1,7 @@
 """Hostile clients on the gRPC port (net/grpc_port), speaking HTTP/2 with
 raw sockets: rapid reset, SETTINGS and PING floods, huge headers, endless
-streams, a slow reader and more connections than -c. After each, the server
-is still running and a well-behaved client is served promptly.
+streams, a slow reader, more connections than -c, and more than the
+server has descriptors for. After each, the server is still running and a well-behaved client is served promptly.
 
 HTTP/2 here is the few bytes RFC 9113 and RFC 7541 define: a frame is a
 9-byte header (length, type, flags, stream id) and a payload; header blocks
@@ -9,14 +9,17 @@ use HPACK literals without Huffman coding. Every loop is bounded, and
 nothing sleeps in place of waiting for a reply."""
 
 import os
+import resource
 import socket
 import struct
+import subprocess
+import threading
 import time
 
 import grpc
 import pytest
 
-from conftest import Server, announced_port, stats
+from conftest import Server, announced_port, server_command, stats
 from test_grpc import pb  # noqa: F401  (the stubs fixture)
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -286,3 +289,61 @@ def served_soon(port):
         except grpc.RpcError:
             if time.monotonic() > deadline:
                 raise
+
+
+def cpu_seconds(pid):
+    """User and system CPU time of process `pid`, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_accept_errors_back_off(pb):
+    """Every descriptor taken (a server limited to 128), connections waiting
+    in the backlog: each accept fails with EMFILE. The loop pauses after a
+    failure instead of retrying at once, so the server does not spin a core;
+    once connections close, new ones are served."""
+    m, stubs = pb
+    limit = 128
+    proc = subprocess.Popen(
+        [*server_command(), "-s", "*#capsiz=16m", "-l", "127.0.0.1:0", "--grpc-listen", "127.0.0.1:0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit)))
+    socks = []
+    try:
+        # Both lines on a thread, with a time limit (see announced_port).
+        lines = []
+        reader = threading.Thread(
+            target=lambda: lines.extend(proc.stdout.readline().decode() for _ in range(2)), daemon=True)
+        reader.start()
+        reader.join(30)
+        assert len(lines) == 2 and lines[1].startswith("memstored grpc listening on "), lines
+        addr = lines[1].strip().rsplit(" ", 1)[1]
+        host, port = addr.rsplit(":", 1)
+        # More connections than descriptors: the last ones wait in the backlog.
+        for _ in range(limit + 32):
+            socks.append(socket.create_connection((host, int(port)), timeout=10))
+        deadline = time.monotonic() + 10
+        while len(os.listdir(f"/proc/{proc.pid}/fd")) < limit:
+            assert time.monotonic() < deadline, "the server never ran out of descriptors"
+        before, started = cpu_seconds(proc.pid), time.monotonic()
+        time.sleep(1)  # the interval measured, not a wait for readiness
+        used = (cpu_seconds(proc.pid) - before) / (time.monotonic() - started)
+        assert used < 0.5, f"the server used {used:.0%} of a core while accept failed"
+        for s in socks:
+            s.close()
+        socks.clear()
+        deadline = time.monotonic() + PROMPT
+        while True:
+            try:
+                with grpc.insecure_channel(addr) as ch:
+                    got = stubs.DBMServiceStub(ch).Echo(m.EchoRequest(message="back"), timeout=PROMPT)
+                assert got.echo == "back"
+                break
+            except grpc.RpcError:
+                assert time.monotonic() < deadline, "not served after the connections closed"
+    finally:
+        for s in socks:
+            s.close()
+        proc.terminate()
+        proc.wait(timeout=10)
