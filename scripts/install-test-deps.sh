@@ -53,6 +53,9 @@ fi
 for pkg in ruby-dev ruby-minitest libclang-dev; do
   want_pkg "$pkg"
 done
+# The openssl command: test_grpc_port.py makes the certificates of its TLS
+# tests with it (a CA, a server and client certificates).
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # A virtual environment for the Python modules (Debian's python3 needs
 # python3-venv for it; a python3 of its own, such as pyenv's, has it).
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)

@@ -132,6 +132,25 @@ def announced_port(srv: Server, what: str) -> int:
     return int(line.strip().rsplit(":", 1)[1])
 
 
+def read_until_end(sock) -> bytes:
+    """What `sock` sends up to and including the `END\\r\\n` that ends a
+    memcached listing."""
+    buf = b""
+    while not buf.endswith(b"END\r\n"):
+        chunk = sock.recv(65536)
+        assert chunk, "connection closed before END"
+        buf += chunk
+    return buf
+
+
+def stats(port: int) -> dict:
+    """`stats` on the memcached port at `port`, as a dict of strings."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"stats\r\n")
+        buf = read_until_end(s)
+    return dict(l.split(" ", 2)[1:] for l in buf.decode().splitlines() if l.startswith("STAT "))
+
+
 def kt_port(srv: Server) -> int:
     """The `--kt-listen` port of `srv` (`memstored kt listening on ADDR:PORT`)."""
     return announced_port(srv, "kt")

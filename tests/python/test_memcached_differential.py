@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import Memcached, Server
+from conftest import Memcached, Server, read_until_end
 
 SCENARIOS = {
     "text_storage": [
@@ -523,11 +523,7 @@ def test_metadump_last_access_is_a_unix_time(server):
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
         exchange(s, b"set la 0 0 1\r\nx\r\n")
         s.sendall(b"lru_crawler metadump all\r\n")
-        reply = b""
-        while not reply.endswith(b"END\r\n"):
-            chunk = s.recv(65536)
-            assert chunk, "closed"
-            reply += chunk
+        reply = read_until_end(s)
     la = int(re.search(rb"key=la exp=-1 la=(\d+) ", reply).group(1))
     assert abs(la - time.time()) <= 2
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from pymemcache.client.base import Client
 
-from conftest import START_TIMEOUT, Process, Server, kt_port
+from conftest import START_TIMEOUT, Process, Server, kt_port, stats
 
 
 @pytest.fixture(scope="module")
@@ -35,17 +35,6 @@ def get(url: str, accept: str = None):
     req = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
     with urllib.request.urlopen(req, timeout=10) as r:
         return r.status, r.headers.get("Content-Type"), r.read().decode()
-
-
-def stats(port: int) -> dict:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(b"stats\r\n")
-        buf = b""
-        while not buf.endswith(b"END\r\n"):
-            chunk = s.recv(65536)
-            assert chunk, "stats: connection closed"
-            buf += chunk
-    return dict(l.split(" ", 2)[1:] for l in buf.decode().splitlines() if l.startswith("STAT "))
 
 
 def samples(text: str) -> dict:

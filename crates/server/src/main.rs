@@ -20,7 +20,10 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let args = loaded.args;
-    init_logging(args.verbose);
+    if let Err(e) = init_logging(&args) {
+        eprintln!("memstored: {e}");
+        return ExitCode::FAILURE;
+    }
     match startup::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         // Printed once, as the config errors above are: not also as a log
@@ -32,18 +35,30 @@ fn main() -> ExitCode {
     }
 }
 
-/// Colour codes only for a terminal: logs sent to a file or a pipe stay plain text.
-fn init_logging(verbose: u8) {
-    let level = match verbose {
-        0 => "info",
-        1 => "debug",
-        _ => "trace",
-    };
+/// The level from `-v` or `--log_level` (RUST_LOG wins over both), to
+/// stderr or `--log_file` (appended to, as tkrzw_server does). Colour codes
+/// only for a terminal: logs sent to a file or a pipe stay plain text.
+fn init_logging(args: &memstored_server::app::cli::Args) -> Result<(), String> {
+    use memstored_server::app::tkrzw_fold::log_filter;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(log_filter(args)));
+    let logger = tracing_subscriber::fmt().with_env_filter(filter);
+    let _ = match &args.tkrzw.log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("--log_file {}: {e}", path.display()))?;
+            logger
+                .with_writer(std::sync::Mutex::new(file))
+                .with_ansi(false)
+                .try_init()
+        }
+        None => logger
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+    };
+    Ok(())
 }

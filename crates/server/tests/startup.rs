@@ -148,7 +148,8 @@ fn the_default_cache_has_a_stripe_per_worker() {
 }
 
 /// Seed 002's `tkrzw_server --async --threads 4 "NAME"` lines with only the
-/// program name changed (plus `-l 0`, so the test takes a free port): the
+/// program name changed (plus `-l 0` and `--address 127.0.0.1:0`, so the
+/// test takes free ports instead of 11211 and the gRPC port's 1978): the
 /// positional name is the store, `--threads` sets the worker threads and
 /// `--async` is accepted.
 #[test]
@@ -173,6 +174,7 @@ fn seed_002_tkrzw_server_command_lines_start() {
     ] {
         let mut cmd = common::memstored();
         cmd.args(["--async", "--threads", "4", name, "-l", "127.0.0.1:0"])
+            .args(["--address", "127.0.0.1:0"])
             .current_dir(dir.path());
         let server = Spawned::launch(&mut cmd, "memstored", Announce::Stdout);
         let mut t = Text::new(server.connect());

@@ -71,7 +71,11 @@ pub struct Args {
     /// what Tkrzw-RPC's tools and client libraries speak (docs/tkrzw-rpc.md
     /// says which calls are served). Port 0 takes a free port, printed on
     /// stdout after the main one (`memstored grpc listening on ADDR:PORT`).
-    /// It has no authentication, so it cannot be combined with --sasl-file.
+    /// On 127.0.0.1:1978 when started the tkrzw_server way (`--async`,
+    /// `--address`, `--auth` or an underscore flag of tkrzw_server's; see
+    /// its flags below). TLS: `--auth`. Tkrzw-RPC has no login: with
+    /// --sasl-file every call is refused (UNAUTHENTICATED) unless `--auth`
+    /// has `root=` (client certificates).
     #[arg(long = "grpc-listen", value_name = "[ADDR:]PORT", value_parser = parse_listen)]
     pub grpc_listen: Option<SocketAddr>,
     /// Close a connection of the Kyoto Tycoon port that has sent nothing
@@ -130,6 +134,8 @@ pub struct Args {
     /// Accepted for tkrzw_server's command line. memstored is always
     /// asynchronous: every connection is a task on the worker threads
     /// (-R), and slow work (sync, backup, rebuild) runs on -W threads.
+    /// It starts memstored the tkrzw_server way: the gRPC port on
+    /// 127.0.0.1:1978 unless --address or --grpc-listen says where.
     #[arg(long = "async")]
     pub async_api: bool,
     /// Maximum simultaneous connections.
@@ -211,6 +217,10 @@ pub struct Args {
     /// Print help.
     #[arg(short = 'h', long = "help", action = clap::ArgAction::Help)]
     pub help: Option<bool>,
+    /// tkrzw_server's own flags, listed last under their own heading (`--address`,
+    /// `--auth`, `--server_id`, ...; app::tkrzw_flags).
+    #[command(flatten)]
+    pub tkrzw: crate::app::tkrzw_flags::TkrzwArgs,
 }
 
 /// The database served when no name is given (and `-I` is at most its cap).

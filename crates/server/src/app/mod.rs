@@ -7,3 +7,5 @@ pub mod privileges;
 pub mod runfiles;
 pub mod signals;
 pub mod startup;
+pub mod tkrzw_flags;
+pub mod tkrzw_fold;

@@ -45,6 +45,7 @@ fn io(what: String, source: std::io::Error) -> StartError {
 /// Runs the server the flags describe until a stop signal.
 pub fn run(args: cli::Args) -> Result<(), StartError> {
     let (extended, credentials) = check_flags(&args)?;
+    let grpc_tls = args.tkrzw.auth.as_ref().map(read_tls).transpose()?;
     let stores = args.stores_to_open();
     for (what, path) in [("pid file", &args.pid_file), ("port file", &args.port_file)] {
         if let Some(p) = path {
@@ -106,6 +107,7 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
         unix_listener,
         kt_listener,
         grpc_listener,
+        grpc_tls,
         port_file: args.port_file.clone(),
         sync_interval: args.sync_interval,
         workers,
@@ -140,11 +142,6 @@ fn check_flags(
             "-o {o}: tunes memcached's own machinery, which memstored does not have; ignored"
         );
     }
-    if args.grpc_listen.is_some() && args.sasl_file.is_some() {
-        return Err(StartError::Flags(
-            "--grpc-listen cannot be combined with --sasl-file: the gRPC port has no authentication yet".into(),
-        ));
-    }
     if args.kt_listen.is_some() && args.sasl_file.is_some() {
         return Err(StartError::Flags(
             "--kt-listen cannot be combined with --sasl-file: Kyoto Tycoon's port has no authentication".into(),
@@ -159,6 +156,24 @@ fn check_flags(
         None => None,
     };
     Ok((extended, credentials))
+}
+
+/// `--auth`'s PEM files, read before anything is bound (tonic checks
+/// their contents when the gRPC port starts).
+fn read_tls(
+    files: &crate::app::tkrzw_flags::TlsFiles,
+) -> Result<crate::net::grpc_port::Tls, StartError> {
+    let read = |what: &str, path: &std::path::Path| {
+        std::fs::read(path).map_err(|e| io(format!("--auth: {what} {}", path.display()), e))
+    };
+    Ok(crate::net::grpc_port::Tls {
+        cert: read("certificate", &files.cert)?,
+        key: read("private key", &files.key)?,
+        root: match &files.root {
+            Some(p) => Some(read("root certificates", p)?),
+            None => None,
+        },
+    })
 }
 
 /// The databases by name, the first the server's own.
@@ -348,6 +363,8 @@ struct Started {
     kt_listener: Option<std::net::TcpListener>,
     /// `--grpc-listen`'s, already bound.
     grpc_listener: Option<std::net::TcpListener>,
+    /// `--auth`'s certificates and key, read.
+    grpc_tls: Option<crate::net::grpc_port::Tls>,
     port_file: Option<std::path::PathBuf>,
     sync_interval: Option<u64>,
     /// The per-core scheduler's workers (`--scheduler per-core`).
@@ -514,7 +531,10 @@ async fn serve(
         None => None,
     };
     let grpc_serve = match started.grpc_listener {
-        Some(l) => Some(crate::net::grpc_port::start(l, srv.clone()).map_err(listening)?),
+        Some(l) => Some(
+            crate::net::grpc_port::start(l, srv.clone(), started.grpc_tls)
+                .map_err(|e| io("serving the gRPC port".into(), e))?,
+        ),
         None => None,
     };
     let unix_accept =

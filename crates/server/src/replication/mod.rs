@@ -65,14 +65,25 @@ pub struct ReplicaArgs {
     #[arg(
         long = "repl_ts_skew",
         value_name = "MS",
-        default_value_t = 0,
-        allow_hyphen_values = true
+        allow_negative_numbers = true
     )]
-    pub repl_ts_skew: i64,
+    pub repl_ts_skew: Option<i64>,
     /// tkrzw_server's `--repl_wait`: seconds the master waits for a change
-    /// before telling the replica there is none (its heartbeat).
-    #[arg(long = "repl_wait", value_name = "SECS", default_value_t = 1.0)]
-    pub repl_wait: f64,
+    /// before telling the replica there is none (its heartbeat; default 1).
+    #[arg(long = "repl_wait", value_name = "SECS")]
+    pub repl_wait: Option<f64>,
+}
+
+impl ReplicaArgs {
+    /// Whether a flag spelled tkrzw_server's way (`--repl_*`) was given:
+    /// memstored is then started the tkrzw_server way (`app::tkrzw_flags`).
+    pub fn tkrzw_given(&self) -> bool {
+        self.repl_master.is_some()
+            || self.repl_ts_file.is_some()
+            || self.repl_ts_from_dbm
+            || self.repl_ts_skew.is_some()
+            || self.repl_wait.is_some()
+    }
 }
 
 /// Starts following the master when `--replicate-from` is given: marks the
@@ -173,11 +184,9 @@ fn start_grpc(
     if master.is_empty() && !grpc_port {
         return Ok(None);
     }
-    if !args.repl_wait.is_finite() || args.repl_wait < 0.0 {
-        return Err(format!(
-            "--repl_wait {}: seconds, 0 or more",
-            args.repl_wait
-        ));
+    let wait = args.repl_wait.unwrap_or(1.0);
+    if !wait.is_finite() || wait < 0.0 {
+        return Err(format!("--repl_wait {wait}: seconds, 0 or more"));
     }
     srv.replication.replica_writable.store(true, Relaxed);
     if let Some(log) = srv.replication.ulog.get() {
@@ -202,7 +211,7 @@ fn start_grpc(
     };
     let from_ms = i64::try_from(from_ms)
         .unwrap_or(i64::MAX)
-        .saturating_add(args.repl_ts_skew)
+        .saturating_add(args.repl_ts_skew.unwrap_or(0))
         .max(0);
     let status = Arc::new(crate::state::replication::replica_status::Status::default());
     let _ = srv.replication.replica.set(status.clone());
@@ -210,9 +219,7 @@ fn start_grpc(
         server_id: ulog.server_id,
         dbs,
         rts,
-        wire: replica::Wire::Grpc(grpc_follow::GrpcOptions {
-            wait: args.repl_wait,
-        }),
+        wire: replica::Wire::Grpc(grpc_follow::GrpcOptions { wait }),
         status,
         max_item: srv.cfg.max_item_size,
     };

@@ -50,7 +50,7 @@ fn parse_keep(s: &str) -> Result<Keep, String> {
     }
 }
 
-fn parse_segment_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_segment_size(s: &str) -> Result<u64, String> {
     match parse_size(s)? {
         n if n < 4096 => Err(format!("--ulog-segment-size {s:?}: at least 4k")),
         n => Ok(n),

@@ -90,6 +90,7 @@ where
     let Some(path) = given.get_one::<PathBuf>("config").cloned() else {
         let mut args = Args::from_arg_matches(&given)?;
         args.listen_given = given.value_source("listen") == Some(ValueSource::CommandLine);
+        crate::app::tkrzw_fold::fold(&mut args);
         return Ok(Loaded {
             args,
             matches: given,
@@ -106,6 +107,7 @@ where
         })?;
     let mut args = Args::from_arg_matches(&matches)?;
     args.listen_given = matches.value_source("listen") == Some(ValueSource::CommandLine);
+    crate::app::tkrzw_fold::fold(&mut args);
     Ok(Loaded { args, matches })
 }
 
@@ -217,15 +219,24 @@ pub fn render(loaded: &Loaded) -> String {
         let (Some(long), id) = (arg.get_long(), arg.get_id().as_str()) else {
             continue;
         };
-        // Folded into `listen` and `store` below, which say it all.
-        if matches!(id, "port" | "memory_limit") {
+        // Folded into `listen` and `store` below, which say it all; and
+        // tkrzw_server's spellings, folded into memstored's (`grpc-listen`,
+        // `server-id`, ...).
+        if matches!(id, "port" | "memory_limit") || crate::app::tkrzw_fold::FOLDED.contains(&id) {
             continue;
         }
         if let Some(help) = arg.get_help() {
             let _ = writeln!(out, "\n# {help}");
         }
+        let twin = crate::app::tkrzw_fold::twin_value(&loaded.args, id);
         let value = match arg.get_action() {
+            _ if twin.is_some() => twin,
             _ if id == "listen" => Some(toml::Value::String(loaded.args.listen_addr().to_string())),
+            // With the tkrzw_server way's default folded in.
+            _ if id == "grpc_listen" => loaded
+                .args
+                .grpc_listen
+                .map(|a| toml::Value::String(a.to_string())),
             ArgAction::SetTrue => Some(toml::Value::Boolean(loaded.matches.get_flag(id))),
             ArgAction::Count => Some(toml::Value::Integer(i64::from(
                 loaded.matches.get_count(id),
