@@ -109,13 +109,52 @@ fn file_size(db: &memstored_engine::Db) -> u64 {
     }
 }
 
+/// The class Tkrzw names for the database Inspect describes (`class`,
+/// `dbm_N_class`), as tkrzw_server prints it: HashDBM for `.tkh`, TreeDBM
+/// for `.tkt`, TinyDBM for the on-memory hash with a file (`.tkmt`) or
+/// without, CacheDBM for a capped one, BabyDBM for the on-memory tree.
+fn tkrzw_class(name: &memstored_engine::DbName) -> &'static str {
+    use memstored_engine::EngineKind as K;
+    match name.kind {
+        K::FileHash => "HashDBM",
+        K::FileTree => "TreeDBM",
+        K::MemTree => "BabyDBM",
+        K::MemHash if name.cap_rec_num > 0 || name.cap_mem_size > 0 => "CacheDBM",
+        K::MemHash | K::MemFile => "TinyDBM",
+    }
+}
+
 /// `make_backup` among Synchronize's parameters: the backup's suffix
 /// (empty: the UTC time, `YYYYMMDDhhmmss`).
 fn backup_suffix(params: &[StringPair]) -> Option<String> {
+    // tkrzw_server keeps only `[-_.0-9a-zA-Z]` of the suffix it is given.
+    let clean = |s: &str| {
+        s.chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            .collect()
+    };
     params
         .iter()
         .find(|p| p.first == "make_backup")
-        .map(|p| p.second.clone())
+        .map(|p| clean(&p.second))
+}
+
+/// Tkrzw's file databases take no `reducer` (its on-memory ones sort and
+/// reduce their records with one when they write their file): the
+/// INVALID_ARGUMENT_ERROR tkrzw_server answers for one.
+fn refused_param(db: &memstored_engine::Db, params: &[StringPair]) -> Option<StatusProto> {
+    let file = matches!(
+        db.name().kind,
+        memstored_engine::EngineKind::FileHash | memstored_engine::EngineKind::FileTree
+    );
+    (file && params.iter().any(|p| p.first == "reducer"))
+        .then(|| {
+            of(
+                code::INVALID_ARGUMENT_ERROR,
+                "unsupported parameter: reducer",
+            )
+        })
+        .flatten()
 }
 
 impl Dbm {
@@ -205,7 +244,13 @@ impl DbmService for Dbm {
         let pair = |first: String, second: String| StringPair { first, second };
         let records = if index >= 0 {
             let db = &self.target(index)?.db;
-            db.inspect().into_iter().map(|(k, v)| pair(k, v)).collect()
+            db.inspect()
+                .into_iter()
+                .map(|(k, v)| match k.as_str() {
+                    "class" => pair(k, tkrzw_class(db.name()).to_string()),
+                    _ => pair(k, v),
+                })
+                .collect()
         } else {
             let dbs = crate::state::databases::all(&self.srv);
             let mut out = vec![
@@ -220,7 +265,7 @@ impl DbmService for Dbm {
                 out.push(pair(format!("dbm_{i}_count"), db.count().to_string()));
                 out.push(pair(
                     format!("dbm_{i}_class"),
-                    db.name().kind.label().to_string(),
+                    tkrzw_class(db.name()).to_string(),
                 ));
             }
             out
@@ -456,14 +501,17 @@ impl DbmService for Dbm {
     }
 
     /// `hard`: fsync. The `make_backup` parameter also writes a consistent
-    /// copy `PATH.backup.SUFFIX` (empty: the UTC time); other parameters are
-    /// ignored. A hard one or one with a backup runs off the workers.
+    /// copy `PATH.backup.SUFFIX` (empty: the UTC time); `reducer` is refused
+    /// on a file database, as there; other parameters are ignored. A hard one or one with a backup runs off the workers.
     async fn synchronize(
         &self,
         request: Request<SynchronizeRequest>,
     ) -> Answer<SynchronizeResponse> {
         let r = request.into_inner();
         let target = self.target(r.dbm_index)?;
+        if let Some(st) = refused_param(&target.db, &r.params) {
+            return answer(SynchronizeResponse { status: Some(st) });
+        }
         let backup = backup_suffix(&r.params);
         if backup.is_some() && !target.db.is_writable() {
             // A read-only server writes no file, backups included.
@@ -511,6 +559,10 @@ impl DbmService for Dbm {
             .await;
         let keys = match found {
             Ok(Ok(keys)) => keys,
+            // As Tkrzw's hash database answers upper/lower: no message.
+            Ok(Err(SlowError::Engine(memstored_engine::Error::NotImplemented(_)))) => {
+                return reply(of(code::NOT_IMPLEMENTED_ERROR, ""), Vec::new())
+            }
             Ok(Err(e)) => return reply(of_slow(e), Vec::new()),
             Err(st) => return reply(st, Vec::new()),
         };
