@@ -191,21 +191,24 @@ def test_huge_headers(port):
     assert_served(port)
 
 
+MAX_STREAMS, OPENED = 1024, 1200
+
+
 def test_endless_streams(port):
-    """Streams opened and never finished, 300 on one connection: those past
-    the port's 128 are refused (REFUSED_STREAM), the 128 wait, and other
+    """Streams opened and never finished, 1200 on one connection: those past
+    the port's 1024 are refused (REFUSED_STREAM), the 1024 wait, and other
     clients are served meanwhile."""
     raw = Raw(port[1], timeout=5)
-    opened = b"".join(frame(HEADERS, END_HEADERS, 2 * i + 1, call_headers("Echo")) for i in range(300))
+    opened = b"".join(frame(HEADERS, END_HEADERS, 2 * i + 1, call_headers("Echo")) for i in range(OPENED))
     raw.send(opened)
     refused = set()
-    for kind, _, stream, payload in raw.frames(limit=10_000):
+    for kind, _, stream, payload in raw.frames(limit=40_000):
         if kind == RST_STREAM and struct.unpack(">I", payload)[0] == REFUSED_STREAM:
             refused.add(stream)
-        if len(refused) == 300 - 128:
+        if len(refused) == OPENED - MAX_STREAMS:
             break
-    # Exactly the streams past the first 128.
-    assert refused == {2 * i + 1 for i in range(128, 300)}, sorted(refused)[:5]
+    # Exactly the streams past the first MAX_STREAMS.
+    assert refused == {2 * i + 1 for i in range(MAX_STREAMS, OPENED)}, sorted(refused)[:5]
     assert_served(port)
     raw.close()
     assert_served(port)
