@@ -532,8 +532,13 @@ async fn serve(
     };
     let grpc_serve = match started.grpc_listener {
         Some(l) => Some(
-            crate::net::grpc_port::start(l, srv.clone(), started.grpc_tls)
-                .map_err(|e| io("serving the gRPC port".into(), e))?,
+            crate::net::grpc_port::start(
+                l,
+                srv.clone(),
+                started.grpc_tls,
+                placement.workers.clone(),
+            )
+            .map_err(|e| io("serving the gRPC port".into(), e))?,
         ),
         None => None,
     };

@@ -71,6 +71,13 @@ impl Workers {
         self.queues.is_empty()
     }
 
+    /// Runs `job` on worker `i` (modulo their number).
+    pub fn place_on(&self, i: usize, job: Job) {
+        if let Some(q) = self.queues.get(i % self.queues.len().max(1)) {
+            let _ = q.send(job);
+        }
+    }
+
     /// Runs `job` on the next worker in turn. A job whose worker is gone
     /// (the server is stopping) is dropped, which drops what it holds.
     pub fn place(&self, job: Job) {

@@ -16,6 +16,7 @@
 
 mod accept;
 mod budget;
+mod per_core;
 
 use crate::net::placement::Live;
 use crate::protocols::grpc::pb::dbm_service_server::DbmServiceServer;
@@ -68,6 +69,7 @@ pub fn start(
     listener: std::net::TcpListener,
     srv: Arc<Server>,
     tls: Option<Tls>,
+    workers: Option<Arc<crate::net::workers::Workers>>,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     let mut builder = tonic::transport::Server::builder()
         .max_concurrent_streams(MAX_STREAMS)
@@ -119,10 +121,23 @@ pub fn start(
             _live: live,
         }))
     });
-    let mut stop = srv.shutdown.clone();
-    let stopping = async move {
-        let _ = stop.wait_for(|stopping| *stopping).await;
-    };
+    if let Some(workers) = workers {
+        let serve_one = move |joined: per_core::Joined, stop: per_core::Serving| {
+            let (builder, service) = (builder.clone(), service.clone());
+            Box::pin(async move {
+                let served = builder
+                    .serve_with_incoming_shutdown(service, joined, stop)
+                    .await;
+                if let Err(e) = served {
+                    tracing::error!("the gRPC port stopped on a worker: {e}");
+                }
+            }) as per_core::Serving
+        };
+        return Ok(tokio::spawn(per_core::serve(
+            serve_one, incoming, workers, srv,
+        )));
+    }
+    let stopping = stopping(&srv);
     Ok(tokio::spawn(async move {
         let served = builder
             .serve_with_incoming_shutdown(service, incoming, stopping)
@@ -131,6 +146,14 @@ pub fn start(
             tracing::error!("the gRPC port stopped: {e}");
         }
     }))
+}
+
+/// Resolves once the server begins to stop.
+fn stopping(srv: &Server) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let mut stop = srv.shutdown.clone();
+    async move {
+        let _ = stop.wait_for(|stopping| *stopping).await;
+    }
 }
 
 /// An admitted connection: the socket, and its place under the port's `-c`,
