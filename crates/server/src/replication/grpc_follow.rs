@@ -175,39 +175,19 @@ impl Session<'_> {
             Ok(OpType::OpClear) => UlogOp::Clear,
             _ => return Ok(()),
         };
-        let max = self.f.max_item;
-        for (what, len) in [("key", m.key.len()), ("value", m.value.len())] {
-            if len as u64 > max {
-                return Err(Ended::TooLarge(format!("a {what} of {len} bytes"), max));
-            }
-        }
-        // Tkrzw's ids are int32, memstored's 16 bits.
-        let origin = u16::try_from(m.server_id).unwrap_or(u16::MAX);
-        if origin == self.f.server_id {
-            return Ok(()); // this server's own change, come back
-        }
-        let Some(db) = usize::try_from(m.dbm_index)
-            .ok()
-            .and_then(|i| self.f.dbs.get(i))
-        else {
-            tracing::warn!(
-                "replication: an update for database {} skipped: this server has {}",
-                m.dbm_index,
-                self.f.dbs.len()
-            );
-            return Ok(());
-        };
+        self.f.check_size(m.key.len(), m.value.len())?;
         let u = Update {
             timestamp: ts_us,
-            server_id: origin,
-            dbm_index: u32::try_from(m.dbm_index).unwrap_or(0),
+            // Tkrzw's ids are int32, memstored's 16 bits.
+            server_id: u16::try_from(m.server_id).unwrap_or(u16::MAX),
+            dbm_index: u32::try_from(m.dbm_index).unwrap_or(u32::MAX),
             op,
             key: m.key.to_vec(),
             value: m.value.to_vec(),
             flags: 0,
             expires_at: 0,
         };
-        let applied = db.apply_update(&u)?;
+        let applied = self.f.apply_one(&u)?;
         let status = &self.f.status;
         status.applied_ts.fetch_max(ts_us, Relaxed);
         status.master_ts.fetch_max(ts_us, Relaxed);

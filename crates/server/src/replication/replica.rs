@@ -265,38 +265,51 @@ impl Follower {
     /// Refuses a batch with a key or value over `-I`, before any of it is
     /// applied.
     fn check_sizes(&self, b: &wire::Batch) -> Result<(), Ended> {
-        let over = |what: &str, len: usize| {
-            (len as u64 > self.max_item)
-                .then(|| Ended::TooLarge(format!("a {what} of {len} bytes"), self.max_item))
-        };
         for u in &b.updates {
-            if let Some(e) = over("key", u.key.len()).or_else(|| over("value", u.value.len())) {
-                return Err(e);
+            self.check_size(u.key.len(), u.value.len())?;
+        }
+        Ok(())
+    }
+
+    /// Refuses a key or value over `-I`.
+    pub(super) fn check_size(&self, key: usize, value: usize) -> Result<(), Ended> {
+        for (what, len) in [("key", key), ("value", value)] {
+            if len as u64 > self.max_item {
+                let what = format!("a {what} of {len} bytes");
+                return Err(Ended::TooLarge(what, self.max_item));
             }
         }
         Ok(())
+    }
+
+    /// Applies one of the master's updates to the database of its
+    /// `dbm_index`; this server's own (come back through a dual master)
+    /// and those of a database this server does not have are skipped.
+    /// `false`: not applied (skipped, or a later local change of the key
+    /// won).
+    pub(super) fn apply_one(&self, u: &memstored_engine::ulog::Update) -> Result<bool, Ended> {
+        if u.server_id == self.server_id {
+            return Ok(false);
+        }
+        let Some(db) = usize::try_from(u.dbm_index)
+            .ok()
+            .and_then(|i| self.dbs.get(i))
+        else {
+            tracing::warn!(
+                "replication: an update for database {} skipped: this server has {}",
+                u.dbm_index,
+                self.dbs.len()
+            );
+            return Ok(false);
+        };
+        Ok(db.apply_update(u)?)
     }
 
     /// Applies a batch, hands it to the OS, then saves the position.
     fn apply(&self, b: &wire::Batch) -> Result<(), Ended> {
         let mut applied = 0;
         for u in &b.updates {
-            if u.server_id == self.server_id {
-                continue;
-            }
-            let Some(db) = usize::try_from(u.dbm_index)
-                .ok()
-                .and_then(|i| self.dbs.get(i))
-            else {
-                tracing::warn!(
-                    "replication: an update for database {} skipped: this server has {}",
-                    u.dbm_index,
-                    self.dbs.len()
-                );
-                continue;
-            };
-            // false: a later local change of the key won (dual master).
-            applied += u64::from(db.apply_update(u)?);
+            applied += u64::from(self.apply_one(u)?);
         }
         let s = &self.status;
         if let Some(last) = b.updates.last() {

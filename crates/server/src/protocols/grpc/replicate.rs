@@ -47,6 +47,9 @@ const QUEUE: usize = 8;
 /// round trip.
 const MAX_WAIT: Duration = Duration::from_secs(5);
 const MIN_WAIT: Duration = Duration::from_millis(50);
+/// Changes sent between two looks at the shutdown flag and its place, and
+/// between two counts of the stream's progress.
+const PASS: u64 = 1024;
 /// How often a waiting stream looks at the shutdown flag and its place.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -171,6 +174,23 @@ impl Feed {
         }
     }
 
+    /// Records `n` changes sent, from timestamp `first` to `last`. Tkrzw's
+    /// replicas acknowledge nothing: what tonic took off the queue (HTTP/2's
+    /// flow control lets it only as the replica reads) counts as received.
+    fn counted(
+        &self,
+        progress: &StreamProgress,
+        n: u64,
+        first: u64,
+        last: u64,
+        reader: &memstored_engine::ulog::Updates,
+    ) {
+        if n > 0 {
+            progress.sent(n, first, last, self.log.pending_after(reader.position()));
+            progress.acked(last);
+        }
+    }
+
     fn check(&self, slot: &StreamSlot) -> Result<(), End> {
         if *self.srv.shutdown.borrow() {
             return Err(End::Stopping);
@@ -208,20 +228,24 @@ impl Feed {
         self.send(head, progress)?;
         loop {
             self.check(slot)?;
-            let mut sent = 0u64;
+            // Counted a pass of up to `PASS` changes at a time: the log's
+            // count of what is left takes its lock.
+            let (mut sent, mut first, mut last) = (0u64, 0u64, 0u64);
             while let Some(u) = reader.next() {
                 let u = u.map_err(End::Log)?;
                 if Some(u.server_id) == self.replica_id {
                     continue;
                 }
-                let (ts, pending) = (u.timestamp, self.log.pending_after(reader.position()));
+                (first, last) = (if sent == 0 { u.timestamp } else { first }, u.timestamp);
                 self.send(change(u), progress)?;
-                progress.sent(1, ts, ts, pending);
                 sent += 1;
-                if sent.is_multiple_of(1024) {
+                if sent == PASS {
+                    self.counted(progress, sent, first, last, &reader);
+                    sent = 0;
                     self.check(slot)?;
                 }
             }
+            self.counted(progress, sent, first, last, &reader);
             // All visible changes are sent: wait for more, up to `wait`.
             let since = Instant::now();
             let before = seen;
