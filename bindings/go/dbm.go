@@ -20,18 +20,19 @@ import (
 
 // DBM is a database handle: make it with NewDBM, then Open.
 type DBM struct {
-	dbm *C.MemstoredDBM
+	dbm  *C.MemstoredDBM
+	path string // as given to Open, for GetFilePath
 }
 
-// KeyValuePair is a record as bytes; a nil Value means "no record" in
-// CompareExchangeMulti.
+// KeyValuePair is a record as bytes; in CompareExchangeMulti a nil Value
+// means "no record" and AnyBytes "any value".
 type KeyValuePair struct {
 	Key   []byte
 	Value []byte
 }
 
-// KeyValueStrPair is a record as strings; an empty Value means "no record"
-// in CompareExchangeMultiStr.
+// KeyValueStrPair is a record as strings; in CompareExchangeMultiStr a
+// Value of NilString means "no record" and AnyString "any value".
 type KeyValueStrPair struct {
 	Key   string
 	Value string
@@ -67,7 +68,7 @@ func (self *DBM) Open(path string, writable bool, params interface{}) *Status {
 	defer C.free(unsafe.Pointer(cparams))
 	var out *C.MemstoredDBM
 	r := C.ms_open(cpath, C.bool(writable), cparams, &out)
-	self.dbm = out
+	self.dbm, self.path = out, path
 	return statusOf(r.code, r.msg)
 }
 
@@ -233,27 +234,6 @@ func (self *DBM) Append(key interface{}, value interface{}, delim interface{}) *
 	return statusOf(r.code, r.msg)
 }
 
-// isNil tells "no value" for CompareExchange: nil or a nil byte slice.
-func isNil(x interface{}) bool {
-	if x == nil {
-		return true
-	}
-	b, ok := x.([]byte)
-	return ok && b == nil
-}
-
-// CompareExchange replaces the record when it holds expected (nil: must be
-// absent) with desired (nil: remove it); StatusInfeasibleError otherwise.
-func (self *DBM) CompareExchange(key interface{}, expected interface{}, desired interface{}) *Status {
-	if self.dbm == nil {
-		return notOpen()
-	}
-	k, e, d := argOf(key), argOf(expected), argOf(desired)
-	r := C.ms_compare_exchange(self.dbm, k.ptr, k.size, e.ptr, e.size, C.bool(!isNil(expected)),
-		d.ptr, d.size, C.bool(!isNil(desired)))
-	return statusOf(r.code, r.msg)
-}
-
 // Increment adds inc to the record's decimal value (an absent record counts
 // as init) and returns the new value.
 func (self *DBM) Increment(key interface{}, inc interface{}, init interface{}) (int64, *Status) {
@@ -264,48 +244,6 @@ func (self *DBM) Increment(key interface{}, inc interface{}, init interface{}) (
 	var out C.int64_t
 	r := C.ms_increment(self.dbm, k.ptr, k.size, C.int64_t(ToInt(inc)), C.int64_t(ToInt(init)), &out)
 	return int64(out), statusOf(r.code, r.msg)
-}
-
-func packPairs(records []KeyValuePair) *packed {
-	p := &packed{}
-	for _, rec := range records {
-		p.add(rec.Key)
-		if rec.Value == nil {
-			p.addNil()
-		} else {
-			p.add(rec.Value)
-		}
-	}
-	return p
-}
-
-// CompareExchangeMulti, atomically: when every expected record holds its
-// value (nil: is absent), stores every desired one (nil: removes it);
-// else StatusInfeasibleError and nothing changes.
-func (self *DBM) CompareExchangeMulti(expected []KeyValuePair, desired []KeyValuePair) *Status {
-	if self.dbm == nil {
-		return notOpen()
-	}
-	e, d := packPairs(expected), packPairs(desired)
-	r := C.ms_compare_exchange_multi(self.dbm, e.bufPtr(), e.sizesPtr(), C.int32_t(len(expected)),
-		d.bufPtr(), d.sizesPtr(), C.int32_t(len(desired)))
-	return statusOf(r.code, r.msg)
-}
-
-// CompareExchangeMultiStr is CompareExchangeMulti over strings, where an
-// empty value means "no record".
-func (self *DBM) CompareExchangeMultiStr(expected []KeyValueStrPair, desired []KeyValueStrPair) *Status {
-	toBytes := func(recs []KeyValueStrPair) []KeyValuePair {
-		out := make([]KeyValuePair, len(recs))
-		for i, rec := range recs {
-			out[i].Key = []byte(rec.Key)
-			if rec.Value != "" {
-				out[i].Value = []byte(rec.Value)
-			}
-		}
-		return out
-	}
-	return self.CompareExchangeMulti(toBytes(expected), toBytes(desired))
 }
 
 // GetMulti returns the records of the keys that exist.
@@ -322,17 +260,20 @@ func (self *DBM) GetMultiStr(keys []string) map[string]string {
 	return out
 }
 
-func (self *DBM) getMulti(keys []string, put func(k, v []byte)) {
+// getMulti hands the records found to put; its status is the C call's
+// (StatusNotFoundError when some keys were absent).
+func (self *DBM) getMulti(keys []string, put func(k, v []byte)) *Status {
 	if self.dbm == nil {
-		return
+		return notOpen()
 	}
 	p := &packed{}
 	for _, k := range keys {
 		p.addStr(k)
 	}
 	r := C.ms_get_multi(self.dbm, p.bufPtr(), p.sizesPtr(), C.int32_t(len(keys)))
-	statusOf(r.code, r.msg)
+	st := statusOf(r.code, r.msg)
 	eachPair(r.ptr, r.size, put)
+	return st
 }
 
 // eachPair hands the pairs of a returned array to put, then releases it.
@@ -456,23 +397,29 @@ func (self *DBM) Synchronize(hard bool, params map[string]string) *Status {
 // "upper", "upperex", "lower", "lowerex". capacity 0 means no limit.
 // Failures (a bad mode or regex) give an empty result.
 func (self *DBM) Search(mode string, pattern string, capacity int) []string {
+	out, _ := self.search(mode, pattern, capacity)
+	return out
+}
+
+// search is Search with the status (a bad mode or regex fails).
+func (self *DBM) search(mode string, pattern string, capacity int) ([]string, *Status) {
 	out := []string{}
 	if self.dbm == nil {
-		return out
+		return out, notOpen()
 	}
 	cmode := C.CString(mode)
 	defer C.free(unsafe.Pointer(cmode))
 	p := strArg(pattern)
 	r := C.ms_search(self.dbm, cmode, p.ptr, p.size, C.int32_t(capacity))
-	statusOf(r.code, r.msg)
+	st := statusOf(r.code, r.msg)
 	if r.ptr == nil {
-		return out
+		return out, st
 	}
 	for _, s := range unsafe.Slice((*C.MemstoredStr)(unsafe.Pointer(r.ptr)), int(r.size)) {
 		out = append(out, C.GoStringN(s.ptr, C.int(s.size)))
 	}
 	C.memstored_free(unsafe.Pointer(r.ptr))
-	return out
+	return out, st
 }
 
 // Inspect returns the database's properties.
