@@ -446,7 +446,7 @@ func (self *DBM) IsOrdered() bool {
 
 // MakeIterator makes an iterator; release it with Destruct.
 func (self *DBM) MakeIterator() *Iterator {
-	it := &Iterator{}
+	it := &Iterator{dbm: self, handle: self.dbm}
 	if self.dbm != nil {
 		var out *C.MemstoredDBMIter
 		C.ms_make_iterator(self.dbm, &out)

@@ -14,9 +14,26 @@ import (
 // release it with Destruct. Use it from one goroutine at a time.
 type Iterator struct {
 	it *C.MemstoredDBMIter
+	// The database and the handle it had when the iterator was made: once
+	// it is closed (or reopened), the iterator answers
+	// StatusPreconditionError, as Tkrzw's does.
+	dbm    *DBM
+	handle *C.MemstoredDBM
 }
 
 func noIterator() *Status { return NewStatus2(StatusPreconditionError, "destructed iterator") }
+
+// usable returns the failure of an iterator that cannot move or read: one
+// destructed, or whose database was closed; nil otherwise.
+func (self *Iterator) usable() *Status {
+	if self.it == nil {
+		return noIterator()
+	}
+	if self.dbm != nil && self.dbm.dbm != self.handle {
+		return NewStatus2(StatusPreconditionError, "the database of the iterator is closed")
+	}
+	return nil
+}
 
 // Destruct releases the iterator.
 func (self *Iterator) Destruct() {
@@ -32,8 +49,8 @@ func (self *Iterator) String() string {
 }
 
 func (self *Iterator) move(op C.int, key interface{}, inclusive bool) *Status {
-	if self.it == nil {
-		return noIterator()
+	if st := self.usable(); st != nil {
+		return st
 	}
 	k := argOf(key)
 	r := C.ms_iter_move(self.it, op, k.ptr, k.size, C.bool(inclusive))
@@ -74,8 +91,8 @@ func (self *Iterator) Remove() *Status { return self.move(C.MS_REMOVE, nil, fals
 
 // record reads the current record (and with step moves on), releasing the C copies.
 func (self *Iterator) record(step, wantKey, wantValue bool) ([]byte, []byte, *Status) {
-	if self.it == nil {
-		return nil, nil, noIterator()
+	if st := self.usable(); st != nil {
+		return nil, nil, st
 	}
 	r := C.ms_iter_get(self.it, C.bool(step), C.bool(wantKey), C.bool(wantValue))
 	var k, v []byte
