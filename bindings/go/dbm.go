@@ -15,6 +15,7 @@ import "C"
 
 import (
 	"fmt"
+	"strconv"
 	"unsafe"
 )
 
@@ -43,12 +44,12 @@ func notOpen() *Status { return NewStatus2(StatusPreconditionError, "not opened 
 // NewDBM makes a database handle, not yet open.
 func NewDBM() *DBM { return &DBM{} }
 
-// String describes the handle.
+// String describes the handle: its path and number of records.
 func (self *DBM) String() string {
 	if self.dbm == nil {
 		return "#<memstored.DBM:unopened>"
 	}
-	return fmt.Sprintf("#<memstored.DBM:%p>", self.dbm)
+	return fmt.Sprintf("#<memstored.DBM:%s:%d>", strconv.Quote(self.path), self.CountSimple())
 }
 
 // Open opens a database. The path picks the engine: "casket.tkh" a hash

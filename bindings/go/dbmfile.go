@@ -178,14 +178,16 @@ func copyFile(src, dest string, hard bool) *Status {
 }
 
 // RestoreDatabase writes the records that can be read from the database
-// at oldPath into a new database at newPath (made anew). className
+// at oldPath (sharded or not) into a new, unsharded database at newPath
+// (made anew). className
 // ("HashDBM", "TreeDBM"... or "" for the path's extension), endOffset and
 // cipherKey are accepted for Tkrzw's signature and not used: memstored's
 // open already recovers what a crash left.
 func RestoreDatabase(oldPath string, newPath string, className string, endOffset int64,
 	cipherKey string) *Status {
 	src := NewDBM()
-	if st := src.Open(oldPath, false, nil); !st.IsOK() {
+	// num_shards=0: as many shards as there are files.
+	if st := src.Open(oldPath, false, "num_shards=0"); !st.IsOK() {
 		return st
 	}
 	defer src.Close()

@@ -43,8 +43,8 @@ func TestFilePathSizeTimestampHealth(t *testing.T) {
 }
 
 func TestCopyFileDataExportAndRestore(t *testing.T) {
-	dir := t.TempDir()
 	for _, params := range []string{"truncate=true", "truncate=true,num_shards=3"} {
+		dir := t.TempDir()
 		src := NewDBM()
 		must(t, src.Open(filepath.Join(dir, "src.tkh"), true, params), StatusSuccess)
 		for i := 0; i < 20; i++ {
@@ -54,7 +54,7 @@ func TestCopyFileDataExportAndRestore(t *testing.T) {
 		must(t, src.CopyFileData(copyPath, true), StatusSuccess)
 		must(t, src.Close(), StatusSuccess)
 		cp := NewDBM()
-		must(t, cp.Open(copyPath, false, nil), StatusSuccess)
+		must(t, cp.Open(copyPath, false, "num_shards=0"), StatusSuccess)
 		if cp.CountSimple() != 20 || cp.GetStrSimple("7", "") != "49" {
 			t.Fatalf("%s: the copy has %d records", params, cp.CountSimple())
 		}
@@ -72,8 +72,8 @@ func TestCopyFileDataExportAndRestore(t *testing.T) {
 			t.Fatalf("%s: restored %d", params, r.CountSimple())
 		}
 		r.Close()
-		os.Remove(filepath.Join(dir, "src.tkh"))
 	}
+	dir := t.TempDir()
 	must(t, RestoreDatabase(filepath.Join(dir, "none.tkh"), filepath.Join(dir, "r.tkh"), "", -1, ""),
 		StatusNotFoundError)
 }
@@ -118,5 +118,17 @@ func TestFlatRecordsAndKeyLines(t *testing.T) {
 	}
 	if n, size, ok := readVarNum(appendVarNum(nil, 1<<40)); !ok || n != 1<<40 || size != 6 {
 		t.Fatal("varint round trip")
+	}
+}
+
+func TestDBMStringNamesPathAndCount(t *testing.T) {
+	dbm := open(t, "casket.tkh", nil)
+	must(t, dbm.Set("k", "v", true), StatusSuccess)
+	want := "#<memstored.DBM:\"" + dbm.GetFilePathSimple() + "\":1>"
+	if got := dbm.String(); got != want {
+		t.Fatalf("String %q, want %q", got, want)
+	}
+	if got := NewDBM().String(); got != "#<memstored.DBM:unopened>" {
+		t.Fatalf("unopened: %q", got)
 	}
 }

@@ -89,7 +89,7 @@ func TestFileSearchModes(t *testing.T) {
 		{"containcaseword", "apple", 0, []string{"apple pie", "Apple"}},
 		{"contain*", "split\ncherry", 0, []string{"banana split", "cherry"}},
 		{"begin", "b", 0, []string{"banana split"}},
-		{"end", "e", 0, []string{"Apple", "pineapple"}},
+		{"end", "e", 0, []string{"apple pie", "Apple", "pineapple"}},
 		{"regex", "^[a-c].*[ty]$", 0, []string{"banana split", "cherry"}},
 		{"edit", "aple", 1, []string{"Apple"}},
 		{"editbin", "cheri", 1, []string{"cherry"}},

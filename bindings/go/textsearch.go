@@ -41,7 +41,7 @@ func containsWord(text, word string) bool {
 }
 
 // lineMatcher returns the test of a line for a mode (other than the edit
-// distance ones), or a failure for an unknown mode or a bad regex.
+// distance ones), or (nil, the failure) for an unknown mode or a bad regex.
 func lineMatcher(mode, pattern string) (func(string) bool, *Status) {
 	batch := strings.HasSuffix(mode, "*")
 	base := strings.TrimSuffix(mode, "*")
@@ -128,9 +128,9 @@ func (self *File) search(mode, pattern string, capacity int) ([]string, *Status)
 	if mode == "edit" || mode == "editbin" {
 		return nearest(lines, pattern, capacity, mode == "edit"), st
 	}
-	match, st := lineMatcher(mode, pattern)
-	if !st.IsOK() {
-		return []string{}, st
+	match, bad := lineMatcher(mode, pattern)
+	if bad != nil {
+		return []string{}, bad
 	}
 	out := []string{}
 	for _, l := range lines {
