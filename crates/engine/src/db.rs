@@ -41,6 +41,8 @@ pub struct Db {
     /// Set on a replica (`set_replica`): changes are refused as on a
     /// read-only database, except those `apply_update` replays.
     pub(crate) replica: std::sync::atomic::AtomicBool,
+    /// The queue signal and timestamp of Tkrzw's calls (`tkrzw_ops.rs`).
+    pub(crate) tk: crate::tkrzw_ops::TkrzwState,
     /// The store's advisory lock (`lock.rs`), for stores with files. Declared
     /// last: fields drop in order, so it is released only after every shard
     /// has been dropped (closed).
@@ -327,6 +329,7 @@ impl Db {
             stripe_seed: crate::store::log::file::new_generation() | 1,
             listener: std::sync::OnceLock::new(),
             replica: std::sync::atomic::AtomicBool::new(false),
+            tk: Default::default(),
             _lock: lock,
         })
     }
@@ -521,6 +524,7 @@ impl Db {
             s.activity
                 .timed(Maintenance::Sync, || self.synchronize_shard(s, hard))?;
         }
+        self.tk.touch();
         Ok(())
     }
 

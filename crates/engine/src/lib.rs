@@ -38,11 +38,13 @@ mod maintenance;
 mod multi;
 mod ops;
 mod paths;
+mod queue;
 mod record;
 mod replicated;
 mod scan;
 mod shard;
 mod snapshot;
+mod tkrzw_ops;
 mod tmpfile;
 
 /// Hint files of the log engines, for the tools that read or remove them.
@@ -54,8 +56,10 @@ pub use db::Db;
 pub use iter::{Cursor, CursorPlace};
 pub use name::{Compression, DbName, EngineKind, SyncMode};
 pub use ops::{Lookup, StoreMode, StoreOptions};
+pub use queue::{push_at, time_key, wall_time};
 pub use record::{now_secs, Meta, Record};
 pub use search::SearchMode;
 pub use shard::Action;
 pub use status::{Error, Result};
 pub use store::StoreStats;
+pub use tkrzw_ops::{restore_database, CasValue, ProcessResult};
