@@ -44,6 +44,7 @@ mod replicated;
 mod scan;
 mod shard;
 mod snapshot;
+mod tfile;
 mod tkrzw_ops;
 mod tmpfile;
 
@@ -62,4 +63,5 @@ pub use search::SearchMode;
 pub use shard::Action;
 pub use status::{Error, Result};
 pub use store::StoreStats;
+pub use tfile::{File, FileOptions};
 pub use tkrzw_ops::{restore_database, CasValue, ProcessResult};
