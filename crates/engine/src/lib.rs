@@ -33,6 +33,7 @@ mod ancestors;
 mod arith;
 mod backup;
 mod existing;
+mod flat;
 mod iter;
 mod maintenance;
 mod multi;
