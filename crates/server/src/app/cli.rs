@@ -34,7 +34,8 @@ pub struct Args {
     #[arg(short = 'm', long = "memory-limit", value_name = "MB")]
     pub memory_limit: Option<u64>,
     /// Also listen on this Unix socket (memcached's `-s`, whose letter is
-    /// memstored's store). As in memcached it replaces the TCP port, unless
+    /// memstored's store; a `-s` path that is no database name is taken as
+    /// this, `take_memcached_socket`). As in memcached it replaces the TCP port, unless
     /// `-l` or `-p` is given too. A socket file left at PATH by an earlier
     /// run is replaced (not one a live server listens on); the file is
     /// removed at exit while it is still this server's.
@@ -264,6 +265,26 @@ impl Args {
         }
     }
 
+    /// memcached's `-s PATH` (its Unix socket; the letter is memstored's
+    /// store): a `-s` value that is no database name (no `#`, no engine's
+    /// extension or symbol) and is a path (it has a `/`) is taken as the
+    /// socket, so that a memcached command line such as `-s
+    /// /tmp/memcached.sock -m 64` starts unchanged. A database name is never
+    /// taken: anything `DbName::parse` accepts stays a store.
+    pub fn take_memcached_socket(&mut self) {
+        if self.unix_socket.is_some() {
+            return;
+        }
+        let is_socket = |s: &String| {
+            !s.contains('#') && s.contains('/') && memstored_engine::DbName::parse(s).is_err()
+        };
+        if let Some(i) = self.store.iter().position(is_socket) {
+            let path = self.store.remove(i);
+            tracing::info!("-s {path}: not a database name; memcached's Unix socket");
+            self.unix_socket = Some(path.into());
+        }
+    }
+
     /// Flags that contradict each other: `-m` with a store name.
     pub fn conflicts(&self) -> Option<String> {
         let named = !self.store.is_empty() || !self.names.is_empty();
@@ -470,6 +491,24 @@ mod tests {
         assert_eq!(a.listen_addr(), "127.0.0.1:0".parse().unwrap());
         assert_eq!(a.stores(), [DEFAULT_STORE]);
         // An item limit above the default cache makes it twice that.
+        // memcached's `-s` socket beside memstored's `-s` store.
+        let mut a = Args::parse_from(["memstored", "-m", "128", "-s", "/tmp/mc.0", "-U", "0"]);
+        a.take_memcached_socket();
+        assert_eq!(
+            a.unix_socket.as_deref(),
+            Some(std::path::Path::new("/tmp/mc.0"))
+        );
+        assert!(a.store.is_empty() && a.conflicts().is_none());
+        for store in [
+            "/tmp/casket.tkh",
+            "x/y.kct#bnum=10",
+            "*",
+            "/tmp/x.sock#dbm=tree",
+        ] {
+            let mut a = Args::parse_from(["memstored", "-s", store]);
+            a.take_memcached_socket();
+            assert_eq!((a.store.len(), a.unix_socket), (1, None), "{store}");
+        }
         let a = Args::parse_from(["memstored", "-I", "2g"]);
         assert_eq!(a.stores(), ["*#capsiz=4096m"]);
         let a = Args::parse_from(["memstored", "-I", "2g", "-m", "100"]);

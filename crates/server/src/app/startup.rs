@@ -43,7 +43,8 @@ fn io(what: String, source: std::io::Error) -> StartError {
 }
 
 /// Runs the server the flags describe until a stop signal.
-pub fn run(args: cli::Args) -> Result<(), StartError> {
+pub fn run(mut args: cli::Args) -> Result<(), StartError> {
+    args.take_memcached_socket();
     let (extended, credentials) = check_flags(&args)?;
     let grpc_tls = args.tkrzw.auth.as_ref().map(read_tls).transpose()?;
     let stores = args.stores_to_open();
