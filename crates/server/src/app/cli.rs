@@ -182,7 +182,7 @@ pub struct Args {
     #[arg(short = 'P', long = "pid-file", visible_alias = "pidfile")]
     pub pid_file: Option<PathBuf>,
     /// Let the text `shutdown` command stop the server (memcached's `-A`);
-    /// without it `shutdown` answers `ERROR: shutdown not enabled`.
+    /// without it `shutdown` answers `SERVER_ERROR: shutdown not enabled`.
     #[arg(short = 'A', long = "enable-shutdown")]
     pub enable_shutdown: bool,
     /// Refuse to flush the store (memcached's `-F`): text `flush_all`
