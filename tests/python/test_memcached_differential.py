@@ -751,7 +751,7 @@ def test_last_access_seconds_like_memcached(server, memcached):
 # docs/memcached-compat.md lists them. Every other name must be there.
 SETTINGS_NOT_APPLICABLE = {
     b"growth_factor", b"chunk_size", b"num_threads_per_udp", b"reqs_per_event",
-    b"tcp_backlog", b"maxconns_fast", b"hashpower_init", b"slab_automove_ratio",
+    b"maxconns_fast", b"hashpower_init", b"slab_automove_ratio",
     b"slab_automove_window", b"slab_chunk_max", b"slab_automove_freeratio",
     b"lru_crawler_sleep", b"lru_crawler_tocrawl", b"tail_repair_time",
     b"hash_algorithm", b"hot_lru_pct", b"warm_lru_pct", b"hot_max_factor",

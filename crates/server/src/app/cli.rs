@@ -85,9 +85,18 @@ pub struct Args {
     #[arg(long = "kt-timeout", value_name = "SECS", default_value = "30", value_parser = parse_secs_or_never)]
     pub kt_timeout: Duration,
     /// Initial read buffer per connection (at most 1m; larger requests
-    /// grow it, charged to --conn-memory).
-    #[arg(short = 'B', long = "initial-size", default_value = "2048", value_parser = parse_buffer_size)]
-    pub initial_size: usize,
+    /// grow it, charged to --conn-memory). `-B auto|ascii|binary` is
+    /// memcached's `-B` instead: the protocols the memcached port speaks
+    /// (`auto`: every protocol, sniffed from the first byte).
+    #[arg(short = 'B', long = "initial-size", default_value = "2048", value_parser = parse_b_flag)]
+    pub initial_size: BFlag,
+    /// memcached's `-C`: `stats settings` says `cas_enabled no`. memstored
+    /// keeps CAS values all the same (its engines need them).
+    #[arg(short = 'C', long = "disable-cas")]
+    pub disable_cas: bool,
+    /// memcached's `-b`: the listen backlog of the memcached port.
+    #[arg(short = 'b', long = "listen-backlog", default_value = "1024")]
+    pub listen_backlog: u32,
     /// Free space kept before each read (at most 1m).
     #[arg(short = 'N', long = "reserve-size", default_value = "1024", value_parser = parse_buffer_size)]
     pub reserve_size: usize,
@@ -287,6 +296,9 @@ impl Args {
 
     /// Flags that contradict each other: `-m` with a store name.
     pub fn conflicts(&self) -> Option<String> {
+        if let Some(why) = self.zero_threads() {
+            return Some(why);
+        }
         let named = !self.store.is_empty() || !self.names.is_empty();
         match self.memory_limit {
             Some(mb) if named => Some(format!(
@@ -316,6 +328,11 @@ impl Args {
     }
 
     /// Worker threads to run: `-R`, else the number of cores.
+    /// `-t 0` (memcached refuses it too).
+    pub fn zero_threads(&self) -> Option<String> {
+        (self.workers == Some(0)).then(|| "-t 0: at least one worker thread is needed".into())
+    }
+
     pub fn worker_threads(&self) -> usize {
         self.workers.filter(|n| *n > 0).unwrap_or_else(|| {
             std::thread::available_parallelism()
@@ -372,6 +389,47 @@ fn parse_udp_port(s: &str) -> Result<u16, String> {
 pub const MAX_BUFFER_SIZE: usize = 1 << 20;
 
 /// `-B` and `-N`: a size up to [`MAX_BUFFER_SIZE`].
+/// `-B`: memstored 0.1's initial buffer size, or memcached's binding
+/// protocol when the value is one of its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BFlag {
+    Size(usize),
+    Binding(crate::state::server::Binding),
+}
+
+impl BFlag {
+    /// The initial buffer size (the default when `-B` named a protocol).
+    pub fn size(self) -> usize {
+        match self {
+            BFlag::Size(n) => n,
+            BFlag::Binding(_) => DEFAULT_INITIAL_SIZE,
+        }
+    }
+
+    /// memcached's binding protocol (`auto` unless `-B` named one).
+    pub fn binding(self) -> crate::state::server::Binding {
+        match self {
+            BFlag::Size(_) => crate::state::server::Binding::Auto,
+            BFlag::Binding(b) => b,
+        }
+    }
+}
+
+const DEFAULT_INITIAL_SIZE: usize = 2048;
+
+fn parse_b_flag(s: &str) -> Result<BFlag, String> {
+    use crate::state::server::Binding;
+    Ok(match s {
+        "auto" => BFlag::Binding(Binding::Auto),
+        "ascii" => BFlag::Binding(Binding::Ascii),
+        "binary" => BFlag::Binding(Binding::Binary),
+        _ => BFlag::Size(
+            parse_buffer_size(s)
+                .map_err(|e| format!("{e} (or memcached's protocol: auto, ascii or binary)"))?,
+        ),
+    })
+}
+
 fn parse_buffer_size(s: &str) -> Result<usize, String> {
     match parse_size_usize(s)? {
         n if n <= MAX_BUFFER_SIZE => Ok(n),
