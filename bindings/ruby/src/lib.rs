@@ -12,13 +12,15 @@ mod dbm;
 mod gvl;
 mod iter;
 
-use magnus::{method, prelude::*, Error, Ruby};
+use magnus::{function, method, prelude::*, Error, Ruby};
 
 /// Named after the file cargo builds (libmemstored_ruby.so), so that Ruby
 /// loads it where it lies, without a copy or rename.
 #[magnus::init(name = "libmemstored_ruby")]
 fn init(ruby: &Ruby) -> Result<(), Error> {
     let module = ruby.define_module("Memstored")?;
+    // Utility::VERSION (lib/memstored/utility.rb).
+    module.const_set("NATIVE_VERSION", env!("CARGO_PKG_VERSION"))?;
     convert::init(ruby, module)?;
 
     let dbm = module.define_class("DBM", ruby.class_object())?;
@@ -38,7 +40,11 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     )?;
     dbm.define_method("remove_and_get", method!(dbm::Dbm::remove_and_get, 1))?;
     dbm.define_method("append", method!(dbm::Dbm::append, -1))?;
-    dbm.define_method("compare_exchange", method!(dbm::Dbm::compare_exchange, 3))?;
+    // compare_exchange itself is Ruby's (lib/memstored/dbm_process.rb), for ANY_DATA.
+    dbm.define_method(
+        "compare_exchange_native",
+        method!(dbm::Dbm::compare_exchange, 3),
+    )?;
     dbm.define_method("increment", method!(dbm::Dbm::increment, -1))?;
     dbm.define_method(
         "compare_exchange_multi_native",
@@ -59,6 +65,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     dbm.define_method("writable?", method!(dbm::Dbm::is_writable, 0))?;
     dbm.define_method("ordered?", method!(dbm::Dbm::is_ordered, 0))?;
     dbm.define_method("search", method!(dbm::Dbm::search, -1))?;
+    dbm.define_singleton_method("restore_native", function!(dbm::restore, 3))?;
 
     let iter = module.define_class("Iterator", ruby.class_object())?;
     iter.define_alloc_func::<iter::Iter>();

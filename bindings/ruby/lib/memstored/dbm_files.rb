@@ -1,0 +1,207 @@
+# frozen_string_literal: true
+
+module Memstored
+  # tkrzw-ruby's DBM calls about the database's files and about copying its
+  # records elsewhere: file_size, file_path, timestamp, healthy?,
+  # copy_file_data, restore_database, export, export_to_flat_records,
+  # import_from_flat_records, export_keys_as_lines.
+  class DBM
+    # The size of the database's files in bytes (as the engine counts it); nil when unknown.
+    def file_size
+      size = inspect_details["file_size"].to_i
+      size.negative? ? nil : size
+    end
+
+    # The path the database was opened with; nil for one without a file.
+    def file_path
+      path = inspect_details["path"].to_s
+      path.empty? ? nil : path
+    end
+
+    # Seconds since the epoch of the last change seen on the database's
+    # files (their newest modification time), else of the open.
+    def timestamp
+      times = data_files.filter_map { |f| ::File.mtime(f).to_f if ::File.exist?(f) }
+      (times + [@opened_at || 0.0]).max
+    end
+
+    # True while open: the engine refuses to open damaged files (restore
+    # them with restore_database), so an open database is a healthy one.
+    def healthy?
+      open? && inspect_details.key?("class")
+    end
+
+    # Writes a copy of the database to dest_path, made as the engine's
+    # files of a database opened there with the same parameters (shards
+    # too). The copy holds the records of one moment per record, not one
+    # snapshot of the whole database. -> Status.
+    def copy_file_data(dest_path, sync_hard = false)
+      copy = DBM.new
+      params = (@open_params || {}).merge("truncate" => "true")
+      shards = inspect_details["num_shards"].to_i
+      params["num_shards"] = shards.to_s if shards > 1
+      status = copy.open(dest_path.to_s, true, params)
+      return status unless status.ok?
+
+      status.join(export(copy))
+      status.join(copy.synchronize(sync_hard))
+      status.join(copy.close)
+    end
+
+    # Salvages the records of a (possibly damaged) database at
+    # old_file_path into a new one at new_file_path (class_name: its Tkrzw
+    # class, for paths without an extension). end_offset and cipher_key are
+    # accepted for Tkrzw's signature; the engine reads every intact record.
+    def self.restore_database(old_file_path, new_file_path, class_name = nil, _end_offset = -1, _cipher_key = nil)
+      params = class_name.to_s.empty? || ::File.extname(new_file_path.to_s) != "" ? [] : [["dbm", class_name.to_s]]
+      # Shards are found as Tkrzw finds them: by the first shard's file name.
+      shards = shard_count(old_file_path.to_s)
+      params << ["num_shards", shards.to_s] if shards
+      restore_native(old_file_path.to_s, new_file_path.to_s, params)
+    end
+
+    # The number of shards of the database at path by its first shard's file name; nil when unsharded.
+    def self.shard_count(path)
+      dir, base = ::File.split(path)
+      names = ::Dir.exist?(dir) ? ::Dir.children(dir) : []
+      found = names.filter_map { |n| n.delete_prefix(base)[/\A-00000-of-(\d{5})\z/, 1] if n.start_with?(base) }
+      found.empty? ? nil : found.first.to_i
+    end
+    private_class_method :shard_count
+
+    # Stores every record into another open DBM. -> Status, the first failure.
+    def export(dest_dbm)
+      return Status.new(Status::INVALID_ARGUMENT_ERROR, "not a DBM") unless dest_dbm.is_a?(DBM)
+
+      status = Status.new
+      each do |key, value|
+        status.join(dest_dbm.set(key, value))
+        break unless status.ok?
+      end
+      status
+    end
+
+    # Replaces the file's content with every record as Tkrzw's flat
+    # records (each key, then its value: a 0xFF byte, the size as a
+    # base-128 number, the bytes), which Tkrzw's tools read. -> Status.
+    def export_to_flat_records(dest_file)
+      write_lines(dest_file) { |key, value| flat_record(key) + flat_record(value) }
+    end
+
+    # Stores every key/value pair of a file of flat records (metadata
+    # records skipped). -> Status.
+    def import_from_flat_records(src_file)
+      data = whole_file(src_file)
+      return data if data.is_a?(Status)
+
+      records = FlatRecords.parse(data)
+      return records if records.is_a?(Status)
+
+      status = Status.new
+      records.each_slice(2) do |key, value|
+        return Status.new(Status::BROKEN_DATA_ERROR, "odd number of records") if value.nil?
+
+        status.join(set(key, value))
+        return status unless status.ok?
+      end
+      status
+    end
+
+    # Replaces the file's content with every key, one a line. -> Status.
+    def export_keys_as_lines(dest_file)
+      write_lines(dest_file) { |key, _| "#{key.b}\n".b }
+    end
+
+    private
+
+    # The files of the database: its path, or its shards' files.
+    def data_files
+      path = file_path
+      return [] unless path
+
+      shards = inspect_details["num_shards"].to_i
+      return [path] if shards <= 1
+
+      (0...shards).map { |i| format("%<path>s-%<i>05d-of-%<n>05d", path: path, i: i, n: shards) }
+    end
+
+    def flat_record(data)
+      FlatRecords.record(data)
+    end
+
+    # Truncates the file and appends what the block makes of each record, in batches.
+    def write_lines(file)
+      return Status.new(Status::INVALID_ARGUMENT_ERROR, "not a File") unless file.is_a?(Memstored::File)
+
+      status = file.truncate(0)
+      return status unless status.ok?
+
+      buffer = "".b
+      each do |key, value|
+        buffer << yield(key, value)
+        next if buffer.bytesize < (1 << 20)
+
+        file.append(buffer, status)
+        return status unless status.ok?
+
+        buffer = "".b
+      end
+      file.append(buffer, status) unless buffer.empty?
+      status
+    end
+
+    def whole_file(file)
+      return Status.new(Status::INVALID_ARGUMENT_ERROR, "not a File") unless file.is_a?(Memstored::File)
+
+      status = Status.new
+      size = file.get_size
+      return Status.new(Status::PRECONDITION_ERROR, "not opened file") if size.nil?
+
+      data = size.zero? ? "".b : file.read(0, size, status)
+      status.ok? ? data : status
+    end
+  end
+
+  # Tkrzw's flat record format (tkrzw_file_util.h's FlatRecord), shared by
+  # DBM and AsyncDBM.
+  module FlatRecords
+    NORMAL = 0xFF
+    METADATA = 0xFE
+
+    # One normal record.
+    def self.record(data)
+      bytes = data.to_s.b
+      [NORMAL, bytes.bytesize].pack("Cw") + bytes
+    end
+
+    # The data of every normal record, in order; a Status when broken.
+    def self.parse(data)
+      out = []
+      pos = 0
+      while pos < data.bytesize
+        magic = data.getbyte(pos)
+        return Status.new(Status::BROKEN_DATA_ERROR, "invalid record magic at #{pos}") unless [NORMAL, METADATA].include?(magic)
+
+        size, used = varnum(data, pos + 1)
+        return Status.new(Status::BROKEN_DATA_ERROR, "truncated record at #{pos}") if size.nil? || pos + 1 + used + size > data.bytesize
+
+        out << data.byteslice(pos + 1 + used, size) if magic == NORMAL
+        pos += 1 + used + size
+      end
+      out
+    end
+
+    # A base-128 number (high bit: more bytes follow) and the bytes it took.
+    def self.varnum(data, pos)
+      num = 0
+      used = 0
+      while pos + used < data.bytesize && used < 10
+        byte = data.getbyte(pos + used)
+        used += 1
+        num = (num << 7) | (byte & 0x7f)
+        return [num, used] if byte < 0x80
+      end
+      [nil, used]
+    end
+  end
+end
