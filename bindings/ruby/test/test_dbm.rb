@@ -180,8 +180,8 @@ class TestDBM < Minitest::Test
     assert_equal 3, dbm.count
     assert_equal 3, dbm.to_i
     path = ::File.join(@dir, "casket.tkt")
-    assert_equal "tree:#{path.inspect}:3", dbm.to_s
-    assert_equal "#<Memstored::DBM:tree:#{path.inspect}:3>", dbm.inspect
+    assert_equal "TreeDBM:#{path.inspect}:3", dbm.to_s
+    assert_equal "#<Memstored::DBM:TreeDBM:#{path.inspect}:3>", dbm.inspect
     assert dbm.clear.ok?
     assert_equal 0, dbm.count
   end

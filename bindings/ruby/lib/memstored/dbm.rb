@@ -74,12 +74,6 @@ module Memstored
       remove_multi_native(keys.flatten(1))
     end
 
-    # Atomically: when every [key, value] of `expected` holds (nil value:
-    # absent), applies every [key, value] of `desired` (nil value: remove);
-    # else INFEASIBLE_ERROR and nothing changes. Arrays of pairs or Hashes.
-    def compare_exchange_multi(expected, desired)
-      compare_exchange_multi_native(expected.to_a, desired.to_a)
-    end
 
     # Compacts the files while other threads keep using the database.
     # Params are accepted for tkrzw's signature; the files keep the

@@ -6,10 +6,14 @@ module Memstored
   # copy_file_data, restore_database, export, export_to_flat_records,
   # import_from_flat_records, export_keys_as_lines.
   class DBM
-    # The size of the database's files in bytes (as the engine counts it); nil when unknown.
+    # The size of the database's files in bytes, as the engine counts it;
+    # for an on-memory class kept in a file (.tiny, .cache, .stdhash), whose
+    # engine counts none, the size of that file as last saved.
     def file_size
       size = inspect_details["file_size"].to_i
-      size.negative? ? nil : size
+      return size unless size.zero?
+
+      data_files.sum { |f| ::File.exist?(f) ? ::File.size(f) : 0 }
     end
 
     # The path the database was opened with; nil for one without a file.
@@ -50,10 +54,10 @@ module Memstored
 
     # Salvages the records of a (possibly damaged) database at
     # old_file_path into a new one at new_file_path (class_name: its Tkrzw
-    # class, for paths without an extension). end_offset and cipher_key are
+    # class, else the paths' extensions tell). end_offset and cipher_key are
     # accepted for Tkrzw's signature; the engine reads every intact record.
     def self.restore_database(old_file_path, new_file_path, class_name = nil, _end_offset = -1, _cipher_key = nil)
-      params = class_name.to_s.empty? || ::File.extname(new_file_path.to_s) != "" ? [] : [["dbm", class_name.to_s]]
+      params = class_name.to_s.empty? ? [] : [["dbm", class_name.to_s]]
       # Shards are found as Tkrzw finds them: by the first shard's file name.
       shards = shard_count(old_file_path.to_s)
       params << ["num_shards", shards.to_s] if shards

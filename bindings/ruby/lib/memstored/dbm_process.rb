@@ -45,6 +45,7 @@ module Memstored
     # Atomically: when every [key, value] of `expected` holds (nil: absent,
     # ANY_DATA: present), applies every [key, value] of `desired` (nil:
     # remove, ANY_DATA: keep); else INFEASIBLE_ERROR and nothing changes.
+    # Arrays of pairs or Hashes.
     def compare_exchange_multi(expected, desired)
       expected = expected.to_a
       desired = desired.to_a
