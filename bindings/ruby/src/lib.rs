@@ -11,6 +11,7 @@ mod convert;
 mod dbm;
 mod gvl;
 mod iter;
+mod tkrzw;
 
 use magnus::{function, method, prelude::*, Error, Ruby};
 
@@ -66,6 +67,18 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     dbm.define_method("ordered?", method!(dbm::Dbm::is_ordered, 0))?;
     dbm.define_method("search", method!(dbm::Dbm::search, -1))?;
     dbm.define_singleton_method("restore_native", function!(dbm::restore, 3))?;
+    dbm.define_method(
+        "compare_exchange_and_get_native",
+        method!(tkrzw::compare_exchange_and_get, -1),
+    )?;
+    dbm.define_method("rekey_native", method!(tkrzw::rekey, 4))?;
+    dbm.define_method("push_last_native", method!(tkrzw::push_last, 3))?;
+    dbm.define_method("pop_first_native", method!(tkrzw::pop_first, 1))?;
+    dbm.define_method("copy_file_data_native", method!(tkrzw::copy_file_data, 2))?;
+    dbm.define_method("timestamp", method!(tkrzw::timestamp, 0))?;
+    dbm.define_method("file_path", method!(tkrzw::file_path, 0))?;
+    dbm.define_method("file_size_native", method!(tkrzw::file_size, 0))?;
+    dbm.define_method("healthy?", method!(tkrzw::is_healthy, 0))?;
 
     let iter = module.define_class("Iterator", ruby.class_object())?;
     iter.define_alloc_func::<iter::Iter>();

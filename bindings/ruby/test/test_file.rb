@@ -93,6 +93,9 @@ class TestFile < Minitest::Test
     assert_operator dbm.file_size, :>, 0
     assert_equal path("casket.tkh"), dbm.file_path
     assert_in_delta Time.now.to_f, dbm.timestamp, 60
+    before = dbm.timestamp
+    dbm.synchronize(false).or_die
+    assert_operator dbm.timestamp, :>=, before
     assert dbm.healthy?
     assert dbm.copy_file_data(path("copy.tkh")).ok?
     assert ::File.exist?(path("copy.tkh-00001-of-00002"))

@@ -108,6 +108,34 @@ class TestProcess < Minitest::Test
     assert_equal Status::NOT_FOUND_ERROR, status.code
   end
 
+  def test_pop_first_waits_for_a_notified_push
+    dbm = open_db("tkt")
+    status = Status.new
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    assert_nil dbm.pop_first(status, 0.2)
+    assert_equal Status::NOT_FOUND_ERROR, status.code
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :>=, 0.19
+    # Whether the push comes before or during the wait, the pop gets it.
+    pusher = Thread.new { dbm.push_last("late", nil, true) }
+    assert_equal "late", dbm.pop_first(status, 30)[1]
+    assert status.ok?
+    pusher.join
+  end
+
+  def test_compare_exchange_and_get_reports_the_value_on_failure
+    dbm = open_db
+    status, old = dbm.compare_exchange_and_get("k", nil, "v")
+    assert status.ok?
+    assert_nil old
+    status, old = dbm.compare_exchange_and_get("k", nil, "w")
+    assert_equal Status::INFEASIBLE_ERROR, status.code
+    assert_equal "v", old
+    status, old = dbm.compare_exchange_and_get("k", DBM::ANY_DATA, nil)
+    assert status.ok?
+    assert_equal "v", old
+    assert_nil dbm["k"]
+  end
+
   def test_append_multi
     dbm = open_db
     dbm.set_multi(one: "a", two: "b").or_die

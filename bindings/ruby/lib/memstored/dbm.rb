@@ -32,15 +32,10 @@ module Memstored
       all = (params || {}).merge(kwparams).transform_keys(&:to_s)
       encoding = all["encoding"]&.to_s
       BINDING_PARAMS.each { |name| all.delete(name) }
-      params = all.to_h { |k, v| [k, v.to_s] }
       # The extension joins them to the path, refusing a , # or = in one.
-      status = open_native(path.to_s, writable ? true : false, params.to_a, encoding)
-      if status.ok?
-        # For process's keys, copy_file_data and timestamp (lib/memstored/dbm_*.rb).
-        @encoding = encoding ? Encoding.find(encoding) : nil
-        @open_params = params
-        @opened_at = Time.now.to_f
-      end
+      status = open_native(path.to_s, writable ? true : false, all.map { |k, v| [k, v.to_s] }, encoding)
+      # The encoding of the keys process's blocks see (lib/memstored/dbm_process.rb).
+      @encoding = encoding ? Encoding.find(encoding) : nil if status.ok?
       status
     end
 

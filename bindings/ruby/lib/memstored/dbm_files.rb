@@ -6,50 +6,25 @@ module Memstored
   # copy_file_data, restore_database, export, export_to_flat_records,
   # import_from_flat_records, export_keys_as_lines.
   class DBM
-    # The size of the database's files in bytes, as the engine counts it;
-    # for an on-memory class kept in a file (.tiny, .cache, .stdhash), whose
-    # engine counts none, the size of that file as last saved.
+    # The size of the database's files in bytes, as the engine counts it
+    # (an in-memory database: its records' bytes); for an on-memory class
+    # kept in a file (.tiny, .cache, .stdhash), whose engine counts none,
+    # the size of that file as last saved.
     def file_size
-      size = inspect_details["file_size"].to_i
+      size = file_size_native
       return size unless size.zero?
 
       data_files.sum { |f| ::File.exist?(f) ? ::File.size(f) : 0 }
     end
 
-    # The path the database was opened with; nil for one without a file.
-    def file_path
-      path = inspect_details["path"].to_s
-      path.empty? ? nil : path
-    end
+    # file_path, timestamp (of the open or the last synchronize) and
+    # healthy? are the engine's (bindings/ruby/src/tkrzw.rs).
 
-    # Seconds since the epoch of the last change seen on the database's
-    # files (their newest modification time), else of the open.
-    def timestamp
-      times = data_files.filter_map { |f| ::File.mtime(f).to_f if ::File.exist?(f) }
-      (times + [@opened_at || 0.0]).max
-    end
-
-    # True while open: the engine refuses to open damaged files (restore
-    # them with restore_database), so an open database is a healthy one.
-    def healthy?
-      open? && inspect_details.key?("class")
-    end
-
-    # Writes a copy of the database to dest_path, made as the engine's
-    # files of a database opened there with the same parameters (shards
-    # too). The copy holds the records of one moment per record, not one
-    # snapshot of the whole database. -> Status.
+    # Writes a consistent copy of the database's files to dest_path (shards:
+    # dest_path-0000N-of-0000M), made while other threads keep using it; it
+    # opens as the database does. -> Status.
     def copy_file_data(dest_path, sync_hard = false)
-      copy = DBM.new
-      params = (@open_params || {}).merge("truncate" => "true")
-      shards = inspect_details["num_shards"].to_i
-      params["num_shards"] = shards.to_s if shards > 1
-      status = copy.open(dest_path.to_s, true, params)
-      return status unless status.ok?
-
-      status.join(export(copy))
-      status.join(copy.synchronize(sync_hard))
-      status.join(copy.close)
+      copy_file_data_native(dest_path.to_s, sync_hard ? true : false)
     end
 
     # Salvages the records of a (possibly damaged) database at

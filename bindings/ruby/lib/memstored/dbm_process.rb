@@ -3,9 +3,13 @@
 module Memstored
   # tkrzw-ruby's record processors and the calls built like them: process,
   # process_multi, process_each, compare_exchange with ANY_DATA,
-  # compare_exchange_and_get, rekey, pop_first, push_last, append_multi.
+  # compare_exchange_and_get, rekey, pop_first, push_last, append_multi
+  # (the last four over the engine's calls, bindings/ruby/src/tkrzw.rs).
   #
-  # Blocks run with no lock of the database held: a block may take long,
+  # Blocks run with no lock of the database held (not the engine's
+  # process_multi/process_each, which hold shard locks while their callback
+  # runs: a Ruby block there that let another Ruby thread run, which then
+  # waited for the same lock holding the GVL, would deadlock both): a block may take long,
   # release the GVL, or call the database itself without deadlocking the
   # other threads. Each change is then committed atomically by a
   # compare-and-exchange against the values the block saw; when another
@@ -29,17 +33,9 @@ module Memstored
       compare_exchange_and_get(key, expected, desired)[0]
     end
 
-    # As compare_exchange; returns [Status, the value before (nil: absent)].
+    # As compare_exchange, atomically; returns [Status, the value before (nil: absent)].
     def compare_exchange_and_get(key, expected, desired)
-      loop do
-        current = get(key)
-        return [Status.new(Status::INFEASIBLE_ERROR, "no record"), nil] if any?(expected) && current.nil?
-
-        want = any?(expected) ? current : expected
-        status = compare_exchange_native(key, want, any?(desired) ? current : desired)
-        # A mismatch with what was just read means another thread changed it: again.
-        return [status, current] unless status == Status::INFEASIBLE_ERROR && same?(want, current)
-      end
+      compare_exchange_and_get_native(key, expected, any?(expected), desired, any?(desired))
     end
 
     # Atomically: when every [key, value] of `expected` holds (nil: absent,
@@ -141,56 +137,25 @@ module Memstored
     # moves (or copies) a record to a new key, atomically. NOT_FOUND_ERROR
     # when old_key is absent; DUPLICATION_ERROR when new_key exists and not overwrite.
     def rekey(old_key, new_key, overwrite = true, copying = false)
-      return get(old_key).nil? ? Status.new(Status::NOT_FOUND_ERROR) : Status.new if same?(key_string(old_key), key_string(new_key))
-
-      loop do
-        value = get(old_key)
-        return Status.new(Status::NOT_FOUND_ERROR, "no record of the old key") if value.nil?
-
-        existing = get(new_key)
-        return Status.new(Status::DUPLICATION_ERROR, "the new key exists") if existing && !overwrite
-
-        desired = [[new_key, value]]
-        desired << [old_key, nil] unless copying
-        status = compare_exchange_multi_native([[old_key, value], [new_key, existing]], desired)
-        return status unless status == Status::INFEASIBLE_ERROR
-      end
+      rekey_native(old_key, new_key, overwrite ? true : false, copying ? true : false)
     end
 
     # Removes the first record (in key order on ordered databases) and
     # returns [key, value]; nil when there is none (status NOT_FOUND_ERROR).
-    def pop_first(status = nil)
-      iter = make_iterator
-      begin
-        loop do
-          moved = iter.first
-          record = moved.ok? ? iter.get : nil
-          unless record
-            status&.set(moved.ok? ? Status::NOT_FOUND_ERROR : moved.code, moved.ok? ? "no record" : moved.message)
-            return nil
-          end
-          next unless compare_exchange_native(record[0], record[1], nil).ok?
-
-          status&.set(Status::SUCCESS, "")
-          return record
-        end
-      ensure
-        iter.destruct
-      end
+    # With retry_wait (seconds; Float::INFINITY: for ever), waits that long
+    # for a push_last with notify when there is none (tkrzw's C++ PopFirst).
+    def pop_first(status = nil, retry_wait = nil)
+      result, key, value = pop_first_native(retry_wait.to_f)
+      status&.set(result.code, result.message)
+      key && [key, value]
     end
 
     # Stores the value under a key made of the time (wtime seconds, or now
     # when nil or negative) in units of 10 ns, 8 bytes big-endian, the next
-    # free one when taken: Tkrzw's queue order with pop_first. -> Status.
-    def push_last(value, wtime = nil)
-      time = wtime.nil? || wtime.to_f.negative? ? Time.now.to_f : wtime.to_f
-      stamp = (time * 100_000_000).to_i
-      loop do
-        status = set([stamp].pack("Q>"), value, false)
-        return status unless status == Status::DUPLICATION_ERROR
-
-        stamp += 1
-      end
+    # free one when taken: Tkrzw's queue order with pop_first. With notify,
+    # wakes the pop_first calls waiting. -> Status.
+    def push_last(value, wtime = nil, notify = false)
+      push_last_native(value, wtime.nil? ? -1.0 : wtime.to_f, notify ? true : false)
     end
 
     # append_multi(delim = "", records) appends every value of a Hash (or
