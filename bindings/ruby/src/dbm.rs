@@ -7,8 +7,8 @@ use crate::gvl;
 use bytes::Bytes;
 use magnus::encoding::Index;
 use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
-use memstored_c::dbm::{increment_or_read, search_mode, set_and_get};
-use memstored_c::status::{Failure, Outcome};
+use memstored_c::dbm::{increment_or_read, set_and_get};
+use memstored_c::status::Failure;
 use memstored_engine::name::with_params;
 use memstored_engine::restore;
 use memstored_engine::Db;
@@ -364,16 +364,9 @@ impl Dbm {
         let mode = rstring(mode)?.to_string()?;
         let pattern = owned(pattern)?;
         let open = rb_self.open(ruby)?;
-        let found: Outcome<Vec<Vec<u8>>> = gvl::without(|| {
-            let mode = search_mode(&mode)?;
-            Ok(open.db.search(mode, &pattern, capacity)?)
-        });
-        let keys = found.map_err(|f| convert::exception(ruby, f))?;
-        let array = RArray::with_capacity(keys.len());
-        for k in keys {
-            array.push(out(ruby, &k, open.enc)?)?;
-        }
-        Ok(array)
+        convert::search_results(ruby, &mode, open.enc, |mode| {
+            open.db.search(mode, &pattern, capacity)
+        })
     }
 }
 

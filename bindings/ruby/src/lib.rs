@@ -9,6 +9,7 @@
 
 mod convert;
 mod dbm;
+mod file;
 mod gvl;
 mod iter;
 mod tkrzw;
@@ -79,6 +80,31 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     dbm.define_method("file_path", method!(tkrzw::file_path, 0))?;
     dbm.define_method("file_size_native", method!(tkrzw::file_size, 0))?;
     dbm.define_method("healthy?", method!(tkrzw::is_healthy, 0))?;
+    dbm.define_method(
+        "export_to_flat_records_native",
+        method!(file::export_flat, 1),
+    )?;
+    dbm.define_method(
+        "import_from_flat_records_native",
+        method!(file::import_flat, 1),
+    )?;
+    dbm.define_method(
+        "export_keys_as_lines_native",
+        method!(file::export_lines, 1),
+    )?;
+
+    let f = module.define_class("File", ruby.class_object())?;
+    f.define_alloc_func::<file::RbFile>();
+    f.define_method("open_native", method!(file::RbFile::open, 3))?;
+    f.define_method("close_native", method!(file::RbFile::close, 0))?;
+    f.define_method("read_native", method!(file::RbFile::read, 2))?;
+    f.define_method("write_native", method!(file::RbFile::write, 2))?;
+    f.define_method("append_native", method!(file::RbFile::append, 1))?;
+    f.define_method("truncate_native", method!(file::RbFile::truncate, 1))?;
+    f.define_method("synchronize_native", method!(file::RbFile::synchronize, 1))?;
+    f.define_method("get_size", method!(file::RbFile::size, 0))?;
+    f.define_method("get_path", method!(file::RbFile::path, 0))?;
+    f.define_method("search_native", method!(file::RbFile::search, 3))?;
 
     let iter = module.define_class("Iterator", ruby.class_object())?;
     iter.define_alloc_func::<iter::Iter>();

@@ -70,6 +70,9 @@ class TestFile < Minitest::Test
     assert_equal Status::BROKEN_DATA_ERROR, dbm.import_from_flat_records(file).code
     file.append("\x01".b)
     assert_equal Status::BROKEN_DATA_ERROR, dbm.import_from_flat_records(file).code
+    assert_equal Status::INVALID_ARGUMENT_ERROR, dbm.export_to_flat_records("path").code
+    file.close.or_die
+    assert_equal Status::PRECONDITION_ERROR, dbm.import_from_flat_records(file).code
   end
 
   def test_export_keys_as_lines_and_to_another_dbm

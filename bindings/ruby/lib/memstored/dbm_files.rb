@@ -4,7 +4,8 @@ module Memstored
   # tkrzw-ruby's DBM calls about the database's files and about copying its
   # records elsewhere: file_size, file_path, timestamp, healthy?,
   # copy_file_data, restore_database, export, export_to_flat_records,
-  # import_from_flat_records, export_keys_as_lines.
+  # import_from_flat_records, export_keys_as_lines (the engine's, through
+  # bindings/ruby/src/tkrzw.rs and file.rs, with tkrzw-ruby's signatures).
   class DBM
     # The size of the database's files in bytes, as the engine counts it
     # (an in-memory database: its records' bytes); for an on-memory class
@@ -64,31 +65,18 @@ module Memstored
     # records (each key, then its value: a 0xFF byte, the size as a
     # base-128 number, the bytes), which Tkrzw's tools read. -> Status.
     def export_to_flat_records(dest_file)
-      write_lines(dest_file) { |key, value| flat_record(key) + flat_record(value) }
+      with_file(dest_file) { export_to_flat_records_native(dest_file) }
     end
 
     # Stores every key/value pair of a file of flat records (metadata
-    # records skipped). -> Status.
+    # records in a key's place skipped). -> Status.
     def import_from_flat_records(src_file)
-      data = whole_file(src_file)
-      return data if data.is_a?(Status)
-
-      records = FlatRecords.parse(data)
-      return records if records.is_a?(Status)
-
-      status = Status.new
-      records.each_slice(2) do |key, value|
-        return Status.new(Status::BROKEN_DATA_ERROR, "odd number of records") if value.nil?
-
-        status.join(set(key, value))
-        return status unless status.ok?
-      end
-      status
+      with_file(src_file) { import_from_flat_records_native(src_file) }
     end
 
     # Replaces the file's content with every key, one a line. -> Status.
     def export_keys_as_lines(dest_file)
-      write_lines(dest_file) { |key, _| "#{key.b}\n".b }
+      with_file(dest_file) { export_keys_as_lines_native(dest_file) }
     end
 
     private
@@ -104,83 +92,10 @@ module Memstored
       (0...shards).map { |i| format("%<path>s-%<i>05d-of-%<n>05d", path: path, i: i, n: shards) }
     end
 
-    def flat_record(data)
-      FlatRecords.record(data)
-    end
+    def with_file(file)
+      return Status.new(Status::INVALID_ARGUMENT_ERROR, "not a Memstored::File") unless file.is_a?(Memstored::File)
 
-    # Truncates the file and appends what the block makes of each record, in batches.
-    def write_lines(file)
-      return Status.new(Status::INVALID_ARGUMENT_ERROR, "not a File") unless file.is_a?(Memstored::File)
-
-      status = file.truncate(0)
-      return status unless status.ok?
-
-      buffer = "".b
-      each do |key, value|
-        buffer << yield(key, value)
-        next if buffer.bytesize < (1 << 20)
-
-        file.append(buffer, status)
-        return status unless status.ok?
-
-        buffer = "".b
-      end
-      file.append(buffer, status) unless buffer.empty?
-      status
-    end
-
-    def whole_file(file)
-      return Status.new(Status::INVALID_ARGUMENT_ERROR, "not a File") unless file.is_a?(Memstored::File)
-
-      status = Status.new
-      size = file.get_size
-      return Status.new(Status::PRECONDITION_ERROR, "not opened file") if size.nil?
-
-      data = size.zero? ? "".b : file.read(0, size, status)
-      status.ok? ? data : status
-    end
-  end
-
-  # Tkrzw's flat record format (tkrzw_file_util.h's FlatRecord), shared by
-  # DBM and AsyncDBM.
-  module FlatRecords
-    NORMAL = 0xFF
-    METADATA = 0xFE
-
-    # One normal record.
-    def self.record(data)
-      bytes = data.to_s.b
-      [NORMAL, bytes.bytesize].pack("Cw") + bytes
-    end
-
-    # The data of every normal record, in order; a Status when broken.
-    def self.parse(data)
-      out = []
-      pos = 0
-      while pos < data.bytesize
-        magic = data.getbyte(pos)
-        return Status.new(Status::BROKEN_DATA_ERROR, "invalid record magic at #{pos}") unless [NORMAL, METADATA].include?(magic)
-
-        size, used = varnum(data, pos + 1)
-        return Status.new(Status::BROKEN_DATA_ERROR, "truncated record at #{pos}") if size.nil? || pos + 1 + used + size > data.bytesize
-
-        out << data.byteslice(pos + 1 + used, size) if magic == NORMAL
-        pos += 1 + used + size
-      end
-      out
-    end
-
-    # A base-128 number (high bit: more bytes follow) and the bytes it took.
-    def self.varnum(data, pos)
-      num = 0
-      used = 0
-      while pos + used < data.bytesize && used < 10
-        byte = data.getbyte(pos + used)
-        used += 1
-        num = (num << 7) | (byte & 0x7f)
-        return [num, used] if byte < 0x80
-      end
-      [nil, used]
+      yield
     end
   end
 end
