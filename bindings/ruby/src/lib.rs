@@ -11,6 +11,7 @@ mod convert;
 mod dbm;
 mod file;
 mod gvl;
+mod index;
 mod iter;
 mod tkrzw;
 
@@ -105,6 +106,36 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     f.define_method("get_size", method!(file::RbFile::size, 0))?;
     f.define_method("get_path", method!(file::RbFile::path, 0))?;
     f.define_method("search_native", method!(file::RbFile::search, 3))?;
+
+    let index = module.define_class("Index", ruby.class_object())?;
+    index.define_alloc_func::<index::RbIndex>();
+    index.define_method("open_native", method!(index::RbIndex::open, 3))?;
+    index.define_method("close", method!(index::RbIndex::close, 0))?;
+    index.define_method("include?", method!(index::RbIndex::contains, 2))?;
+    index.define_method("get_values_native", method!(index::RbIndex::get_values, 2))?;
+    index.define_method("add", method!(index::RbIndex::add, 2))?;
+    index.define_method("remove", method!(index::RbIndex::remove, 2))?;
+    index.define_method("count", method!(index::RbIndex::count, 0))?;
+    index.define_method("file_path", method!(index::RbIndex::file_path, 0))?;
+    index.define_method("clear", method!(index::RbIndex::clear, 0))?;
+    index.define_method("rebuild", method!(index::RbIndex::rebuild, 0))?;
+    index.define_method("synchronize", method!(index::RbIndex::synchronize, 1))?;
+    index.define_method("open?", method!(index::RbIndex::is_open, 0))?;
+    index.define_method("writable?", method!(index::RbIndex::is_writable, 0))?;
+
+    let index_iter = module.define_class("IndexIterator", ruby.class_object())?;
+    index_iter.define_alloc_func::<index::RbIndexIter>();
+    index_iter.define_private_method(
+        "initialize_native",
+        method!(index::RbIndexIter::initialize, 1),
+    )?;
+    index_iter.define_method("destruct", method!(index::RbIndexIter::destruct, 0))?;
+    index_iter.define_method("first", method!(index::RbIndexIter::first, 0))?;
+    index_iter.define_method("last", method!(index::RbIndexIter::last, 0))?;
+    index_iter.define_method("next", method!(index::RbIndexIter::next, 0))?;
+    index_iter.define_method("previous", method!(index::RbIndexIter::previous, 0))?;
+    index_iter.define_method("jump_native", method!(index::RbIndexIter::jump, 2))?;
+    index_iter.define_method("get_native", method!(index::RbIndexIter::get, 0))?;
 
     let iter = module.define_class("Iterator", ruby.class_object())?;
     iter.define_alloc_func::<iter::Iter>();

@@ -63,7 +63,11 @@ class TestIndex < Minitest::Test
     assert index.close.ok?
     refute index.open?
     assert_includes index.inspect, "Memstored::Index"
-    unordered = Memstored::Index.new
-    assert_equal Status::INVALID_ARGUMENT_ERROR, unordered.open(::File.join(@dir, "x.tkh"), true).code
+    # As Tkrzw's PolyIndex: a path not ending in .tkt is an index in memory.
+    memory = Memstored::Index.new
+    assert memory.open(::File.join(@dir, "x.tkh"), true).ok?
+    assert_equal "", memory.file_path
+    refute ::File.exist?(::File.join(@dir, "x.tkh"))
+    assert_equal Status::INVALID_ARGUMENT_ERROR, Memstored::Index.new.open("", true, num_buckets: "1,x=y").code
   end
 end
