@@ -14,7 +14,7 @@ class TestAsync < Minitest::Test
     assert future.get.ok?
     assert_equal Status::DUPLICATION_ERROR, async.set("one", "x", false).get.code
     assert_equal %w[hop], async.get("one").get.drop(1)
-    assert_equal Status::NOT_FOUND_ERROR, async.get("none").get[0].code
+    assert_equal [Status::NOT_FOUND_ERROR, ""], async.get("none").get.then { |s, v| [s.code, v] }
     assert async.append_multi(":", one: "step").get.ok?
     status, found = async.get_multi("one", "two").get
     assert_equal Status::NOT_FOUND_ERROR, status.code

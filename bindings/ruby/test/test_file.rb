@@ -108,6 +108,8 @@ class TestFile < Minitest::Test
     copy.close.or_die
     # Tkrzw's suite names the restored file "casket-copy.tkh-restored": the class tells.
     assert DBM.restore_database(path("copy.tkh"), path("copy.tkh-restored"), "HashDBM", -1).ok?
+    assert_equal Status::NOT_IMPLEMENTED_ERROR, DBM.restore_database(path("copy.tkh"), path("r2.tkh"), "", 100).code
+    assert_equal Status::NOT_IMPLEMENTED_ERROR, DBM.restore_database(path("copy.tkh"), path("r2.tkh"), "", -1, "key").code
     restored = DBM.new
     restored.open(path("copy.tkh-restored"), false, num_shards: 0, dbm: "HashDBM").or_die
     assert_equal "v", restored["k"]

@@ -85,12 +85,12 @@ module Memstored
       nil
     end
 
-    # -> [Status, value or nil].
+    # -> [Status, value]; the value is "" when there is none (as Tkrzw's).
     def get(key)
       run do
         status = Status.new
         value = @dbm.get(key, status)
-        [status, value]
+        [status, value || ""]
       end
     end
 

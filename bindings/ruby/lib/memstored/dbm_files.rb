@@ -30,9 +30,17 @@ module Memstored
 
     # Salvages the records of a (possibly damaged) database at
     # old_file_path into a new one at new_file_path (class_name: its Tkrzw
-    # class, else the paths' extensions tell). end_offset and cipher_key are
-    # accepted for Tkrzw's signature; the engine reads every intact record.
-    def self.restore_database(old_file_path, new_file_path, class_name = nil, _end_offset = -1, _cipher_key = nil)
+    # class, else the paths' extensions tell). The engine reads every intact
+    # record to the end: a positive end_offset (stop there) and a
+    # cipher_key (memstored's files are not encrypted) are NOT_IMPLEMENTED_ERROR.
+    def self.restore_database(old_file_path, new_file_path, class_name = nil, end_offset = -1, cipher_key = nil)
+      if end_offset.to_i.positive?
+        return Status.new(Status::NOT_IMPLEMENTED_ERROR, "restore_database with a positive end_offset")
+      end
+      unless cipher_key.to_s.empty?
+        return Status.new(Status::NOT_IMPLEMENTED_ERROR, "restore_database with a cipher_key")
+      end
+
       params = class_name.to_s.empty? ? [] : [["dbm", class_name.to_s]]
       # Shards are found as Tkrzw finds them: by the first shard's file name.
       shards = shard_count(old_file_path.to_s)
