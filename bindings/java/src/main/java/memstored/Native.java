@@ -137,6 +137,24 @@ final class Native {
         () -> new UnsatisfiedLinkError("libmemstored has no symbol " + name));
   }
 
+  /**
+   * A normal downcall to a function the library may lack (one newer than it): null when the
+   * symbol is absent, so that the calls using it report NOT_IMPLEMENTED_ERROR instead of the
+   * whole binding failing to load.
+   */
+  static MethodHandle optional(String name, MemoryLayout ret, MemoryLayout... args) {
+    return LOOKUP.find(name).map(sym -> LINKER.downcallHandle(sym,
+        ret == null ? FunctionDescriptor.ofVoid(args) : FunctionDescriptor.of(ret, args)))
+        .orElse(null);
+  }
+
+  /** The value of a {@code const char* const} the library exports; NULL when absent. */
+  static MemorySegment exportedPointer(String name) {
+    return LOOKUP.find(name)
+        .map(sym -> sym.reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0))
+        .orElse(MemorySegment.NULL);
+  }
+
   /** A call that may take long or allocates: a normal downcall. */
   private static MethodHandle call(String name, MemoryLayout ret, MemoryLayout... args) {
     return LINKER.downcallHandle(symbol(name), FunctionDescriptor.of(ret, args));
@@ -174,6 +192,13 @@ final class Native {
       return null;
     }
     byte[] out = copy(ptr, size);
+    free(ptr);
+    return out;
+  }
+
+  /** Reads the NUL-terminated UTF-8 text the library returned at {@code ptr}, then frees it. */
+  static String takeString(MemorySegment ptr) {
+    String out = ptr.getString(0);
     free(ptr);
     return out;
   }
@@ -218,14 +243,18 @@ final class Native {
     return arr;
   }
 
-  /** A MemstoredKeyValuePair array of the records; a null value stays NULL. */
+  /**
+   * A MemstoredKeyValuePair array of the records; a null value stays NULL, {@link DBM#ANY_BYTES}
+   * is the library's ANY_DATA.
+   */
   static MemorySegment pairs(Arena arena, byte[][] keys, byte[][] values) {
     MemorySegment arr = arena.allocate(PAIR_BYTES * Math.max(1, keys.length), 8);
     for (int i = 0; i < keys.length; i++) {
       long off = i * PAIR_BYTES;
       arr.set(ADDRESS, off, copyIn(arena, keys[i]));
       arr.set(JAVA_INT, off + 8, keys[i].length);
-      arr.set(ADDRESS, off + 16, copyIn(arena, values[i]));
+      arr.set(ADDRESS, off + 16,
+          values[i] == DBM.ANY_BYTES ? NativeExtra.ANY_DATA : copyIn(arena, values[i]));
       arr.set(JAVA_INT, off + 24, values[i] == null ? 0 : values[i].length);
     }
     return arr;
