@@ -157,7 +157,7 @@ func TestRecords(t *testing.T) {
 	if rebuild, st := dbm.ShouldBeRebuilt(); !st.IsOK() || rebuild {
 		t.Fatal("a freshly rebuilt file needs no rebuild")
 	}
-	if props := dbm.Inspect(); props["class"] != "hash" || props["num_records"] != "7" {
+	if props := dbm.Inspect(); props["class"] != "HashDBM" || props["num_records"] != "7" {
 		t.Fatalf("Inspect: %v", props)
 	}
 	if !dbm.IsOpen() || !dbm.IsWritable() || dbm.IsOrdered() {

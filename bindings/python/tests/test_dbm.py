@@ -126,7 +126,7 @@ def test_maintenance_calls(db, name):
     assert db.Count() == 100 and db.Get("0950") == b"x" * 300
     props = db.Inspect()
     assert props["num_records"] == "100"
-    assert props["class"] in {"mem_hash", "mem_tree", "hash", "tree"}
+    assert props["class"] in {"TinyDBM", "BabyDBM", "HashDBM", "TreeDBM"}
     assert db.IsWritable() and db.IsOrdered() == is_ordered(name)
     assert (db.GetFileSize() > 0) is files
     assert db.GetFilePath() == name.split("#")[0]

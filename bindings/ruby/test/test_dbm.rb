@@ -189,7 +189,7 @@ class TestDBM < Minitest::Test
   def test_inspect_details_writable_ordered
     hash = open_db("tkh")
     details = hash.inspect_details
-    assert_equal "hash", details["class"]
+    assert_equal "HashDBM", details["class"]
     assert_equal File.join(@dir, "casket.tkh"), details["path"]
     assert hash.writable?
     refute hash.ordered?

@@ -41,10 +41,15 @@ pub struct Db {
     /// Set on a replica (`set_replica`): changes are refused as on a
     /// read-only database, except those `apply_update` replays.
     pub(crate) replica: std::sync::atomic::AtomicBool,
+    /// Set by `close`: cursors then answer `Error::Precondition`, as a
+    /// Tkrzw iterator of a closed database does, and the lock is gone.
+    closed: std::sync::atomic::AtomicBool,
     /// The store's advisory lock (`lock.rs`), for stores with files. Declared
     /// last: fields drop in order, so it is released only after every shard
-    /// has been dropped (closed).
-    _lock: Option<StoreLock>,
+    /// has been dropped (closed). `close` releases it earlier, after closing
+    /// every shard, so that a program can reopen the store while an
+    /// iterator (which holds the `Db`) is still alive, as Tkrzw's Close allows.
+    lock: parking_lot::Mutex<Option<StoreLock>>,
 }
 
 /// Lock stripes of the plain in-memory engines (`*` without a cap, `+`) when
@@ -263,12 +268,13 @@ impl Db {
     /// is refused before anything, a lock file included, is created.
     /// `cache_stripes`: lock stripes asked for a capped cache (1: none).
     fn open_parsed(
-        name: DbName,
+        mut name: DbName,
         writable: bool,
         create: bool,
         fs: Arc<dyn FileSystem>,
         cache_stripes: usize,
     ) -> Result<Db> {
+        crate::existing::resolve_shards(&*fs, &mut name);
         if name.kind.has_file() && !create {
             crate::existing::check(&*fs, &name)?;
         }
@@ -327,7 +333,8 @@ impl Db {
             stripe_seed: crate::store::log::file::new_generation() | 1,
             listener: std::sync::OnceLock::new(),
             replica: std::sync::atomic::AtomicBool::new(false),
-            _lock: lock,
+            closed: std::sync::atomic::AtomicBool::new(false),
+            lock: parking_lot::Mutex::new(lock),
         })
     }
 
@@ -608,7 +615,20 @@ impl Db {
                 first_err.get_or_insert(e);
             }
         }
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        // The shards' files are closed: another open may lock them now.
+        drop(self.lock.lock().take());
         first_err.map_or(Ok(()), Err)
+    }
+
+    /// `Err(Precondition)` once `close` has been called.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+            Err(Error::Precondition("the database is closed".into()))
+        } else {
+            Ok(())
+        }
     }
 
     /// Counters summed over the shards.
@@ -629,7 +649,10 @@ impl Db {
     pub fn inspect(&self) -> Vec<(String, String)> {
         let st = self.stats();
         let mut out = vec![
-            ("class".to_string(), self.name.kind.label().to_string()),
+            // Tkrzw's class name, as Tkrzw's Inspect gives it; memstored's
+            // own word for the engine beside it.
+            ("class".to_string(), self.name.tkrzw_class().to_string()),
+            ("engine".into(), self.name.kind.label().to_string()),
             ("path".into(), self.name.path.clone()),
             ("num_records".into(), self.count().to_string()),
             ("num_shards".into(), self.name.num_shards.to_string()),

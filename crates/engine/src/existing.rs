@@ -38,6 +38,21 @@ pub(crate) fn check(fs: &dyn FileSystem, name: &DbName) -> Result<()> {
     Err(Error::NotFound(text))
 }
 
+/// The shard count of the files a `num_shards=0` name opens (Tkrzw: "as
+/// many as the files have"): that of the shard files beside `path`, else 1
+/// (no files yet, or one unsharded file).
+pub(crate) fn resolve_shards(fs: &dyn FileSystem, name: &mut DbName) {
+    if name.num_shards == 0 {
+        name.num_shards = shards_on_disk(fs, &name.path);
+    }
+}
+
+fn shards_on_disk(fs: &dyn FileSystem, path: &str) -> usize {
+    other_shard_count(fs, path)
+        .map_or(1, |(count, _)| count)
+        .min(crate::name::MAX_SHARDS)
+}
+
 /// The shard files `PATH-IIIII-of-NNNNN` beside `path`: the most common N,
 /// with its first and last file as `first .. last` (one file: itself).
 fn other_shard_count(fs: &dyn FileSystem, path: &str) -> Option<(usize, String)> {

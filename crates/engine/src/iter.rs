@@ -243,6 +243,7 @@ impl<'a> Cursor<'a> {
 
     /// Moves to the first record (in key order on ordered databases).
     pub fn first(&mut self) -> Result<()> {
+        self.db.check_open()?;
         if self.db.is_ordered() {
             let k = self.seek(Bound::Unbounded, true)?;
             self.place(k);
@@ -254,6 +255,7 @@ impl<'a> Cursor<'a> {
 
     /// Moves to the last record (ordered databases).
     pub fn last(&mut self) -> Result<()> {
+        self.db.check_open()?;
         if !self.db.is_ordered() {
             return Err(hash_only("last"));
         }
@@ -265,6 +267,7 @@ impl<'a> Cursor<'a> {
     /// Moves to the first record whose key is `key` or after it; on hash
     /// databases, to `key` itself (`NotFound` if absent).
     pub fn jump(&mut self, key: &[u8]) -> Result<()> {
+        self.db.check_open()?;
         if self.db.is_ordered() {
             return self.jump_upper(key, true);
         }
@@ -285,6 +288,7 @@ impl<'a> Cursor<'a> {
 
     /// Moves to the last record before `key` (or at it, when `inclusive`).
     pub fn jump_lower(&mut self, key: &[u8], inclusive: bool) -> Result<()> {
+        self.db.check_open()?;
         if !self.db.is_ordered() {
             return Err(hash_only("jump_lower"));
         }
@@ -300,6 +304,7 @@ impl<'a> Cursor<'a> {
 
     /// Moves to the first record after `key` (or at it, when `inclusive`).
     pub fn jump_upper(&mut self, key: &[u8], inclusive: bool) -> Result<()> {
+        self.db.check_open()?;
         if !self.db.is_ordered() {
             return Err(hash_only("jump_upper"));
         }
@@ -316,6 +321,7 @@ impl<'a> Cursor<'a> {
     /// Moves to the next record; past the end the cursor is on nothing.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<()> {
+        self.db.check_open()?;
         match std::mem::replace(&mut self.pos, Position::Nowhere) {
             Position::Nowhere => Err(not_positioned()),
             Position::At(k) => {
@@ -334,6 +340,7 @@ impl<'a> Cursor<'a> {
 
     /// Moves to the previous record (ordered databases).
     pub fn previous(&mut self) -> Result<()> {
+        self.db.check_open()?;
         // A refused move leaves the cursor where it was.
         match &self.pos {
             Position::Nowhere => Err(not_positioned()),
@@ -348,6 +355,7 @@ impl<'a> Cursor<'a> {
 
     /// The key the cursor is on.
     pub fn key(&self) -> Result<Vec<u8>> {
+        self.db.check_open()?;
         match &self.pos {
             Position::Nowhere => Err(not_positioned()),
             Position::At(k) => Ok(k.to_vec()),

@@ -43,7 +43,11 @@ pub struct DbName {
     /// Parameters accepted for compatibility and ignored, kept for `inspect` and logs.
     pub ignored: Vec<String>,
     /// The engine named by `dbm=`, while parsing.
-    dbm: Option<EngineKind>,
+    dbm: Option<DbmWord>,
+    /// Tkrzw's class when the name chose one memstored maps to another
+    /// engine (`.tks` SkipDBM, `.stdhash`, `dbm=BabyDBM`...): what
+    /// `tkrzw_class` reports.
+    class: Option<&'static str>,
     /// The name says `num_shards` (even `num_shards=1`).
     shards_named: bool,
 }
@@ -85,6 +89,28 @@ const IGNORED_PARAMS: &[&str] = &[
     "cipher_key",
     "record_comp_mode_level",
     "mode",
+    // Tkrzw's SkipDBM: the skip list's shape and its sorting buffer.
+    "step_unit",
+    "max_level",
+    "sort_mem_size",
+    "insert_in_order",
+    "max_cached_records",
+    // Tkrzw's open-time choices (merging shard files, the reducer of
+    // duplicates, tolerating broken records) and PolyFile's knobs.
+    "merge",
+    "reducer",
+    "skip_broken_records",
+    "block_size",
+    "access_options",
+    "head_buffer_size",
+    "padding",
+    "pagecache",
+    // Tkrzw's update log in a name (ShardDBM/PolyDBM `ulog_*`); memstored's
+    // update log is the server's `--ulog-dir`.
+    "ulog_prefix",
+    "ulog_max_file_size",
+    "ulog_server_id",
+    "ulog_dbm_index",
 ];
 
 /// Parameters this engine acts on (including aliases).
@@ -153,6 +179,26 @@ impl DbName {
         self.shards_named
     }
 
+    /// The class Tkrzw names for this database (Inspect's `class`, as
+    /// Tkrzw's PolyDBM and tkrzw_server report it): HashDBM for `.tkh`,
+    /// TreeDBM for `.tkt`, TinyDBM for the in-memory hash with a file or
+    /// without, CacheDBM for a capped one, BabyDBM for the in-memory tree,
+    /// and the class the name chose where memstored's engine stands in for
+    /// another (`.tks`: SkipDBM).
+    pub fn tkrzw_class(&self) -> &'static str {
+        use EngineKind as K;
+        if let Some(class) = self.class {
+            return class;
+        }
+        match self.kind {
+            K::FileHash => "HashDBM",
+            K::FileTree => "TreeDBM",
+            K::MemTree => "BabyDBM",
+            K::MemHash if self.cap_rec_num > 0 || self.cap_mem_size > 0 => "CacheDBM",
+            K::MemHash | K::MemFile => "TinyDBM",
+        }
+    }
+
     /// Parses a database name such as `casket.tkh#num_shards=100,num_buckets=1M`.
     pub fn parse(name: &str) -> Result<DbName> {
         let (path, params) = match name.find('#') {
@@ -175,6 +221,7 @@ impl DbName {
             evictions: true,
             ignored: Vec::new(),
             dbm: None,
+            class: None,
             shards_named: false,
         };
         for item in params.split([',', '#']).filter(|s| !s.trim().is_empty()) {
@@ -184,8 +231,14 @@ impl DbName {
             out.apply(k.trim(), v.trim())?;
         }
         let dbm = out.dbm.take();
-        out.kind = match dbm {
-            Some(kind) => kind,
+        (out.kind, out.class) = match dbm {
+            // Tkrzw's on-memory classes load from and save to a path when
+            // given one: memstored's in-memory hash with a file, or its
+            // persistent ordered engine for the ordered ones.
+            Some(w) if w.with_path.is_some() && !path.is_empty() => {
+                (w.with_path.unwrap_or(w.kind), w.class)
+            }
+            Some(w) => (w.kind, w.class),
             None => kind_from_path(path)?,
         };
         if (out.cap_rec_num > 0 || out.cap_mem_size > 0) && out.kind != EngineKind::MemHash {
@@ -207,10 +260,10 @@ impl DbName {
                 "disable_evictions=true needs the segment cache, not cache_kind=clock".into(),
             ));
         }
-        if out.num_shards == 0 {
-            return Err(Error::InvalidArgument(
-                "num_shards must be at least 1".into(),
-            ));
+        if out.num_shards == 0 && !(out.shards_named && out.kind.has_file()) {
+            // Tkrzw's `num_shards=0` (or negative): as many as the files
+            // have, resolved at open (`Db::open`); one without files.
+            out.num_shards = 1;
         }
         if out.num_shards > MAX_SHARDS {
             return Err(Error::InvalidArgument(format!(
@@ -226,9 +279,14 @@ impl DbName {
     fn apply(&mut self, key: &str, value: &str) -> Result<()> {
         match key {
             "dbm" => self.dbm = Some(kind_from_dbm(value)?),
-            "type" => self.dbm = Some(kc::kind_from_type(value)?),
+            "type" => self.dbm = Some(DbmWord::plain(kc::kind_from_type(value)?)),
             "num_shards" => {
-                self.num_shards = to_usize(key, parse_number(key, value)?)?;
+                // Tkrzw reads any number below 1 as "as the files have".
+                self.num_shards = if value.trim().starts_with('-') {
+                    0
+                } else {
+                    to_usize(key, parse_number(key, value)?)?
+                };
                 self.shards_named = true;
             }
             "num_buckets" | "bnum" | "buckets" => {
@@ -257,15 +315,18 @@ impl DbName {
                     self.ignore(key, value);
                 }
             }
-            "update_mode" => match value {
+            // Tkrzw's own spellings are the constants' names
+            // (`UPDATE_APPENDING`); `default` is Tkrzw's in-place default.
+            "update_mode" => match value.to_ascii_lowercase().as_str() {
                 "appending" | "update_appending" => {}
-                "in_place" | "update_in_place" => {
+                "in_place" | "update_in_place" | "default" | "update_default" => {
                     tracing::info!("update_mode={value}: memstored files are always appending");
                     self.ignored.push(format!("{key}={value}"));
                 }
                 _ => {
                     return Err(Error::InvalidArgument(format!(
-                        "update_mode={value}: expected appending or in_place"
+                        "update_mode={value}: expected UPDATE_APPENDING, UPDATE_IN_PLACE or \
+                         UPDATE_DEFAULT (or appending, in_place)"
                     )))
                 }
             },
@@ -312,14 +373,14 @@ impl DbName {
     }
 }
 
-fn kind_from_path(path: &str) -> Result<EngineKind> {
+fn kind_from_path(path: &str) -> Result<(EngineKind, Option<&'static str>)> {
     if path == ":memory:" || path.is_empty() {
-        return Ok(EngineKind::MemHash);
+        return Ok((EngineKind::MemHash, None));
     }
     // `*`, `+` and Kyoto Cabinet's other symbols, as the last path component.
     let last = path.rsplit('/').next().unwrap_or(path);
     if let Some(kind) = kc::kind_from_symbol(last) {
-        return Ok(kind);
+        return Ok((kind, None));
     }
     // A backup (`casket.tkh.backup.20261121000000`) is of its original's kind.
     let base = path.split_once(".backup.").map_or(path, |(b, _)| b);
@@ -327,17 +388,42 @@ fn kind_from_path(path: &str) -> Result<EngineKind> {
         .rsplit_once('.')
         .map(|(_, e)| e.to_ascii_lowercase())
         .unwrap_or_default();
-    match ext.as_str() {
-        "mem" | "tkmt" | "tkmh" => Ok(EngineKind::MemFile),
-        "hash" | "tkh" | "tch" => Ok(EngineKind::FileHash),
-        "tree" | "tkt" | "tcb" => Ok(EngineKind::FileTree),
-        kc_ext => kc::kind_from_extension(kc_ext).unwrap_or_else(|| {
-            Err(Error::InvalidArgument(format!(
-                "cannot tell the engine of {path:?}: use *, +, or a path ending in \
-                 .hash/.tkh/.tch/.kch, .tree/.tkt/.tcb/.kct, .mem/.tkmt, or give dbm="
-            )))
-        }),
+    if let Some(found) = tkrzw_extension(&ext) {
+        return Ok(found);
     }
+    match ext.as_str() {
+        "mem" | "tkmh" => Ok((EngineKind::MemFile, None)),
+        "hash" | "tch" => Ok((EngineKind::FileHash, None)),
+        "tree" | "tcb" => Ok((EngineKind::FileTree, None)),
+        kc_ext => kc::kind_from_extension(kc_ext)
+            .unwrap_or_else(|| {
+                Err(Error::InvalidArgument(format!(
+                    "cannot tell the engine of {path:?}: use *, +, or a path ending in \
+                     .hash/.tkh/.tch/.kch, .tree/.tkt/.tcb/.kct, .mem/.tkmt, Tkrzw's .tks, \
+                     .tiny, .baby, .cache, .stdhash, .stdtree, or give dbm="
+                )))
+            })
+            .map(|k| (k, None)),
+    }
+}
+
+/// Tkrzw's extensions (PolyDBM's list) and the engine each maps to, with
+/// Tkrzw's class where memstored's engine is a stand-in: SkipDBM and the
+/// on-memory ordered classes saved to a file become the persistent ordered
+/// engine, the on-memory hash classes the in-memory hash with a file.
+fn tkrzw_extension(ext: &str) -> Option<(EngineKind, Option<&'static str>)> {
+    use EngineKind::*;
+    Some(match ext {
+        "tkh" => (FileHash, None),
+        "tkt" => (FileTree, None),
+        "tks" | "skip" => (FileTree, Some("SkipDBM")),
+        "tkmt" | "tiny" | "flat" => (MemFile, None),
+        "tkmb" | "baby" => (FileTree, Some("BabyDBM")),
+        "tkmc" | "cache" => (MemFile, Some("CacheDBM")),
+        "tksh" | "stdhash" => (MemFile, Some("StdHashDBM")),
+        "tkst" | "stdtree" => (FileTree, Some("StdTreeDBM")),
+        _ => return None,
+    })
 }
 
 /// `cache_kind=`: true for the segment cache, false for CLOCK.
@@ -375,17 +461,56 @@ fn sync_from(value: &str) -> Result<SyncMode> {
     }
 }
 
-fn kind_from_dbm(value: &str) -> Result<EngineKind> {
-    match value.to_ascii_lowercase().as_str() {
-        "hash" | "hashdbm" | "tkh" => Ok(EngineKind::FileHash),
-        "tree" | "treedbm" | "tkt" => Ok(EngineKind::FileTree),
-        "mem" | "tiny" | "tinydbm" | "cache" | "cachedbm" => Ok(EngineKind::MemHash),
-        "memtree" | "baby" | "babydbm" => Ok(EngineKind::MemTree),
-        "memfile" | "tkmt" => Ok(EngineKind::MemFile),
-        _ => Err(Error::InvalidArgument(format!(
-            "dbm={value}: expected hash, tree, mem, memtree or memfile"
-        ))),
+/// What `dbm=` (or Kyoto Cabinet's `type=`) names: the engine without a
+/// path, the engine when the name has a path (Tkrzw's on-memory classes
+/// load from and save to one), and Tkrzw's class when memstored's engine
+/// stands in for another.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct DbmWord {
+    kind: EngineKind,
+    with_path: Option<EngineKind>,
+    class: Option<&'static str>,
+}
+
+impl DbmWord {
+    fn plain(kind: EngineKind) -> DbmWord {
+        DbmWord {
+            kind,
+            with_path: None,
+            class: None,
+        }
     }
+}
+
+fn kind_from_dbm(value: &str) -> Result<DbmWord> {
+    use EngineKind::*;
+    let word = |kind, with_path, class| DbmWord {
+        kind,
+        with_path: Some(with_path),
+        class,
+    };
+    Ok(match value.to_ascii_lowercase().as_str() {
+        "hash" | "hashdbm" | "tkh" => DbmWord::plain(FileHash),
+        "tree" | "treedbm" | "tkt" => DbmWord::plain(FileTree),
+        "skip" | "skipdbm" | "tks" => DbmWord {
+            class: Some("SkipDBM"),
+            ..DbmWord::plain(FileTree)
+        },
+        "mem" => DbmWord::plain(MemHash),
+        "memtree" => DbmWord::plain(MemTree),
+        "memfile" | "tkmt" => DbmWord::plain(MemFile),
+        "tiny" | "tinydbm" => word(MemHash, MemFile, None),
+        "cache" | "cachedbm" => word(MemHash, MemFile, Some("CacheDBM")),
+        "stdhash" | "stdhashdbm" => word(MemHash, MemFile, Some("StdHashDBM")),
+        "baby" | "babydbm" => word(MemTree, FileTree, Some("BabyDBM")),
+        "stdtree" | "stdtreedbm" => word(MemTree, FileTree, Some("StdTreeDBM")),
+        _ => {
+            return Err(Error::InvalidArgument(format!(
+                "dbm={value}: expected hash, tree, mem, memtree or memfile, or Tkrzw's \
+                 HashDBM, TreeDBM, SkipDBM, TinyDBM, BabyDBM, CacheDBM, StdHashDBM, StdTreeDBM"
+            )))
+        }
+    })
 }
 
 /// Tkrzw's boolean words: true/yes/1 and false/no/0, any case.
@@ -482,7 +607,7 @@ mod tests {
             DbName::parse("x.unknown"),
             Err(Error::InvalidArgument(_))
         ));
-        assert!(DbName::parse("*#num_shards=0").is_err());
+        assert!(DbName::parse("*#num_shards=x").is_err());
         assert!(DbName::parse("*#capsiz=12q").is_err());
         assert!(DbName::parse("*#capsiz").is_err());
     }
@@ -495,6 +620,76 @@ mod tests {
         for w in KNOWN_PARAMS.iter().chain(IGNORED_PARAMS).chain(kc::IGNORED) {
             assert!(list.contains(&format!("`{w}`")), "{w} is not listed");
         }
+    }
+
+    /// Issue 44: Tkrzw's spellings of `update_mode` (its constants' names,
+    /// any case) are accepted; another word is refused naming them.
+    #[test]
+    fn tkrzw_update_mode_spellings() {
+        for v in [
+            "UPDATE_APPENDING",
+            "update_appending",
+            "appending",
+            "UPDATE_IN_PLACE",
+            "in_place",
+            "UPDATE_DEFAULT",
+            "default",
+        ] {
+            DbName::parse(&format!("x.tkh#update_mode={v}")).unwrap();
+        }
+        let e = DbName::parse("x.tkh#update_mode=sideways").unwrap_err();
+        assert!(e.to_string().contains("UPDATE_APPENDING"), "{e}");
+    }
+
+    /// Issue 44: Tkrzw's engine names (PolyDBM's extensions and `dbm=`
+    /// classes) open the nearest memstored engine, and `tkrzw_class` gives
+    /// Tkrzw's class back.
+    #[test]
+    fn tkrzw_engine_names() {
+        use EngineKind::*;
+        let cases = [
+            ("x.tkh", FileHash, "HashDBM"),
+            ("x.tkt", FileTree, "TreeDBM"),
+            (
+                "x.tks#step_unit=4,max_level=10,sort_mem_size=1M",
+                FileTree,
+                "SkipDBM",
+            ),
+            ("x.skip", FileTree, "SkipDBM"),
+            ("x.tiny", MemFile, "TinyDBM"),
+            ("x.flat", MemFile, "TinyDBM"),
+            ("x.tkmt", MemFile, "TinyDBM"),
+            ("x.baby", FileTree, "BabyDBM"),
+            ("x.cache", MemFile, "CacheDBM"),
+            ("x.stdhash", MemFile, "StdHashDBM"),
+            ("x.stdtree", FileTree, "StdTreeDBM"),
+            ("#dbm=TinyDBM", MemHash, "TinyDBM"),
+            ("#dbm=BabyDBM", MemTree, "BabyDBM"),
+            ("#dbm=CacheDBM,cap_rec_num=10", MemHash, "CacheDBM"),
+            ("#dbm=StdHashDBM", MemHash, "StdHashDBM"),
+            ("#dbm=StdTreeDBM", MemTree, "StdTreeDBM"),
+            ("x.dat#dbm=BabyDBM", FileTree, "BabyDBM"),
+            ("x.dat#dbm=TinyDBM", MemFile, "TinyDBM"),
+            ("x.dat#dbm=SkipDBM", FileTree, "SkipDBM"),
+            ("x.dat#dbm=HashDBM", FileHash, "HashDBM"),
+            ("*", MemHash, "TinyDBM"),
+            ("*#capsiz=1m", MemHash, "CacheDBM"),
+            ("+", MemTree, "BabyDBM"),
+        ];
+        for (name, kind, class) in cases {
+            let n = DbName::parse(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!((n.kind, n.tkrzw_class()), (kind, class), "{name}");
+        }
+    }
+
+    /// Issue 44: `num_shards=0` is Tkrzw's "as many as the files have":
+    /// kept as 0 for a file engine (resolved at open), 1 for memory.
+    #[test]
+    fn num_shards_zero_is_resolved_later() {
+        let n = DbName::parse("x.tkh#num_shards=0").unwrap();
+        assert_eq!((n.num_shards, n.names_shards()), (0, true));
+        assert_eq!(DbName::parse("*#num_shards=0").unwrap().num_shards, 1);
+        assert_eq!(DbName::parse("x.tkh#num_shards=-1").unwrap().num_shards, 0);
     }
 
     /// Regression (fuzz target `db_name`): `*#num_shards=1g` parsed, and

@@ -34,7 +34,8 @@ pub fn restore_with_fs(
     dst_name: &str,
     fs: Arc<dyn FileSystem>,
 ) -> Result<RestoreReport> {
-    let src = DbName::parse(src_name)?;
+    let mut src = DbName::parse(src_name)?;
+    crate::existing::resolve_shards(&*fs, &mut src);
     if !src.kind.has_file() {
         return Err(Error::InvalidArgument(format!(
             "{src_name} has no file to restore from"
@@ -89,7 +90,8 @@ struct Made {
 
 impl Made {
     fn before(fs: &dyn FileSystem, dst_name: &str) -> Result<Made> {
-        let name = DbName::parse(dst_name)?;
+        let mut name = DbName::parse(dst_name)?;
+        crate::existing::resolve_shards(fs, &mut name);
         let has_file = name.kind.has_file();
         let fresh = has_file && Made::shards(&name).all(|p| !fs.exists(&p));
         let new_lock = has_file && !fs.exists(&Made::lock(&name));

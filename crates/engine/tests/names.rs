@@ -114,7 +114,7 @@ fn unknown_parameters_are_reported() {
     assert!(!Path::new("casket.tkh-00000-of-00002").exists());
     for bad in [
         "*#capsiz=lots",
-        "*#num_shards=0",
+        "*#num_shards=many",
         "x.tkh#compression=brotli",
         "x.unknownext",
         "*#sync=sometimes",

@@ -109,21 +109,6 @@ fn file_size(db: &memstored_engine::Db) -> u64 {
     }
 }
 
-/// The class Tkrzw names for the database Inspect describes (`class`,
-/// `dbm_N_class`), as tkrzw_server prints it: HashDBM for `.tkh`, TreeDBM
-/// for `.tkt`, TinyDBM for the on-memory hash with a file (`.tkmt`) or
-/// without, CacheDBM for a capped one, BabyDBM for the on-memory tree.
-fn tkrzw_class(name: &memstored_engine::DbName) -> &'static str {
-    use memstored_engine::EngineKind as K;
-    match name.kind {
-        K::FileHash => "HashDBM",
-        K::FileTree => "TreeDBM",
-        K::MemTree => "BabyDBM",
-        K::MemHash if name.cap_rec_num > 0 || name.cap_mem_size > 0 => "CacheDBM",
-        K::MemHash | K::MemFile => "TinyDBM",
-    }
-}
-
 /// `make_backup` among Synchronize's parameters: the backup's suffix
 /// (empty: the UTC time, `YYYYMMDDhhmmss`).
 fn backup_suffix(params: &[StringPair]) -> Option<String> {
@@ -247,7 +232,7 @@ impl DbmService for Dbm {
             db.inspect()
                 .into_iter()
                 .map(|(k, v)| match k.as_str() {
-                    "class" => pair(k, tkrzw_class(db.name()).to_string()),
+                    "class" => pair(k, db.name().tkrzw_class().to_string()),
                     _ => pair(k, v),
                 })
                 .collect()
@@ -265,7 +250,7 @@ impl DbmService for Dbm {
                 out.push(pair(format!("dbm_{i}_count"), db.count().to_string()));
                 out.push(pair(
                     format!("dbm_{i}_class"),
-                    tkrzw_class(db.name()).to_string(),
+                    db.name().tkrzw_class().to_string(),
                 ));
             }
             out

@@ -222,7 +222,7 @@ class DBMTest {
     assertFalse(dbm.shouldBeRebuilt(), "a freshly rebuilt file needs no rebuild");
     expect(Status.SUCCESS, dbm.rebuild(Map.of("num_buckets", "10")));
     Map<String, String> props = dbm.inspect();
-    assertEquals("hash", props.get("class"), props.toString());
+    assertEquals("HashDBM", props.get("class"), props.toString());
     assertEquals("5", props.get("num_records"));
     assertTrue(dbm.isWritable());
     assertFalse(dbm.isOrdered());
