@@ -148,11 +148,12 @@ final class Native {
         .orElse(null);
   }
 
-  /** The value of a {@code const char* const} the library exports; NULL when absent. */
-  static MemorySegment exportedPointer(String name) {
-    return LOOKUP.find(name)
-        .map(sym -> sym.reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0))
-        .orElse(MemorySegment.NULL);
+  /**
+   * The address of a static the library exports (its special pointers, such as
+   * MEMSTORED_ANY_DATA, are one-byte arrays compared by address); NULL when absent.
+   */
+  static MemorySegment exported(String name) {
+    return LOOKUP.find(name).orElse(MemorySegment.NULL);
   }
 
   /** A call that may take long or allocates: a normal downcall. */

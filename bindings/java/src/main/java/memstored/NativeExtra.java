@@ -20,11 +20,11 @@ final class NativeExtra {
   private NativeExtra() {}
 
   /** Tkrzw's TKRZW_ANY_DATA: a pointer meaning "any value" in compare-exchange. */
-  static final MemorySegment ANY_DATA = Native.exportedPointer("MEMSTORED_ANY_DATA");
+  static final MemorySegment ANY_DATA = Native.exported("MEMSTORED_ANY_DATA");
   /** A processor's answer "leave the record" (TKRZW_REC_PROC_NOOP). */
-  static final MemorySegment REC_PROC_NOOP = Native.exportedPointer("MEMSTORED_REC_PROC_NOOP");
+  static final MemorySegment REC_PROC_NOOP = Native.exported("MEMSTORED_REC_PROC_NOOP");
   /** A processor's answer "remove the record" (TKRZW_REC_PROC_REMOVE). */
-  static final MemorySegment REC_PROC_REMOVE = Native.exportedPointer("MEMSTORED_REC_PROC_REMOVE");
+  static final MemorySegment REC_PROC_REMOVE = Native.exported("MEMSTORED_REC_PROC_REMOVE");
 
   static final MethodHandle PROCESS = optional("memstored_dbm_process", JAVA_BOOLEAN,
       ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_BOOLEAN);
