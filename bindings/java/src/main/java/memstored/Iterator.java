@@ -11,7 +11,7 @@ import java.lang.invoke.MethodHandle;
  * An iterator over a database's records, as tkrzw-java's: made by {@link DBM#makeIterator()},
  * on no record until {@link #first()}, {@link #last()} or a jump, released by
  * {@link #destruct()}. One iterator is for one thread at a time; many iterators may run at once.
- * It keeps the database alive, so the database may be closed before it.
+ * A closed database's iterators answer PRECONDITION_ERROR (as Tkrzw's are invalidated by Close).
  */
 public class Iterator {
   private MemorySegment handle;
