@@ -341,13 +341,14 @@ public class DBM {
     if (h.address() == 0) {
       return NOT_OPENED.clone();
     }
-    if (lacksAny(expected, desired)) {
-      return NativeExtra.missing("MEMSTORED_ANY_DATA");
+    if (expected == ANY_BYTES || desired == ANY_BYTES) {
+      // The C compare-exchange takes no ANY; its _and_get form does.
+      return compareExchangeAndGet(key, expected, desired).status;
     }
     try {
       return done((boolean) Native.COMPARE_EXCHANGE.invokeExact(h, heap(key), key.length,
-          data(expected), expected == null ? 0 : expected.length,
-          data(desired), desired == null ? 0 : desired.length));
+          heap(expected), expected == null ? 0 : expected.length,
+          heap(desired), desired == null ? 0 : desired.length));
     } catch (Throwable t) {
       throw Native.fail(t);
     }
@@ -394,8 +395,8 @@ public class DBM {
     if (h.address() == 0) {
       return NOT_OPENED.clone();
     }
-    if (lacksAny(exp[1]) || lacksAny(des[1])) {
-      return NativeExtra.missing("MEMSTORED_ANY_DATA");
+    if (hasAny(exp[1]) || hasAny(des[1])) {
+      return compareExchangeMultiAny(exp, des);
     }
     try (Arena arena = Arena.ofConfined()) {
       return done((boolean) Native.COMPARE_EXCHANGE_MULTI.invokeExact(h,
@@ -876,13 +877,47 @@ public class DBM {
     return value == ANY_STRING ? ANY_BYTES : utf8(value);
   }
 
-  /** A value for a critical call: {@link #ANY_BYTES} is the library's ANY_DATA pointer. */
-  private static MemorySegment data(byte[] value) {
-    return value == ANY_BYTES ? NativeExtra.ANY_DATA : heap(value);
-  }
-
   private static MemorySegment anyOrCopy(Arena arena, byte[] value) {
     return value == ANY_BYTES ? NativeExtra.ANY_DATA : Native.copyIn(arena, value);
+  }
+
+  /**
+   * {@link #compareExchangeMulti} with ANY values, which the C call does not take: one atomic
+   * processMulti (it holds every key's lock throughout) whose first processors check the
+   * expectations and whose last ones store the desired values only when all of them held.
+   */
+  private Status compareExchangeMultiAny(byte[][][] exp, byte[][][] des) {
+    int n = exp[0].length;
+    boolean[] held = {true};
+    RecordProcessor.WithKey[] ops = new RecordProcessor.WithKey[n + des[0].length];
+    for (int i = 0; i < n; i++) {
+      byte[] want = exp[1][i];
+      ops[i] = new RecordProcessor.WithKey(exp[0][i], (k, v) -> {
+        boolean ok = want == ANY_BYTES ? v != null
+            : want == null ? v == null : v != null && java.util.Arrays.equals(v, want);
+        held[0] &= ok;
+        return null;
+      });
+    }
+    for (int i = 0; i < des[0].length; i++) {
+      byte[] put = des[1][i];
+      ops[n + i] = new RecordProcessor.WithKey(des[0][i], (k, v) ->
+          !held[0] || put == ANY_BYTES ? null : put == null ? RecordProcessor.REMOVE : put);
+    }
+    Status s = processMulti(ops, true);
+    if (s.isOK() && !held[0]) {
+      return new Status(Status.INFEASIBLE_ERROR, "the records do not hold the expected values");
+    }
+    return s;
+  }
+
+  private static boolean hasAny(byte[][] values) {
+    for (byte[] v : values) {
+      if (v == ANY_BYTES) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** True when a value is ANY_BYTES and the library has no ANY_DATA to pass for it. */

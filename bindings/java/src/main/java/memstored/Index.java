@@ -70,7 +70,14 @@ public class Index {
 
   /** True when the pair is in the index. */
   public boolean contains(byte[] key, byte[] value) {
-    return pair(NativeExtra.INDEX_CHECK, "memstored_index_check", key, value).isOK();
+    // The C call answers by its result alone (an absent pair is no error).
+    return call(NativeExtra.INDEX_CHECK, "memstored_index_check", h -> {
+      try (Arena arena = Arena.ofConfined()) {
+        boolean found = (boolean) NativeExtra.INDEX_CHECK.invokeExact(h,
+            Native.copyIn(arena, key), key.length, Native.copyIn(arena, value), value.length);
+        return found ? new Status() : new Status(Status.NOT_FOUND_ERROR);
+      }
+    }).isOK();
   }
 
   public boolean contains(String key, String value) {

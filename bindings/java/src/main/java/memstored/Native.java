@@ -244,18 +244,14 @@ final class Native {
     return arr;
   }
 
-  /**
-   * A MemstoredKeyValuePair array of the records; a null value stays NULL, {@link DBM#ANY_BYTES}
-   * is the library's ANY_DATA.
-   */
+  /** A MemstoredKeyValuePair array of the records; a null value stays NULL. */
   static MemorySegment pairs(Arena arena, byte[][] keys, byte[][] values) {
     MemorySegment arr = arena.allocate(PAIR_BYTES * Math.max(1, keys.length), 8);
     for (int i = 0; i < keys.length; i++) {
       long off = i * PAIR_BYTES;
       arr.set(ADDRESS, off, copyIn(arena, keys[i]));
       arr.set(JAVA_INT, off + 8, keys[i].length);
-      arr.set(ADDRESS, off + 16,
-          values[i] == DBM.ANY_BYTES ? NativeExtra.ANY_DATA : copyIn(arena, values[i]));
+      arr.set(ADDRESS, off + 16, copyIn(arena, values[i]));
       arr.set(JAVA_INT, off + 24, values[i] == null ? 0 : values[i].length);
     }
     return arr;
