@@ -553,6 +553,8 @@ public class DBM {
    * Runs the processor on the key's record, atomically: it gets the key and the value (null when
    * absent) and returns null (leave it), {@link RecordProcessor#REMOVE}, or a new value. With
    * {@code writable} false its answer is ignored. The processor's exceptions are rethrown here.
+   * With {@code writable} the record's lock is held while it runs: it must not call into this
+   * database.
    */
   public Status process(byte[] key, RecordProcessor proc, boolean writable) {
     return withProcessors(NativeExtra.PROCESS, "memstored_dbm_process", new RecordProcessor[] {proc},
