@@ -132,11 +132,11 @@ def announced_port(srv: Server, what: str) -> int:
     return int(line.strip().rsplit(":", 1)[1])
 
 
-def read_until_end(sock) -> bytes:
-    """What `sock` sends up to and including the `END\\r\\n` that ends a
-    memcached listing."""
+def read_until_end(sock, end: bytes = b"END\r\n") -> bytes:
+    """What `sock` sends up to and including the `end` (memcached's
+    `END\\r\\n` by default) that ends a listing."""
     buf = b""
-    while not buf.endswith(b"END\r\n"):
+    while not buf.endswith(end):
         chunk = sock.recv(65536)
         assert chunk, "connection closed before END"
         buf += chunk

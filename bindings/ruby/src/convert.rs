@@ -146,6 +146,27 @@ pub fn out(ruby: &Ruby, bytes: &[u8], enc: Option<Index>) -> Result<RString, Err
     Ok(s)
 }
 
+/// Runs a search (a mode name, then the engine's search with that mode)
+/// without the GVL and returns what it found as an array of result
+/// strings; raises StatusException for an unknown mode or a failure.
+pub fn search_results(
+    ruby: &Ruby,
+    mode: &str,
+    enc: Option<Index>,
+    search: impl FnOnce(memstored_engine::SearchMode) -> memstored_engine::Result<Vec<Vec<u8>>>,
+) -> Result<magnus::RArray, Error> {
+    let found: Outcome<Vec<Vec<u8>>> = crate::gvl::without(|| {
+        let mode = memstored_c::dbm::search_mode(mode)?;
+        Ok(search(mode)?)
+    });
+    let items = found.map_err(|f| exception(ruby, f))?;
+    let array = magnus::RArray::with_capacity(items.len());
+    for item in items {
+        array.push(out(ruby, &item, enc)?)?;
+    }
+    Ok(array)
+}
+
 /// The encoding to give results: None for binary (ASCII-8BIT).
 pub fn encoding(ruby: &Ruby, name: Option<String>) -> Result<Option<Index>, Error> {
     let Some(name) = name else { return Ok(None) };

@@ -7,9 +7,10 @@ use crate::gvl;
 use bytes::Bytes;
 use magnus::encoding::Index;
 use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
-use memstored_c::dbm::{increment_or_read, search_mode, set_and_get};
-use memstored_c::status::{Failure, Outcome};
+use memstored_c::dbm::{increment_or_read, set_and_get};
+use memstored_c::status::Failure;
 use memstored_engine::name::with_params;
+use memstored_engine::restore;
 use memstored_engine::Db;
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -79,7 +80,8 @@ impl Dbm {
         }
     }
 
-    /// Closes the database; iterators made from it keep it until they go.
+    /// Closes the database and releases its files; iterators made from it
+    /// then answer PRECONDITION_ERROR (the engine's close).
     pub fn close(ruby: &Ruby, rb_self: &Self) -> Res<Value> {
         let open = rb_self
             .state
@@ -362,17 +364,23 @@ impl Dbm {
         let mode = rstring(mode)?.to_string()?;
         let pattern = owned(pattern)?;
         let open = rb_self.open(ruby)?;
-        let found: Outcome<Vec<Vec<u8>>> = gvl::without(|| {
-            let mode = search_mode(&mode)?;
-            Ok(open.db.search(mode, &pattern, capacity)?)
-        });
-        let keys = found.map_err(|f| convert::exception(ruby, f))?;
-        let array = RArray::with_capacity(keys.len());
-        for k in keys {
-            array.push(out(ruby, &k, open.enc)?)?;
-        }
-        Ok(array)
+        convert::search_results(ruby, &mode, open.enc, |mode| {
+            open.db.search(mode, &pattern, capacity)
+        })
     }
+}
+
+/// DBM.restore_native(old_path, new_path, params) -> Status: the engine's
+/// salvage of every intact record of old_path into a new database.
+pub fn restore(ruby: &Ruby, old: String, new: String, params: Vec<(String, String)>) -> Res<Value> {
+    let pairs = || params.iter().map(|(k, v)| (k, v));
+    let names = with_params(&old, pairs()).and_then(|o| Ok((o, with_params(&new, pairs())?)));
+    let (old, new) = match names {
+        Ok(names) => names,
+        Err(bad) => return status(ruby, Err(Failure::invalid(bad.to_string()))),
+    };
+    let result = gvl::without(|| restore::restore(&old, &new));
+    status(ruby, result.map(|_| ()).map_err(Failure::from))
 }
 
 /// nil as None, anything else as its bytes.

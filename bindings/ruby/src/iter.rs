@@ -1,5 +1,6 @@
-//! `Memstored::Iterator`: an engine cursor that owns its database, so it
-//! outlives `DBM#close`. One thread moves it at a time (a mutex); others
+//! `Memstored::Iterator`: an engine cursor that owns its database (an Arc),
+//! so it is memory-safe after `DBM#close`, where the engine answers its
+//! calls with PRECONDITION_ERROR. One thread moves it at a time (a mutex); others
 //! wait for it with the GVL released.
 
 use crate::convert::{self, out, owned, status};

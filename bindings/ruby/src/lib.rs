@@ -9,16 +9,21 @@
 
 mod convert;
 mod dbm;
+mod file;
 mod gvl;
+mod index;
 mod iter;
+mod tkrzw;
 
-use magnus::{method, prelude::*, Error, Ruby};
+use magnus::{function, method, prelude::*, Error, Ruby};
 
 /// Named after the file cargo builds (libmemstored_ruby.so), so that Ruby
 /// loads it where it lies, without a copy or rename.
 #[magnus::init(name = "libmemstored_ruby")]
 fn init(ruby: &Ruby) -> Result<(), Error> {
     let module = ruby.define_module("Memstored")?;
+    // Utility::VERSION (lib/memstored/utility.rb).
+    module.const_set("NATIVE_VERSION", env!("CARGO_PKG_VERSION"))?;
     convert::init(ruby, module)?;
 
     let dbm = module.define_class("DBM", ruby.class_object())?;
@@ -38,7 +43,11 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     )?;
     dbm.define_method("remove_and_get", method!(dbm::Dbm::remove_and_get, 1))?;
     dbm.define_method("append", method!(dbm::Dbm::append, -1))?;
-    dbm.define_method("compare_exchange", method!(dbm::Dbm::compare_exchange, 3))?;
+    // compare_exchange itself is Ruby's (lib/memstored/dbm_process.rb), for ANY_DATA.
+    dbm.define_method(
+        "compare_exchange_native",
+        method!(dbm::Dbm::compare_exchange, 3),
+    )?;
     dbm.define_method("increment", method!(dbm::Dbm::increment, -1))?;
     dbm.define_method(
         "compare_exchange_multi_native",
@@ -59,6 +68,74 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     dbm.define_method("writable?", method!(dbm::Dbm::is_writable, 0))?;
     dbm.define_method("ordered?", method!(dbm::Dbm::is_ordered, 0))?;
     dbm.define_method("search", method!(dbm::Dbm::search, -1))?;
+    dbm.define_singleton_method("restore_native", function!(dbm::restore, 3))?;
+    dbm.define_method(
+        "compare_exchange_and_get_native",
+        method!(tkrzw::compare_exchange_and_get, -1),
+    )?;
+    dbm.define_method("rekey_native", method!(tkrzw::rekey, 4))?;
+    dbm.define_method("push_last_native", method!(tkrzw::push_last, 3))?;
+    dbm.define_method("pop_first_native", method!(tkrzw::pop_first, 1))?;
+    dbm.define_method("copy_file_data_native", method!(tkrzw::copy_file_data, 2))?;
+    dbm.define_method("timestamp", method!(tkrzw::timestamp, 0))?;
+    dbm.define_method("file_path", method!(tkrzw::file_path, 0))?;
+    dbm.define_method("file_size_native", method!(tkrzw::file_size, 0))?;
+    dbm.define_method("healthy?", method!(tkrzw::is_healthy, 0))?;
+    dbm.define_method(
+        "export_to_flat_records_native",
+        method!(file::export_flat, 1),
+    )?;
+    dbm.define_method(
+        "import_from_flat_records_native",
+        method!(file::import_flat, 1),
+    )?;
+    dbm.define_method(
+        "export_keys_as_lines_native",
+        method!(file::export_lines, 1),
+    )?;
+
+    let f = module.define_class("File", ruby.class_object())?;
+    f.define_alloc_func::<file::RbFile>();
+    f.define_method("open_native", method!(file::RbFile::open, 3))?;
+    f.define_method("close_native", method!(file::RbFile::close, 0))?;
+    f.define_method("read_native", method!(file::RbFile::read, 2))?;
+    f.define_method("write_native", method!(file::RbFile::write, 2))?;
+    f.define_method("append_native", method!(file::RbFile::append, 1))?;
+    f.define_method("truncate_native", method!(file::RbFile::truncate, 1))?;
+    f.define_method("synchronize_native", method!(file::RbFile::synchronize, 1))?;
+    f.define_method("get_size", method!(file::RbFile::size, 0))?;
+    f.define_method("get_path", method!(file::RbFile::path, 0))?;
+    f.define_method("search_native", method!(file::RbFile::search, 3))?;
+
+    let index = module.define_class("Index", ruby.class_object())?;
+    index.define_alloc_func::<index::RbIndex>();
+    index.define_method("open_native", method!(index::RbIndex::open, 3))?;
+    index.define_method("close", method!(index::RbIndex::close, 0))?;
+    index.define_method("include?", method!(index::RbIndex::contains, 2))?;
+    index.define_method("get_values_native", method!(index::RbIndex::get_values, 2))?;
+    index.define_method("add", method!(index::RbIndex::add, 2))?;
+    index.define_method("remove", method!(index::RbIndex::remove, 2))?;
+    index.define_method("count", method!(index::RbIndex::count, 0))?;
+    index.define_method("file_path", method!(index::RbIndex::file_path, 0))?;
+    index.define_method("clear", method!(index::RbIndex::clear, 0))?;
+    index.define_method("rebuild", method!(index::RbIndex::rebuild, 0))?;
+    index.define_method("synchronize", method!(index::RbIndex::synchronize, 1))?;
+    index.define_method("open?", method!(index::RbIndex::is_open, 0))?;
+    index.define_method("writable?", method!(index::RbIndex::is_writable, 0))?;
+
+    let index_iter = module.define_class("IndexIterator", ruby.class_object())?;
+    index_iter.define_alloc_func::<index::RbIndexIter>();
+    index_iter.define_private_method(
+        "initialize_native",
+        method!(index::RbIndexIter::initialize, 1),
+    )?;
+    index_iter.define_method("destruct", method!(index::RbIndexIter::destruct, 0))?;
+    index_iter.define_method("first", method!(index::RbIndexIter::first, 0))?;
+    index_iter.define_method("last", method!(index::RbIndexIter::last, 0))?;
+    index_iter.define_method("next", method!(index::RbIndexIter::next, 0))?;
+    index_iter.define_method("previous", method!(index::RbIndexIter::previous, 0))?;
+    index_iter.define_method("jump_native", method!(index::RbIndexIter::jump, 2))?;
+    index_iter.define_method("get_native", method!(index::RbIndexIter::get, 0))?;
 
     let iter = module.define_class("Iterator", ruby.class_object())?;
     iter.define_alloc_func::<iter::Iter>();

@@ -22,7 +22,7 @@ module DBMTest
   # A database opened writable on a fresh file of the given extension.
   def open_db(ext = "tkh", **params)
     dbm = DBM.new
-    dbm.open(File.join(@dir, "casket.#{ext}"), true, truncate: true, **params).or_die
+    dbm.open(::File.join(@dir, "casket.#{ext}"), true, truncate: true, **params).or_die
     dbm
   end
 end

@@ -6,7 +6,7 @@ class TestDBM < Minitest::Test
   include DBMTest
 
   def test_open_close_and_reopen_keeps_records
-    path = File.join(@dir, "casket.tkh")
+    path = ::File.join(@dir, "casket.tkh")
     dbm = DBM.new
     refute dbm.open?
     assert_equal "#<Memstored::DBM:(not opened database)>", dbm.inspect
@@ -26,11 +26,11 @@ class TestDBM < Minitest::Test
   end
 
   def test_open_failures_are_statuses
-    assert_equal Status::INVALID_ARGUMENT_ERROR, DBM.new.open(File.join(@dir, "x.tkh"), true, no_such_param: 1).code
+    assert_equal Status::INVALID_ARGUMENT_ERROR, DBM.new.open(::File.join(@dir, "x.tkh"), true, no_such_param: 1).code
     # A separator inside a value would smuggle in another parameter.
-    smuggled = DBM.new.open(File.join(@dir, "x.tkh"), true, num_buckets: "10,truncate=true")
+    smuggled = DBM.new.open(::File.join(@dir, "x.tkh"), true, num_buckets: "10,truncate=true")
     assert_equal Status::INVALID_ARGUMENT_ERROR, smuggled.code
-    missing = DBM.new.open(File.join(@dir, "no", "such", "dir.tkh"), true)
+    missing = DBM.new.open(::File.join(@dir, "no", "such", "dir.tkh"), true)
     refute missing.ok?
     refute_empty missing.message
   end
@@ -179,9 +179,9 @@ class TestDBM < Minitest::Test
     3.times { |i| dbm[i] = i }
     assert_equal 3, dbm.count
     assert_equal 3, dbm.to_i
-    path = File.join(@dir, "casket.tkt")
-    assert_equal "tree:#{path.inspect}:3", dbm.to_s
-    assert_equal "#<Memstored::DBM:tree:#{path.inspect}:3>", dbm.inspect
+    path = ::File.join(@dir, "casket.tkt")
+    assert_equal "TreeDBM:#{path.inspect}:3", dbm.to_s
+    assert_equal "#<Memstored::DBM:TreeDBM:#{path.inspect}:3>", dbm.inspect
     assert dbm.clear.ok?
     assert_equal 0, dbm.count
   end
@@ -190,7 +190,7 @@ class TestDBM < Minitest::Test
     hash = open_db("tkh")
     details = hash.inspect_details
     assert_equal "HashDBM", details["class"]
-    assert_equal File.join(@dir, "casket.tkh"), details["path"]
+    assert_equal ::File.join(@dir, "casket.tkh"), details["path"]
     assert hash.writable?
     refute hash.ordered?
     assert open_db("tkt").ordered?

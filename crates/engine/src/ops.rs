@@ -126,12 +126,14 @@ impl Db {
         mode: StoreMode,
         opts: StoreOptions,
     ) -> Result<u64> {
-        self.store_capped(key, value, mode, opts, u64::MAX)
+        self.store_capped(key, value, mode, opts, u64::MAX, None)
     }
 
     /// `store` that refuses (`TooLarge`) to build a value longer than
     /// `max_len` by appending or prepending, checked under the record's lock
-    /// (a server's item limit must hold for values grown in place too).
+    /// (a server's item limit must hold for values grown in place too), and
+    /// gives the stored record the CAS `new_cas` when one is given instead of
+    /// the next (memcached's meta `E`).
     pub fn store_capped(
         &self,
         key: &[u8],
@@ -139,13 +141,34 @@ impl Db {
         mode: StoreMode,
         opts: StoreOptions,
         max_len: u64,
+        new_cas: Option<u64>,
     ) -> Result<u64> {
         let (flags, expires_at) = (opts.flags, opts.expires_at);
         // A large value goes the way below, as the `Bytes` it came in,
         // which a memory store keeps: copying it would hold it twice.
-        if mode == StoreMode::Set && opts.cas.is_none() && value.len() < KEEP_AS_GIVEN {
+        if mode == StoreMode::Set
+            && opts.cas.is_none()
+            && new_cas.is_none()
+            && value.len() < KEEP_AS_GIVEN
+        {
             return self.put_unconditionally(key, &value, flags, expires_at);
         }
+        let with_cas = |action: Action| match (action, new_cas) {
+            (
+                Action::Put {
+                    value,
+                    flags,
+                    expires_at,
+                },
+                Some(cas),
+            ) => Action::PutWithCas {
+                value,
+                flags,
+                expires_at,
+                cas,
+            },
+            (action, _) => action,
+        };
         if matches!(mode, StoreMode::Set | StoreMode::Add | StoreMode::Replace) {
             // These look at the current record's existence and CAS only.
             let (_, cas) = self.process_meta(key, |cur| {
@@ -156,11 +179,11 @@ impl Db {
                     }
                     (StoreMode::Replace, None) => Err(not_found()),
                     _ => Ok((
-                        Action::Put {
+                        with_cas(Action::Put {
                             value,
                             flags,
                             expires_at,
-                        },
+                        }),
                         (),
                     )),
                 }
@@ -195,7 +218,7 @@ impl Db {
                     expires_at: r.meta.expires_at,
                 },
             };
-            Ok((action, ()))
+            Ok((with_cas(action), ()))
         })?;
         Ok(cas.unwrap_or(0))
     }

@@ -36,6 +36,15 @@ pub enum Action {
         flags: u32,
         expires_at: u64,
     },
+    /// `Put` under the CAS given instead of the next one: memcached's meta
+    /// `E` flag (a client's own version numbers) and `md x`, which keeps the
+    /// item's CAS. The shard's counter is left as it is, as memcached's is.
+    PutWithCas {
+        value: Bytes,
+        flags: u32,
+        expires_at: u64,
+        cas: u64,
+    },
     /// Remove the record.
     Remove,
     /// Give the record a new expiry, keeping its value, flags and CAS
@@ -208,10 +217,19 @@ impl ShardState {
                 ref value,
                 flags,
                 expires_at,
+            }
+            | Action::PutWithCas {
+                ref value,
+                flags,
+                expires_at,
+                ..
             } => {
                 let in_place = matches!(action, Action::Update { .. });
                 let value = value.clone();
-                let cas = self.next_cas()?;
+                let cas = match action {
+                    Action::PutWithCas { cas, .. } => cas,
+                    _ => self.next_cas()?,
+                };
                 let expires_at = self.expiry(expires_at);
                 let logged = self.listener.is_some().then(|| value.clone());
                 let meta = Meta {

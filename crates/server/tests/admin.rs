@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 fn shutdown_needs_enable_shutdown() {
     let srv = Server::start(&[]);
     let mut t = Text::new(srv.connect());
-    assert_eq!(t.cmd("shutdown\r\n"), "ERROR: shutdown not enabled");
+    assert_eq!(t.cmd("shutdown\r\n"), "SERVER_ERROR: shutdown not enabled");
     assert_eq!(
         t.cmd("shutdown graceful\r\n"),
-        "ERROR: shutdown not enabled"
+        "SERVER_ERROR: shutdown not enabled"
     );
     let settings = t.listing("stats settings\r\n");
     assert!(settings.contains(&"STAT shutdown_command no".to_string()));

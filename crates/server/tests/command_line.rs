@@ -111,3 +111,46 @@ fn thread_flags_answer_to_old_and_new_names() {
         "{help}"
     );
 }
+
+/// memcached 1.6.45's own t/00-startup.t flags (issue 45): `-B
+/// auto|ascii|binary` is memcached's binding protocol (a size stays the
+/// buffer size), `-C` and `-b` are reported by `stats settings`, `-t 0` is
+/// refused; `-B ascii` reads a binary request's bytes as text.
+#[test]
+fn memcached_startup_flags() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let err = refused(dir.path(), &["-t", "0", "-l", "127.0.0.1:0"]);
+    assert!(err.contains("-t 0"), "{err}");
+    // A bad value is clap's usage error (exit 2), naming the words.
+    let out = common::memstored()
+        .args(["-B", "http", "-l", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ascii or binary"));
+    let srv = common::Server::start(&["-B", "ascii", "-C", "-b", "8675"]);
+    let settings = common::stats_of(&srv, "settings");
+    let get = |k: &str| {
+        settings
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(get("binding_protocol").as_deref(), Some("ascii"));
+    assert_eq!(get("cas_enabled").as_deref(), Some("no"));
+    assert_eq!(get("tcp_backlog").as_deref(), Some("8675"));
+    // A binary NOOP (magic 0x80, opcode 0x0a) is a line of text here.
+    let mut c = srv.connect();
+    let mut noop = vec![0x80, 0x0a];
+    noop.resize(24, 0);
+    noop.extend_from_slice(b"\r\n");
+    c.write_all(&noop).unwrap();
+    let mut reply = [0u8; 5];
+    c.read_exact(&mut reply).unwrap();
+    // A text error line, not a binary reply (magic 0x81).
+    assert!(&reply == b"ERROR" || &reply == b"CLIEN", "{reply:?}");
+    let srv = common::Server::start(&["-B", "4096"]);
+    let settings = common::stats_of(&srv, "settings");
+    assert!(settings.contains(&("binding_protocol".into(), "auto-negotiate".into())));
+}

@@ -117,3 +117,52 @@ fn exactly_one_concurrent_fetch_wins_the_recache_token() {
         assert_eq!(t.line(), "new");
     }
 }
+
+/// memcached 1.6.45's meta additions (issue 45): `E` sets the CAS an item
+/// gets (ms, md x, mg's vivify), `mg C v` returns the value only when the
+/// CAS differs, `ms s` returns the stored size (an append's new total),
+/// `ms MA N` creates the item on a miss, `md x` empties the value and keeps
+/// the item, and `lru_crawler mgdump` lists `mg` lines.
+#[test]
+fn meta_1_6_45_additions() {
+    for store in ["*#capsiz=64m", "+"] {
+        let srv = Server::start(&["-s", store]);
+        let mut t = Text::new(srv.connect());
+        assert_eq!(t.cmd("ms k 2 c E4000\r\nab\r\n"), "HD c4000", "{store}");
+        assert_eq!(t.cmd("mg k c\r\n"), "HD c4000");
+        // C matching: no value; not matching: the value.
+        assert_eq!(t.cmd("mg k v C4000\r\n"), "HD");
+        assert_eq!(t.cmd("mg k v C1\r\n"), "VA 2");
+        assert_eq!(t.line(), "ab");
+        // s: the size stored; an append's new total.
+        assert_eq!(t.cmd("ms k 1 s\r\nx\r\n"), "HD s1");
+        assert_eq!(t.cmd("ms k 3 MA s\r\nyz!\r\n"), "HD s4");
+        // N on an append miss: created from the data, with N's TTL.
+        assert_eq!(t.cmd("ms fresh 2 MA\r\nzz\r\n"), "NS");
+        assert_eq!(t.cmd("ms fresh 2 MA N30\r\nzz\r\n"), "HD");
+        assert_eq!(t.cmd("mg fresh v t\r\n"), "VA 2 t30");
+        assert_eq!(t.line(), "zz");
+        // md x: the item stays, empty, keeping its CAS unless E says.
+        let cas: u64 = t.cmd("mg k c\r\n")[4..].parse().unwrap();
+        assert_eq!(t.cmd("md k x F5\r\n"), "HD");
+        assert_eq!(t.cmd("mg k v f c\r\n"), format!("VA 0 f5 c{cas}"));
+        assert_eq!(t.line(), "");
+        assert_eq!(t.cmd("md k x E77\r\n"), "HD");
+        assert_eq!(t.cmd("mg k c\r\n"), "HD c77");
+        assert_eq!(t.cmd("md nothing x\r\n"), "NF");
+        // mg's vivify takes E's CAS.
+        assert_eq!(t.cmd("mg viv c N30 E9876\r\n"), "HD c9876 W");
+        // A bad E token is memcached's bad token.
+        assert_eq!(
+            t.cmd("ms k 1 Ex\r\ny\r\n"),
+            "CLIENT_ERROR bad token in command line format"
+        );
+        // The dump, then the connection goes on.
+        t.send(b"flush_all\r\n");
+        assert_eq!(t.line(), "OK");
+        assert_eq!(t.cmd("set one 0 0 1\r\n1\r\n"), "STORED");
+        assert_eq!(t.cmd("lru_crawler mgdump all\r\n"), "OK");
+        assert_eq!(t.line(), "mg one");
+        assert_eq!(t.line(), "EN");
+    }
+}

@@ -108,7 +108,8 @@ fn error_lines_version_verbosity_stats_quit() {
     let srv = Server::start(&[]);
     let mut t = Text::new(srv.connect());
     assert_eq!(t.cmd("bogus\r\n"), "ERROR");
-    assert_eq!(t.cmd("get\r\n"), "ERROR");
+    // memcached 1.6.45: a command short of its tokens is a bad line.
+    assert_eq!(t.cmd("get\r\n"), "CLIENT_ERROR bad command line format");
     assert_eq!(
         t.cmd("set a b c d\r\n"),
         "CLIENT_ERROR bad command line format"
@@ -122,8 +123,9 @@ fn error_lines_version_verbosity_stats_quit() {
         t.cmd("set a 0 0 1\r\nxyz\r\n"),
         "CLIENT_ERROR bad data chunk"
     );
-    // like memcached, the rest of the line ("\r\n") is read as a command
-    assert_eq!(t.line(), "ERROR");
+    // like memcached, the rest of the line ("\r\n") is read as a command,
+    // one too short to be any (1.6.45's reply)
+    assert_eq!(t.line(), "CLIENT_ERROR bad command line format");
     assert!(t.cmd("version\r\n").starts_with("VERSION "));
     assert_eq!(t.cmd("verbosity 1\r\n"), "OK");
     assert_eq!(t.cmd("stats nosuchgroup\r\n"), "ERROR");

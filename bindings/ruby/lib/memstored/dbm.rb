@@ -33,7 +33,10 @@ module Memstored
       encoding = all["encoding"]&.to_s
       BINDING_PARAMS.each { |name| all.delete(name) }
       # The extension joins them to the path, refusing a , # or = in one.
-      open_native(path.to_s, writable ? true : false, all.map { |k, v| [k, v.to_s] }, encoding)
+      status = open_native(path.to_s, writable ? true : false, all.map { |k, v| [k, v.to_s] }, encoding)
+      # The encoding of the keys process's blocks see (lib/memstored/dbm_process.rb).
+      @encoding = encoding ? Encoding.find(encoding) : nil if status.ok?
+      status
     end
 
     # Releases the database, closing it if open.
@@ -66,12 +69,6 @@ module Memstored
       remove_multi_native(keys.flatten(1))
     end
 
-    # Atomically: when every [key, value] of `expected` holds (nil value:
-    # absent), applies every [key, value] of `desired` (nil value: remove);
-    # else INFEASIBLE_ERROR and nothing changes. Arrays of pairs or Hashes.
-    def compare_exchange_multi(expected, desired)
-      compare_exchange_multi_native(expected.to_a, desired.to_a)
-    end
 
     # Compacts the files while other threads keep using the database.
     # Params are accepted for tkrzw's signature; the files keep the

@@ -6,7 +6,7 @@ module Memstored
   # get_key, get_value, set, remove, step, destruct (the extension,
   # bindings/ruby/src/iter.rs). Made by DBM#make_iterator or
   # Iterator.new(dbm); it is on no record until first, last or a jump, and
-  # keeps its database alive after DBM#close.
+  # answers PRECONDITION_ERROR once its DBM is closed.
   class Iterator
     # The current key, escaped; "(unlocated)" when on no record.
     def to_s

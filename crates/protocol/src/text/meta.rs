@@ -65,6 +65,11 @@ pub struct MetaFlags {
     pub delta: Option<u64>,
     /// `M<c>`: mode switch, interpreted by ms/ma.
     pub mode: Option<u8>,
+    /// `E<cas>`: the CAS an item this command creates or changes gets,
+    /// instead of the next one (memcached 1.6.21+).
+    pub new_cas: Option<u64>,
+    /// `x`: md removes the value but keeps the item (memcached 1.6.21+).
+    pub remove_value: bool,
     requested: Vec<u8>,
 }
 
@@ -107,6 +112,11 @@ pub(crate) fn parse_flags(tokens: &[Bytes]) -> Result<MetaFlags, TextErrorKind> 
             b'u' => f.no_lru_bump = true,
             b'q' => f.quiet = true,
             b'I' => f.invalidate = true,
+            b'x' => f.remove_value = true,
+            b'E' => match parse_u64(arg) {
+                Some(v) => f.new_cas = Some(v),
+                None => bad(TextErrorKind::BadToken),
+            },
             b'P' | b'L' => {}
             b'O' => f.opaque = Some(tok.slice(1..)),
             b'T' => match parse_i32(arg) {
@@ -291,9 +301,10 @@ mod tests {
         assert!(flags(&format!("O{}", "x".repeat(31))).is_ok());
         assert_eq!(flags("\u{7f}"), Err(TextErrorKind::DuplicateFlag));
         assert_eq!(flags("~"), Err(TextErrorKind::InvalidFlag));
-        // memcached 1.6.18 knows neither `E` (explicit CAS) nor `x`.
-        assert_eq!(flags("E5"), Err(TextErrorKind::InvalidFlag));
-        assert_eq!(flags("x"), Err(TextErrorKind::InvalidFlag));
+        // memcached 1.6.45 knows `E` (explicit CAS) and `x` (md: drop the value).
+        let f = flags("E5 x").unwrap();
+        assert_eq!((f.new_cas, f.remove_value), (Some(5), true));
+        assert_eq!(flags("Ex"), Err(TextErrorKind::BadToken));
         assert_eq!(flags("é"), Err(TextErrorKind::DuplicateFlag));
     }
 

@@ -250,7 +250,7 @@ impl TextParser {
             .into_iter()
             .filter_map(|r| line.get(r.clone()).map(|_| line.slice(r)))
             .collect();
-        match parse_tokens(&tokens) {
+        match parse_tokens(&tokens, consumed) {
             Ok(cmd) => Ok(Parse::Complete(cmd, consumed)),
             Err(mut e) => {
                 e.consumed = consumed;
@@ -308,10 +308,16 @@ fn err_noreply(kind: TextErrorKind, noreply: bool) -> TextError {
     }
 }
 
-/// Dispatch on the command word. Token-count rules are memcached's
-/// (`process_command_ascii`): a wrong count is `ERROR`, not CLIENT_ERROR.
-fn parse_tokens(t: &[Bytes]) -> Result<Command, TextError> {
+/// Dispatch on the command word. Token-count rules are memcached 1.6.45's
+/// (`process_request` in proto_parser.c): a command with fewer tokens than
+/// it needs is `CLIENT_ERROR bad command line format`, tokens past those it
+/// reads are ignored, and `noreply` is the last token. `line_len` counts the
+/// line's terminator: memcached refuses a line under 4 bytes that way too.
+fn parse_tokens(t: &[Bytes], line_len: usize) -> Result<Command, TextError> {
     let n = t.len();
+    if line_len < 4 {
+        return Err(err(TextErrorKind::BadCommandLine));
+    }
     let Some(cmd) = t.first() else {
         return Err(err(TextErrorKind::UnknownCommand));
     };
@@ -364,10 +370,10 @@ fn is_noreply(t: &[Bytes], i: usize) -> bool {
 /// `get`/`gets`/`gat`/`gats`: keys (after the exptime for the touching forms).
 fn parse_get(t: &[Bytes], cmd: &[u8]) -> Result<Command, TextError> {
     let n = t.len();
-    if n < 2 {
-        return Err(err(TextErrorKind::UnknownCommand));
-    }
     let touch = cmd.starts_with(b"gat");
+    if n < if touch { 3 } else { 2 } {
+        return Err(err(TextErrorKind::BadCommandLine));
+    }
     let return_cas = cmd.ends_with(b"s");
     let (exptime, first_key) = if touch {
         let exptime = parse_i32(arg(t, 1)).ok_or_else(|| err(TextErrorKind::InvalidExptime))?;
@@ -401,18 +407,23 @@ fn parse_store(t: &[Bytes], cmd: &[u8]) -> Result<Command, TextError> {
         b"prepend" => StoreKind::Prepend,
         _ => StoreKind::Cas,
     };
-    let base = if kind == StoreKind::Cas { 6 } else { 5 };
-    if n != base && n != base + 1 {
-        return Err(err(TextErrorKind::UnknownCommand));
+    // memcached 1.6.45 reads the length first: without one the line is bad
+    // and nothing is swallowed (not even under `noreply`, read later).
+    if n < 5 {
+        return Err(err(TextErrorKind::BadCommandLine));
     }
-    // memcached only checks that the last token *is* "noreply";
-    // anything else there is ignored.
-    let noreply = n == base + 1 && is_noreply(t, base);
-    let bad = || err_noreply(TextErrorKind::BadCommandLine, noreply);
+    let data_len = parse_data_len(arg(t, 4)).ok_or_else(|| err(TextErrorKind::BadCommandLine))?;
+    let noreply = is_noreply(t, n - 1);
+    // From here on the length is known: any other fault of the line
+    // swallows the data block (`cas k 0 0 6` without its CAS value too),
+    // so that the client's data is never read as commands.
+    let bad = || TextError {
+        swallow: data_block_len(data_len),
+        ..err_noreply(TextErrorKind::BadCommandLine, noreply)
+    };
     let key = t.get(1).filter(|k| valid_key(k)).ok_or_else(bad)?.clone();
     let flags = parse_u32(arg(t, 2)).ok_or_else(bad)?;
     let exptime = parse_i32(arg(t, 3)).ok_or_else(bad)?;
-    let data_len = parse_data_len(arg(t, 4)).ok_or_else(bad)?;
     let cas = if kind == StoreKind::Cas {
         Some(parse_u64(arg(t, 5)).ok_or_else(bad)?)
     } else {
@@ -432,10 +443,10 @@ fn parse_store(t: &[Bytes], cmd: &[u8]) -> Result<Command, TextError> {
 /// `incr`/`decr <key> <delta> [noreply]`.
 fn parse_incr_decr(t: &[Bytes], cmd: &[u8]) -> Result<Command, TextError> {
     let n = t.len();
-    if n != 3 && n != 4 {
-        return Err(err(TextErrorKind::UnknownCommand));
+    if n < 3 {
+        return Err(err(TextErrorKind::BadCommandLine));
     }
-    let noreply = n == 4 && is_noreply(t, 3);
+    let noreply = is_noreply(t, n - 1);
     let key = key_at(t, noreply)?;
     let delta =
         parse_u64(arg(t, 2)).ok_or_else(|| err_noreply(TextErrorKind::InvalidDelta, noreply))?;
@@ -452,13 +463,16 @@ fn parse_incr_decr(t: &[Bytes], cmd: &[u8]) -> Result<Command, TextError> {
     })
 }
 
-/// `delete <key> [0] [noreply]`.
+/// `delete <key> [0] [noreply]`. memcached 1.6.45 ignores whatever follows
+/// the key; memstored keeps 1.6.18's usage error for anything but the old
+/// `0` hold time and `noreply` there, because libmemcached's conformance
+/// suite (memccapable's "ascii delete") requires it, and 1.6.45 fails that
+/// test (docs/memcached-compat.md). A line without a key is 1.6.45's bad line.
 fn parse_delete(t: &[Bytes]) -> Result<Command, TextError> {
     let n = t.len();
-    if !(2..=4).contains(&n) {
-        return Err(err(TextErrorKind::UnknownCommand));
+    if n < 2 {
+        return Err(err(TextErrorKind::BadCommandLine));
     }
-    // `delete <key> 0` is a legacy form memcached still accepts.
     let mut noreply = false;
     if n > 2 {
         let hold_is_zero = arg(t, 2) == b"0";
@@ -475,10 +489,10 @@ fn parse_delete(t: &[Bytes]) -> Result<Command, TextError> {
 /// `touch <key> <exptime> [noreply]`.
 fn parse_touch(t: &[Bytes]) -> Result<Command, TextError> {
     let n = t.len();
-    if n != 3 && n != 4 {
-        return Err(err(TextErrorKind::UnknownCommand));
+    if n < 3 {
+        return Err(err(TextErrorKind::BadCommandLine));
     }
-    let noreply = n == 4 && is_noreply(t, 3);
+    let noreply = is_noreply(t, n - 1);
     let key = key_at(t, noreply)?;
     let exptime =
         parse_i32(arg(t, 2)).ok_or_else(|| err_noreply(TextErrorKind::InvalidExptime, noreply))?;
@@ -492,9 +506,6 @@ fn parse_touch(t: &[Bytes]) -> Result<Command, TextError> {
 /// `flush_all [delay] [noreply]`.
 fn parse_flush_all(t: &[Bytes]) -> Result<Command, TextError> {
     let n = t.len();
-    if !(1..=3).contains(&n) {
-        return Err(err(TextErrorKind::UnknownCommand));
-    }
     let noreply = n > 1 && is_noreply(t, n - 1);
     let delay = if n != if noreply { 2 } else { 1 } {
         Some(
@@ -510,10 +521,7 @@ fn parse_flush_all(t: &[Bytes]) -> Result<Command, TextError> {
 /// `verbosity <level> [noreply]`.
 fn parse_verbosity(t: &[Bytes]) -> Result<Command, TextError> {
     let n = t.len();
-    if n != 2 && n != 3 {
-        return Err(err(TextErrorKind::UnknownCommand));
-    }
-    let noreply = is_noreply(t, n - 1);
+    let noreply = n > 1 && is_noreply(t, n - 1);
     let level =
         parse_u32(arg(t, 1)).ok_or_else(|| err_noreply(TextErrorKind::BadCommandLine, noreply))?;
     Ok(Command::Verbosity { level, noreply })
@@ -522,7 +530,8 @@ fn parse_verbosity(t: &[Bytes]) -> Result<Command, TextError> {
 /// `cache_memlimit <megabytes> [noreply]`.
 fn parse_cache_memlimit(t: &[Bytes]) -> Result<Command, TextError> {
     let n = t.len();
-    if n != 2 && n != 3 {
+    // memcached 1.6.45 ignores tokens after the number.
+    if n < 2 {
         return Err(err(TextErrorKind::UnknownCommand));
     }
     Ok(Command::CacheMemlimit {
@@ -545,16 +554,14 @@ fn parse_meta(t: &[Bytes]) -> Result<Command, TextError> {
         if key.len() > MAX_KEY_LEN {
             return Err(bad_line());
         }
-        let base64 = t.get(2).is_some_and(|b| &b[..] == b"b");
-        let key = if base64 {
-            Bytes::from(base64::decode(key).ok_or_else(bad_line)?)
-        } else {
-            key.clone()
-        };
-        return Ok(Command::MetaDebug { key, base64 });
+        // memcached 1.6.45 reads `me`'s key as given: its `b` is ignored.
+        return Ok(Command::MetaDebug {
+            key: key.clone(),
+            base64: false,
+        });
     }
     if n < 2 {
-        return Err(err(TextErrorKind::UnknownCommand));
+        return Err(bad_line());
     }
     let raw_key = t.get(1).ok_or_else(bad_line)?;
     if raw_key.len() > MAX_KEY_LEN {
@@ -601,14 +608,10 @@ fn parse_meta(t: &[Bytes]) -> Result<Command, TextError> {
                 flags,
             })))
         }
+        // memcached 1.6.45 answers md's flag errors as mg's (only ma keeps
+        // "invalid or duplicate flag").
         b"md" => {
-            let flags = parse_flags(flag_tokens).map_err(|kind| {
-                err(if kind == TextErrorKind::OpaqueTooLong {
-                    kind
-                } else {
-                    TextErrorKind::InvalidOrDuplicateFlag
-                })
-            })?;
+            let flags = parse_flags(flag_tokens).map_err(err)?;
             let key = meta_key(raw_key, &flags)?;
             Ok(Command::MetaDelete(Box::new(MetaDelete { key, flags })))
         }

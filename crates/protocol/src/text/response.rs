@@ -235,3 +235,19 @@ pub fn encode_meta_debug(key: &[u8], binary: bool, info: &str, out: &mut BytesMu
     out.put_slice(info.as_bytes());
     out.put_slice(CRLF);
 }
+
+/// One line of memcached 1.6.45's `lru_crawler mgdump`: `mg <key>\r\n`, or
+/// `mg <base64 key> b\r\n` for a key a text line cannot carry (not all
+/// printable ASCII), so that a client can append flags and send it back.
+pub fn mg_dump_line(key: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(key.len().div_ceil(3) * 4 + 8);
+    line.extend_from_slice(b"mg ");
+    if !key.is_empty() && key.iter().all(u8::is_ascii_graphic) {
+        line.extend_from_slice(key);
+        line.extend_from_slice(b"\r\n");
+    } else {
+        base64::encode_into(key, &mut line);
+        line.extend_from_slice(b" b\r\n");
+    }
+    line
+}

@@ -34,7 +34,8 @@ pub struct Args {
     #[arg(short = 'm', long = "memory-limit", value_name = "MB")]
     pub memory_limit: Option<u64>,
     /// Also listen on this Unix socket (memcached's `-s`, whose letter is
-    /// memstored's store). As in memcached it replaces the TCP port, unless
+    /// memstored's store; a `-s` path that is no database name is taken as
+    /// this, `take_memcached_socket`). As in memcached it replaces the TCP port, unless
     /// `-l` or `-p` is given too. A socket file left at PATH by an earlier
     /// run is replaced (not one a live server listens on); the file is
     /// removed at exit while it is still this server's.
@@ -84,9 +85,18 @@ pub struct Args {
     #[arg(long = "kt-timeout", value_name = "SECS", default_value = "30", value_parser = parse_secs_or_never)]
     pub kt_timeout: Duration,
     /// Initial read buffer per connection (at most 1m; larger requests
-    /// grow it, charged to --conn-memory).
-    #[arg(short = 'B', long = "initial-size", default_value = "2048", value_parser = parse_buffer_size)]
-    pub initial_size: usize,
+    /// grow it, charged to --conn-memory). `-B auto|ascii|binary` is
+    /// memcached's `-B` instead: the protocols the memcached port speaks
+    /// (`auto`: every protocol, sniffed from the first byte).
+    #[arg(short = 'B', long = "initial-size", default_value = "2048", value_parser = parse_b_flag)]
+    pub initial_size: BFlag,
+    /// memcached's `-C`: `stats settings` says `cas_enabled no`. memstored
+    /// keeps CAS values all the same (its engines need them).
+    #[arg(short = 'C', long = "disable-cas")]
+    pub disable_cas: bool,
+    /// memcached's `-b`: the listen backlog of the memcached port.
+    #[arg(short = 'b', long = "listen-backlog", default_value = "1024")]
+    pub listen_backlog: u32,
     /// Free space kept before each read (at most 1m).
     #[arg(short = 'N', long = "reserve-size", default_value = "1024", value_parser = parse_buffer_size)]
     pub reserve_size: usize,
@@ -181,7 +191,7 @@ pub struct Args {
     #[arg(short = 'P', long = "pid-file", visible_alias = "pidfile")]
     pub pid_file: Option<PathBuf>,
     /// Let the text `shutdown` command stop the server (memcached's `-A`);
-    /// without it `shutdown` answers `ERROR: shutdown not enabled`.
+    /// without it `shutdown` answers `SERVER_ERROR: shutdown not enabled`.
     #[arg(short = 'A', long = "enable-shutdown")]
     pub enable_shutdown: bool,
     /// Refuse to flush the store (memcached's `-F`): text `flush_all`
@@ -264,8 +274,31 @@ impl Args {
         }
     }
 
+    /// memcached's `-s PATH` (its Unix socket; the letter is memstored's
+    /// store): a `-s` value that is no database name (no `#`, no engine's
+    /// extension or symbol) and is a path (it has a `/`) is taken as the
+    /// socket, so that a memcached command line such as `-s
+    /// /tmp/memcached.sock -m 64` starts unchanged. A database name is never
+    /// taken: anything `DbName::parse` accepts stays a store.
+    pub fn take_memcached_socket(&mut self) {
+        if self.unix_socket.is_some() {
+            return;
+        }
+        let is_socket = |s: &String| {
+            !s.contains('#') && s.contains('/') && memstored_engine::DbName::parse(s).is_err()
+        };
+        if let Some(i) = self.store.iter().position(is_socket) {
+            let path = self.store.remove(i);
+            tracing::info!("-s {path}: not a database name; memcached's Unix socket");
+            self.unix_socket = Some(path.into());
+        }
+    }
+
     /// Flags that contradict each other: `-m` with a store name.
     pub fn conflicts(&self) -> Option<String> {
+        if let Some(why) = self.zero_threads() {
+            return Some(why);
+        }
         let named = !self.store.is_empty() || !self.names.is_empty();
         match self.memory_limit {
             Some(mb) if named => Some(format!(
@@ -295,6 +328,11 @@ impl Args {
     }
 
     /// Worker threads to run: `-R`, else the number of cores.
+    /// `-t 0` (memcached refuses it too).
+    pub fn zero_threads(&self) -> Option<String> {
+        (self.workers == Some(0)).then(|| "-t 0: at least one worker thread is needed".into())
+    }
+
     pub fn worker_threads(&self) -> usize {
         self.workers.filter(|n| *n > 0).unwrap_or_else(|| {
             std::thread::available_parallelism()
@@ -351,6 +389,47 @@ fn parse_udp_port(s: &str) -> Result<u16, String> {
 pub const MAX_BUFFER_SIZE: usize = 1 << 20;
 
 /// `-B` and `-N`: a size up to [`MAX_BUFFER_SIZE`].
+/// `-B`: memstored 0.1's initial buffer size, or memcached's binding
+/// protocol when the value is one of its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BFlag {
+    Size(usize),
+    Binding(crate::state::server::Binding),
+}
+
+impl BFlag {
+    /// The initial buffer size (the default when `-B` named a protocol).
+    pub fn size(self) -> usize {
+        match self {
+            BFlag::Size(n) => n,
+            BFlag::Binding(_) => DEFAULT_INITIAL_SIZE,
+        }
+    }
+
+    /// memcached's binding protocol (`auto` unless `-B` named one).
+    pub fn binding(self) -> crate::state::server::Binding {
+        match self {
+            BFlag::Size(_) => crate::state::server::Binding::Auto,
+            BFlag::Binding(b) => b,
+        }
+    }
+}
+
+const DEFAULT_INITIAL_SIZE: usize = 2048;
+
+fn parse_b_flag(s: &str) -> Result<BFlag, String> {
+    use crate::state::server::Binding;
+    Ok(match s {
+        "auto" => BFlag::Binding(Binding::Auto),
+        "ascii" => BFlag::Binding(Binding::Ascii),
+        "binary" => BFlag::Binding(Binding::Binary),
+        _ => BFlag::Size(
+            parse_buffer_size(s)
+                .map_err(|e| format!("{e} (or memcached's protocol: auto, ascii or binary)"))?,
+        ),
+    })
+}
+
 fn parse_buffer_size(s: &str) -> Result<usize, String> {
     match parse_size_usize(s)? {
         n if n <= MAX_BUFFER_SIZE => Ok(n),
@@ -470,6 +549,24 @@ mod tests {
         assert_eq!(a.listen_addr(), "127.0.0.1:0".parse().unwrap());
         assert_eq!(a.stores(), [DEFAULT_STORE]);
         // An item limit above the default cache makes it twice that.
+        // memcached's `-s` socket beside memstored's `-s` store.
+        let mut a = Args::parse_from(["memstored", "-m", "128", "-s", "/tmp/mc.0", "-U", "0"]);
+        a.take_memcached_socket();
+        assert_eq!(
+            a.unix_socket.as_deref(),
+            Some(std::path::Path::new("/tmp/mc.0"))
+        );
+        assert!(a.store.is_empty() && a.conflicts().is_none());
+        for store in [
+            "/tmp/casket.tkh",
+            "x/y.kct#bnum=10",
+            "*",
+            "/tmp/x.sock#dbm=tree",
+        ] {
+            let mut a = Args::parse_from(["memstored", "-s", store]);
+            a.take_memcached_socket();
+            assert_eq!((a.store.len(), a.unix_socket), (1, None), "{store}");
+        }
         let a = Args::parse_from(["memstored", "-I", "2g"]);
         assert_eq!(a.stores(), ["*#capsiz=4096m"]);
         let a = Args::parse_from(["memstored", "-I", "2g", "-m", "100"]);

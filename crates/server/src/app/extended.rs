@@ -54,6 +54,10 @@ const IGNORED: &[&str] = &[
     "drop_privileges",
     "no_drop_privileges",
     "sock_cookie_id",
+    "slab_sizes",
+    "no_chunked_items",
+    // memcached's own test suite passes it to every server it starts.
+    "relaxed_privileges",
 ];
 
 /// Parses the `-o` lists given (each `a,b=c,...`).
@@ -70,6 +74,7 @@ pub fn parse(lists: &[String]) -> Result<Extended, String> {
         match key {
             "lru_crawler" => out.lru_crawler = Some(true),
             "no_lru_crawler" => out.lru_crawler = Some(false),
+            "no_slab_automove" => out.slab_automove = Some(0),
             "slab_automove" => {
                 let n = value.unwrap_or("1");
                 let level = n.parse().ok().filter(|l| *l <= 2);

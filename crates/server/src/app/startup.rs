@@ -43,7 +43,8 @@ fn io(what: String, source: std::io::Error) -> StartError {
 }
 
 /// Runs the server the flags describe until a stop signal.
-pub fn run(args: cli::Args) -> Result<(), StartError> {
+pub fn run(mut args: cli::Args) -> Result<(), StartError> {
+    args.take_memcached_socket();
     let (extended, credentials) = check_flags(&args)?;
     let grpc_tls = args.tkrzw.auth.as_ref().map(read_tls).transpose()?;
     let stores = args.stores_to_open();
@@ -59,6 +60,14 @@ pub fn run(args: cli::Args) -> Result<(), StartError> {
     let listener = if args.tcp_wanted() {
         let l = std::net::TcpListener::bind(listen)
             .map_err(|e| io(format!("listening on {listen}"), e))?;
+        // memcached's -b: listening again on a listening socket sets its
+        // backlog (std listens with 128).
+        let backlog = i32::try_from(args.listen_backlog).unwrap_or(i32::MAX);
+        // SAFETY: a valid listening socket's descriptor, owned by `l`.
+        if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&l), backlog) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(io(format!("setting the listen backlog of {listen}"), e));
+        }
         Some(l)
     } else {
         None
@@ -226,7 +235,10 @@ fn config_of(
         listen,
         unix_socket: None,
         unix_mask: args.unix_mask,
-        initial_size: args.initial_size,
+        initial_size: args.initial_size.size(),
+        binding: args.initial_size.binding(),
+        cas_enabled: !args.disable_cas,
+        tcp_backlog: args.listen_backlog,
         reserve_size: args.reserve_size,
         max_connections: args.max_connections,
         max_item_size: args.max_item_size,

@@ -5,7 +5,7 @@ use crate::state::counters::bump;
 use crate::state::marks::Mark;
 use crate::state::server::Server;
 use bytes::Bytes;
-use memstored_engine::{Action, Error};
+use memstored_engine::{Action, Error, Record};
 
 /// Removes one record, if its CAS matches when one is given.
 #[derive(Debug, Clone)]
@@ -23,6 +23,15 @@ impl Delete {
         count(srv, &o);
         o
     }
+}
+
+/// The record an `md` acts on: present, and of the CAS `C` gave.
+fn present_with_cas(cur: Option<&Record>, cas: Option<u64>) -> Result<&Record, Error> {
+    let r = cur.ok_or_else(|| Error::NotFound("no such record".into()))?;
+    if cas.is_some_and(|c| c != r.meta.cas) {
+        return Err(Error::CasMismatch);
+    }
+    Ok(r)
 }
 
 fn count(srv: &Server, o: &Outcome) {
@@ -49,10 +58,7 @@ impl Invalidate {
     /// `Deleted` (marked stale), `NotFound`, `Exists`, `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
         let done = srv.db.process(&self.key, |cur| {
-            let r = cur.ok_or_else(|| Error::NotFound("no such record".into()))?;
-            if self.cas.is_some_and(|c| c != r.meta.cas) {
-                return Err(Error::CasMismatch);
-            }
+            let r = present_with_cas(cur, self.cas)?;
             // In place, as memcached marks the item: it stays fetched.
             let action = Action::Update {
                 value: r.value.clone(),
@@ -78,6 +84,40 @@ impl Invalidate {
         if !matches!(o, Outcome::Deleted) {
             count(srv, &o);
         }
+        o
+    }
+}
+
+/// meta `md <key> x`: the item stays, its value emptied (memcached 1.6.21+,
+/// a tombstone of what was there): client flags `F` and TTL `T` (default
+/// 0 and none), and the item's CAS unless `E` gives another, as memcached
+/// keeps it. One atomic engine call.
+#[derive(Debug, Clone)]
+pub struct RemoveValue {
+    pub key: Bytes,
+    /// Act only if the item has this CAS (`C`).
+    pub cas: Option<u64>,
+    pub flags: u32,
+    pub expires_at: u64,
+    /// `E`: the CAS the emptied item gets.
+    pub new_cas: Option<u64>,
+}
+
+impl RemoveValue {
+    /// `Deleted`, `NotFound`, `Exists` (CAS mismatch), `ReadOnly` or `Failed`.
+    pub fn apply(&self, srv: &Server) -> Outcome {
+        let done = srv.db.process(&self.key, |cur| {
+            let r = present_with_cas(cur, self.cas)?;
+            let action = Action::PutWithCas {
+                value: Bytes::new(),
+                flags: self.flags,
+                expires_at: self.expires_at,
+                cas: self.new_cas.unwrap_or(r.meta.cas),
+            };
+            Ok((action, ()))
+        });
+        let o = outcome(done, |_| Outcome::Deleted);
+        count(srv, &o);
         o
     }
 }

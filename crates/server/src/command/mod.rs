@@ -48,7 +48,7 @@ pub use arith::{Arith, Increment, IncrementDouble, Origin};
 pub use auth::{authenticate, AuthState, MAX_FAILED_ATTEMPTS};
 pub use bulk::{ReadAll, StoreAll};
 pub use crawl::{crawler_stats, start_vacuum};
-pub use delete::{Delete, Invalidate};
+pub use delete::{Delete, Invalidate, RemoveValue};
 pub use detail::Detailed;
 pub use flush::Flush;
 pub use get::{Get, Peek};

@@ -44,12 +44,22 @@ impl Store {
     /// append would build, is over `-I` or over what the cache holds),
     /// `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
-        self.apply_delimited(srv, b"")
+        self.apply_as(srv, b"", None)
     }
 
     /// [`Store::apply`] whose `AppendOrSet` puts `delim` between the present
     /// value and the new one (Tkrzw's `Append`); other kinds ignore it.
     pub fn apply_delimited(&self, srv: &Server, delim: &[u8]) -> Outcome {
+        self.apply_as(srv, delim, None)
+    }
+
+    /// [`Store::apply`] that gives the stored item the CAS `new_cas` when
+    /// one is given (memcached's meta `E`); `AppendOrSet` ignores it.
+    pub fn apply_with_cas(&self, srv: &Server, new_cas: Option<u64>) -> Outcome {
+        self.apply_as(srv, b"", new_cas)
+    }
+
+    fn apply_as(&self, srv: &Server, delim: &[u8], new_cas: Option<u64>) -> Outcome {
         let c = srv.counters.here();
         bump(&c.cmd_set);
         let cap = srv.cfg.max_item_size;
@@ -79,7 +89,7 @@ impl Store {
                     cas: self.cas,
                 };
                 srv.db
-                    .store_capped(&self.key, self.value.clone(), mode, opts, cap)
+                    .store_capped(&self.key, self.value.clone(), mode, opts, cap, new_cas)
             }
         };
         self.finish(srv, result)

@@ -26,8 +26,17 @@ impl AnySession {
     /// 0xb0–0xbf Kyoto Tycoon's binary protocol, anything else the text and
     /// meta protocols. Protocols without authentication (text, Kyoto Tycoon's)
     /// are refused when the server requires SASL.
+    /// memcached's `-B ascii` / `-B binary` pin the wire whatever the byte.
     pub fn sniff(srv: &Server, rbuf: &[u8]) -> Option<AnySession> {
-        match rbuf.first().copied() {
+        use crate::state::server::Binding;
+        let first = match (srv.cfg.binding, rbuf.first().copied()) {
+            (_, None) => return None,
+            (Binding::Auto, b) => b,
+            (Binding::Binary, _) => Some(0x80),
+            // Anything else than the binary, RPC and KT bytes is text.
+            (Binding::Ascii, _) => Some(b' '),
+        };
+        match first {
             Some(0x80) => Some(AnySession::Binary(BinarySession::new(srv))),
             Some(0x90..=0x9f) => Some(AnySession::Rpc(Box::new(RpcSession::new(srv)))),
             Some(0xb0..=0xbf) if srv.credentials.is_some() => {

@@ -14,6 +14,29 @@ use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify};
 
 /// Settings taken from the command line.
+/// memcached's `-B`: the protocols its port speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Binding {
+    /// Every protocol, told apart by the first byte.
+    #[default]
+    Auto,
+    /// Text and meta only (memcached's `-B ascii`).
+    Ascii,
+    /// The binary protocol only (memcached's `-B binary`).
+    Binary,
+}
+
+impl Binding {
+    /// `stats settings`' `binding_protocol`, in memcached's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Binding::Auto => "auto-negotiate",
+            Binding::Ascii => "ascii",
+            Binding::Binary => "binary",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub store: String,
@@ -23,6 +46,12 @@ pub struct Config {
     /// `--unix-mask` (`stats settings umask`).
     pub unix_mask: u32,
     pub initial_size: usize,
+    /// memcached's `-B`.
+    pub binding: Binding,
+    /// memcached's `-C` (reported only).
+    pub cas_enabled: bool,
+    /// memcached's `-b`.
+    pub tcp_backlog: u32,
     pub reserve_size: usize,
     pub max_connections: usize,
     pub max_item_size: u64,
@@ -98,6 +127,9 @@ impl Config {
             unix_socket: None,
             unix_mask: 0o700,
             initial_size: 2048,
+            binding: Binding::Auto,
+            cas_enabled: true,
+            tcp_backlog: 1024,
             reserve_size: 1024,
             max_connections: 1024,
             max_item_size: 64 << 20,

@@ -10,6 +10,7 @@ use crate::protocols::stats::items::THE_CLASS;
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::CursorPlace;
+use memstored_protocol::text::response::mg_dump_line;
 use std::ops::ControlFlow;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -23,7 +24,8 @@ const MAX_CLASS: u32 = 63;
 /// Returns false when the connection must close.
 pub fn shutdown(srv: &Server, args: &[Bytes], out: &mut Out) -> bool {
     if !srv.cfg.enable_shutdown {
-        out.put(b"ERROR: shutdown not enabled\r\n");
+        // memcached 1.6.45's words (1.6.18 said `ERROR: ...`).
+        out.put(b"SERVER_ERROR: shutdown not enabled\r\n");
         return true;
     }
     match args {
@@ -76,15 +78,18 @@ pub fn cache_memlimit(srv: &Server, megabytes: Option<u32>, noreply: bool, out: 
 ///   then refuse (`stats settings`' `lru_crawler` follows).
 /// - `sleep <usecs>`, `tocrawl <n>`: memcached's checks, then `OK`; they
 ///   pace a crawler memstored does not run.
-pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) -> Option<CursorPlace> {
+pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) -> Option<Dump> {
     let enabled = srv.lru_crawler.load(Relaxed);
     match args {
-        [sub, which] if &sub[..] == b"crawl" || &sub[..] == b"metadump" => {
+        [sub, which]
+            if &sub[..] == b"crawl" || &sub[..] == b"metadump" || &sub[..] == b"mgdump" =>
+        {
             if !enabled {
                 out.put(b"CLIENT_ERROR lru crawler disabled\r\n");
                 return None;
             }
-            let dump = &sub[..] == b"metadump";
+            let dump = &sub[..] != b"crawl";
+            let mg = &sub[..] == b"mgdump";
             let listed = match crawl_classes(which) {
                 Crawl::All => true,
                 // The hash walk is metadump's only: memcached's crawl
@@ -112,13 +117,23 @@ pub fn lru_crawler(srv: &Server, args: &[Bytes], out: &mut Out) -> Option<Cursor
                 }
                 return None;
             }
+            if mg {
+                // memcached 1.6.45 hands the connection to its crawler only
+                // with nothing else queued for it.
+                if !out.is_empty() {
+                    out.put(b"ERROR cannot pipeline other commands before mgdump\r\n");
+                    return None;
+                }
+                out.put(b"OK\r\n");
+            }
             if !listed {
-                out.put(b"END\r\n");
+                out.put(if mg { &b"EN\r\n"[..] } else { b"END\r\n" });
                 return None;
             }
-            return metadump_from(srv, ScanFrom::First, out);
+            return dump_from(srv, ScanFrom::First, mg, out);
         }
-        [sub, n] if &sub[..] == b"tocrawl" || &sub[..] == b"sleep" => match safe_strtoul(n) {
+        // memcached 1.6.45 reads these numbers as digits only (`+7` is bad).
+        [sub, n] if &sub[..] == b"tocrawl" || &sub[..] == b"sleep" => match digits_u32(n) {
             None => out.put(b"CLIENT_ERROR bad command line format\r\n"),
             Some(n) if &sub[..] == b"sleep" && n > 1_000_000 => {
                 out.put(b"CLIENT_ERROR sleep must be one second or less\r\n")
@@ -217,6 +232,14 @@ fn automove(srv: &Server, level: &[u8], ratio: Option<&Bytes>) -> &'static [u8] 
     }
 }
 
+/// memcached 1.6.45's `mc_toktou32`: decimal digits only, within 32 bits.
+fn digits_u32(tok: &[u8]) -> Option<u32> {
+    if tok.is_empty() || !tok.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(tok).ok()?.parse().ok()
+}
+
 /// memcached's `safe_strtoul`: `strtoul` (leading blanks, a sign, decimal
 /// digits, nothing after them), refusing a negative number that wraps, and
 /// keeping the low 32 bits of what fits in 64 (the C assigns an unsigned
@@ -250,18 +273,28 @@ const METADUMP_WINDOW: usize = 64 << 10;
 /// Records one window visits at most, listed or not (expired ones are not).
 const METADUMP_VISITS: usize = 4096;
 
-/// Writes metadump lines from the record `place` is on, until a window is
-/// full; where to go on, or `None` once `END` is written.
-pub fn metadump_more(srv: &Server, place: CursorPlace, out: &mut Out) -> Option<CursorPlace> {
-    metadump_from(srv, ScanFrom::Place(place), out)
+/// Where a dump goes on, and which: `lru_crawler metadump` or memcached
+/// 1.6.45's `mgdump` (an `mg <key>` line per item, to append flags to).
+pub struct Dump {
+    place: CursorPlace,
+    mg: bool,
 }
 
-fn metadump_from(srv: &Server, from: ScanFrom, out: &mut Out) -> Option<CursorPlace> {
+/// Writes dump lines from the record the dump is on, until a window is
+/// full; where to go on, or `None` once the end (`END`, or `EN` after an
+/// `mgdump`) is written.
+pub fn dump_more(srv: &Server, dump: Dump, out: &mut Out) -> Option<Dump> {
+    dump_from(srv, ScanFrom::Place(dump.place), dump.mg, out)
+}
+
+fn dump_from(srv: &Server, from: ScanFrom, mg: bool, out: &mut Out) -> Option<Dump> {
     let end = out.len().saturating_add(METADUMP_WINDOW);
     let mut visits = 0;
     let place = Scan { from }.apply(srv, |key, live| {
-        if let Some(r) = live {
-            metadump_line(srv, key, &r, out);
+        match live {
+            Some(_) if mg => out.put(&mg_dump_line(key)),
+            Some(r) => metadump_line(srv, key, &r, out),
+            None => {}
         }
         visits += 1;
         if out.len() >= end || visits >= METADUMP_VISITS {
@@ -271,9 +304,9 @@ fn metadump_from(srv: &Server, from: ScanFrom, out: &mut Out) -> Option<CursorPl
         }
     });
     if place.is_none() {
-        out.put(b"END\r\n");
+        out.put(if mg { &b"EN\r\n"[..] } else { b"END\r\n" });
     }
-    place
+    place.map(|place| Dump { place, mg })
 }
 
 fn metadump_line(srv: &Server, key: &[u8], r: &memstored_engine::Record, out: &mut Out) {

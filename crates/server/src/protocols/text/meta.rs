@@ -1,6 +1,9 @@
 //! memcached meta commands: mg ms md ma me (mn is answered in `text.rs`).
 
-use crate::command::{Arith, Delete, Get, Inspect, Invalidate, Number, Outcome, Store, StoreKind};
+use crate::command::{
+    Absence, Arith, Delete, Get, Inspect, Invalidate, Number, Outcome, Peek, RemoveValue, Store,
+    StoreKind,
+};
 use crate::protocols::out::Out;
 use crate::state::server::{expires_at_text, ttl_remaining, Server};
 use bytes::Bytes;
@@ -102,10 +105,12 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
             expires_at: expires_at_text(n),
             cas: None,
         };
-        let created = srv.marks.vivify(&m.key, || match add.apply(srv) {
-            Outcome::Stored { cas } => Ok(cas),
-            o => Err(o),
-        });
+        let created = srv
+            .marks
+            .vivify(&m.key, || match add.apply_with_cas(srv, f.new_cas) {
+                Outcome::Stored { cas } => Ok(cas),
+                o => Err(o),
+            });
         found = match created {
             Ok(cas) => {
                 vivified = true;
@@ -159,7 +164,9 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
     if tokens.won {
         rets.push(MetaReturn::Won);
     }
-    if f.return_value {
+    // `C` with `v` (memcached 1.6.21+): the value only if the CAS differs,
+    // so a client holding the current version gets `HD` and no bytes.
+    if f.return_value && f.compare_cas != Some(r.meta.cas) {
         encode_meta_value_head(r.value.len(), &rets, out.buf());
         out.value(r.value);
         out.put(CRLF);
@@ -194,16 +201,36 @@ pub fn set(srv: &Server, m: MetaSet, value: Bytes, out: &mut Out) {
             f.compare_cas
         },
     };
-    let o = if f.invalidate {
+    let mut o = if f.invalidate {
         cmd.apply_allowing_stale(srv)
     } else {
-        cmd.apply(srv)
+        cmd.apply_with_cas(srv, f.new_cas)
     };
-    set_reply(f, &m.key, &o, out);
+    let appending = matches!(m.mode, MetaSetMode::Append | MetaSetMode::Prepend);
+    if let (true, Some(n), Outcome::NotStored(Absence::Absent)) = (appending, f.vivify_ttl, &o) {
+        // `N` (memcached 1.6.21+): an append that misses creates the item
+        // from its data, with N's TTL.
+        let add = Store {
+            kind: StoreKind::Add,
+            expires_at: expires_at_text(n),
+            ..cmd.clone()
+        };
+        o = add.apply_with_cas(srv, f.new_cas);
+    }
+    // `s`: the stored item's size, which an append makes the new total.
+    let size = match (&o, appending) {
+        (Outcome::Stored { .. }, true) => match (Peek { key: m.key.clone() }).apply(srv) {
+            Outcome::Found(r) => r.value.len(),
+            _ => cmd.value.len(),
+        },
+        _ => cmd.value.len(),
+    };
+    set_reply(f, &m.key, &o, size, out);
 }
 
-/// The reply to `ms`: `HD` echoing `k`, `O` and `c` (the new CAS) only.
-pub fn set_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
+/// The reply to `ms`: `HD` echoing `k`, `O`, `c` (the new CAS) and `s`
+/// (`size`, memcached 1.6.21+) only.
+pub fn set_reply(f: &MetaFlags, key: &[u8], o: &Outcome, size: usize, out: &mut Out) {
     // memcached's _finalize_mset echoes `k`, `O` and `c` whatever the
     // status, `c` as `c0` when nothing was stored.
     let (status, cas) = match o {
@@ -227,11 +254,10 @@ pub fn set_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
     };
     let rets: Vec<MetaReturn<'_>> = returns(f, key, Some(&rec), None)
         .into_iter()
-        .filter(|r| {
-            matches!(
-                r,
-                MetaReturn::Key { .. } | MetaReturn::Opaque(_) | MetaReturn::Cas(_)
-            )
+        .filter_map(|r| match r {
+            MetaReturn::Key { .. } | MetaReturn::Opaque(_) | MetaReturn::Cas(_) => Some(r),
+            MetaReturn::Size(_) => Some(MetaReturn::Size(size)),
+            _ => None,
         })
         .collect();
     encode_meta(status, &rets, out.buf());
@@ -240,7 +266,16 @@ pub fn set_reply(f: &MetaFlags, key: &[u8], o: &Outcome, out: &mut Out) {
 /// `md <key> <flags>*`; with `I`, marks the item stale instead of removing it.
 pub fn delete(srv: &Server, m: MetaDelete, out: &mut Out) {
     let f = &m.flags;
-    let o = if f.invalidate {
+    let o = if f.remove_value {
+        RemoveValue {
+            key: m.key.clone(),
+            cas: f.compare_cas,
+            flags: f.client_flags.unwrap_or(0),
+            expires_at: f.ttl.map_or(0, expires_at_text),
+            new_cas: f.new_cas,
+        }
+        .apply(srv)
+    } else if f.invalidate {
         Invalidate {
             key: m.key.clone(),
             cas: f.compare_cas,

@@ -28,7 +28,7 @@ use std::sync::Arc;
 pub struct TextSession {
     framer: TextFramer,
     /// Where an `lru_crawler metadump` goes on (`Session::resume`).
-    dump: Option<memstored_engine::CursorPlace>,
+    dump: Option<crate::protocols::text::admin::Dump>,
 }
 
 impl TextSession {
@@ -74,7 +74,7 @@ impl Session for TextSession {
         let Some(place) = self.dump.take() else {
             return false;
         };
-        self.dump = crate::protocols::text::admin::metadump_more(cx.srv, place, cx.out);
+        self.dump = crate::protocols::text::admin::dump_more(cx.srv, place, cx.out);
         true
     }
 
@@ -106,7 +106,7 @@ fn too_large(srv: &Server, cmd: &Command, out: &mut Out) {
     let size = cmd.data_len().unwrap_or(0) as u64;
     let o = refuse_oversized(srv, key, kind, size);
     match cmd {
-        Command::MetaSet(m) => meta::set_reply(&m.flags, &m.key, &o, out),
+        Command::MetaSet(m) => meta::set_reply(&m.flags, &m.key, &o, m.data_len, out),
         _ => reply(&o, cmd.noreply(), out),
     }
 }
@@ -189,7 +189,7 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
         Command::LruCrawler { args } => {
             let mut place = crate::protocols::text::admin::lru_crawler(srv, &args, out);
             while let Some(p) = place {
-                place = crate::protocols::text::admin::metadump_more(srv, p, out);
+                place = crate::protocols::text::admin::dump_more(srv, p, out);
             }
         }
         Command::Slabs { args } => crate::protocols::text::admin::slabs_command(srv, &args, out),

@@ -11,7 +11,7 @@ import java.lang.invoke.MethodHandle;
  * An iterator over a database's records, as tkrzw-java's: made by {@link DBM#makeIterator()},
  * on no record until {@link #first()}, {@link #last()} or a jump, released by
  * {@link #destruct()}. One iterator is for one thread at a time; many iterators may run at once.
- * It keeps the database alive, so the database may be closed before it.
+ * A closed database's iterators answer PRECONDITION_ERROR (as Tkrzw's are invalidated by Close).
  */
 public class Iterator {
   private MemorySegment handle;
@@ -158,9 +158,29 @@ public class Iterator {
     return stepString(null);
   }
 
+  /** "memstored.Iterator(key=...)" with the current key, "(unlocated)" when on none. */
   @Override
   public String toString() {
-    return handle.address() == 0 ? "memstored.Iterator(destructed)" : "memstored.Iterator";
+    if (handle.address() == 0) {
+      return "memstored.Iterator(destructed)";
+    }
+    byte[] key = getKey();
+    return "memstored.Iterator(key=" + (key == null ? "(unlocated)" : quote(string(key))) + ")";
+  }
+
+  /** The text in double quotes, with quotes, backslashes and control characters escaped. */
+  static String quote(String text) {
+    StringBuilder out = new StringBuilder("\"");
+    text.codePoints().forEach(c -> {
+      if (c == '"' || c == '\\') {
+        out.append('\\').appendCodePoint(c);
+      } else if (c < 0x20 || c == 0x7f) {
+        out.append(String.format("\\x%02x", c));
+      } else {
+        out.appendCodePoint(c);
+      }
+    });
+    return out.append('"').toString();
   }
 
   private static Status done(boolean ok) {

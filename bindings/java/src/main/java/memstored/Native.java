@@ -137,6 +137,25 @@ final class Native {
         () -> new UnsatisfiedLinkError("libmemstored has no symbol " + name));
   }
 
+  /**
+   * A normal downcall to a function the library may lack (one newer than it): null when the
+   * symbol is absent, so that the calls using it report NOT_IMPLEMENTED_ERROR instead of the
+   * whole binding failing to load.
+   */
+  static MethodHandle optional(String name, MemoryLayout ret, MemoryLayout... args) {
+    return LOOKUP.find(name).map(sym -> LINKER.downcallHandle(sym,
+        ret == null ? FunctionDescriptor.ofVoid(args) : FunctionDescriptor.of(ret, args)))
+        .orElse(null);
+  }
+
+  /**
+   * The address of a static the library exports (its special pointers, such as
+   * MEMSTORED_ANY_DATA, are one-byte arrays compared by address); NULL when absent.
+   */
+  static MemorySegment exported(String name) {
+    return LOOKUP.find(name).orElse(MemorySegment.NULL);
+  }
+
   /** A call that may take long or allocates: a normal downcall. */
   private static MethodHandle call(String name, MemoryLayout ret, MemoryLayout... args) {
     return LINKER.downcallHandle(symbol(name), FunctionDescriptor.of(ret, args));
@@ -174,6 +193,13 @@ final class Native {
       return null;
     }
     byte[] out = copy(ptr, size);
+    free(ptr);
+    return out;
+  }
+
+  /** Reads the NUL-terminated UTF-8 text the library returned at {@code ptr}, then frees it. */
+  static String takeString(MemorySegment ptr) {
+    String out = ptr.getString(0);
     free(ptr);
     return out;
   }

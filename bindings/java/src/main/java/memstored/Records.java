@@ -20,11 +20,14 @@ final class Records {
     return new byte[][][] {keys, values};
   }
 
-  /** The records as UTF-8 bytes, in the map's order; a null value stays null. */
+  /**
+   * The records as UTF-8 bytes, in the map's order; a null value stays null and
+   * {@link DBM#ANY_STRING} becomes {@link DBM#ANY_BYTES}.
+   */
   static Map<byte[], byte[]> utf8(Map<String, String> records) {
     Map<byte[], byte[]> out = new LinkedHashMap<>();
     for (Map.Entry<String, String> e : records.entrySet()) {
-      out.put(Native.utf8(e.getKey()), Native.utf8(e.getValue()));
+      out.put(Native.utf8(e.getKey()), DBM.raw(e.getValue()));
     }
     return out;
   }

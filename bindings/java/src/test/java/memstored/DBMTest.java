@@ -245,7 +245,9 @@ class DBMTest {
     assertArrayEquals(new String[] {"cherry"}, dbm.search("upperex", "banana", 0));
     assertArrayEquals(new String[] {"banana"}, dbm.search("lower", "banana", 1));
     assertArrayEquals(new String[] {"apple", "apricot"}, dbm.search("begin", "", 2));
-    assertArrayEquals(new String[0], dbm.search("nonsense", "x", 0));
+    // An unknown mode is an error, as in tkrzw-java (it once gave an empty array).
+    StatusException bad = assertThrows(StatusException.class, () -> dbm.search("nonsense", "x", 0));
+    expect(Status.INVALID_ARGUMENT_ERROR, bad.getStatus());
     byte[][] raw = dbm.search("end", "rry".getBytes(UTF_8), 0);
     assertEquals(1, raw.length);
     assertArrayEquals("cherry".getBytes(UTF_8), raw[0]);
