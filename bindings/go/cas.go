@@ -7,12 +7,13 @@ import "C"
 
 import "bytes"
 
-// The compare-exchange family with Tkrzw's special values. The C API takes
-// a value or "no record"; "any record" (AnyBytes/AnyString) is resolved
-// here: read the record, check the expectation, then compare-exchange
+// The compare-exchange family with Tkrzw's special values. The single-key
+// calls hand "any" to the C API (MEMSTORED_ANY_DATA). Its multi-key call
+// takes a value or "no record" only, so there "any record" is resolved
+// here: read the records, check the expectations, then compare-exchange
 // against what was read, again when another writer got in between. Every
 // success is therefore atomic at its compare-exchange, and every refusal
-// is true of a value the record held.
+// is true of values the records held.
 
 // optValue turns an expected or desired argument into bytes: nil for "no
 // record" (nil, a nil slice, NilString), otherwise its bytes, an empty
@@ -71,47 +72,27 @@ func special(x interface{}) []byte {
 // desired (nil or NilString: remove it; AnyBytes or AnyString: leave it);
 // StatusInfeasibleError otherwise.
 func (self *DBM) CompareExchange(key interface{}, expected interface{}, desired interface{}) *Status {
-	_, st := self.CompareExchangeAndGet(key, expected, desired)
-	return st
+	exp, des := special(expected), special(desired)
+	if self.dbm == nil || IsAnyBytes(exp) || IsAnyBytes(des) {
+		_, st := self.CompareExchangeAndGet(key, expected, desired)
+		return st
+	}
+	return self.casRaw(argOf(key), exp, des)
 }
 
 // CompareExchangeAndGet is CompareExchange that also returns the value
 // the record held (nil when there was none), on success and on
-// StatusInfeasibleError alike.
+// StatusInfeasibleError alike; one atomic call.
 func (self *DBM) CompareExchangeAndGet(
 	key interface{}, expected interface{}, desired interface{}) ([]byte, *Status) {
 	if self.dbm == nil {
 		return nil, notOpen()
 	}
 	exp, des := special(expected), special(desired)
-	k := argOf(key)
-	if !IsAnyBytes(exp) && !IsAnyBytes(des) {
-		// One call when nothing is "any", and the old value is not wanted
-		// by CompareExchange; the old value then is the expected one.
-		st := self.casRaw(k, exp, des)
-		if st.IsOK() {
-			return exp, st
-		}
-		if !st.Equals(StatusInfeasibleError) {
-			return nil, st
-		}
-	}
-	for {
-		cur, st := self.current(key)
-		if !st.IsOK() {
-			return nil, st
-		}
-		if !holds(cur, exp) {
-			return cur, NewStatus2(StatusInfeasibleError, "the record does not hold the expected value")
-		}
-		if IsAnyBytes(des) || (des == nil && cur == nil) {
-			return cur, st
-		}
-		st = self.casRaw(k, cur, des)
-		if !st.Equals(StatusInfeasibleError) {
-			return cur, st
-		}
-	}
+	k, e, d := argOf(key), bytesArg(exp), bytesArg(des)
+	r := C.ms_cas_and_get(self.dbm, k.ptr, k.size, e.ptr, e.size, C.bool(exp != nil), C.bool(IsAnyBytes(exp)),
+		d.ptr, d.size, C.bool(des != nil), C.bool(IsAnyBytes(des)))
+	return takeBytes(r.ptr, r.size), statusOf(r.code, r.msg)
 }
 
 // CompareExchangeAndGetStr is CompareExchangeAndGet with the old value as

@@ -1,11 +1,14 @@
 package memstored
 
+/*
+#include "ms_helpers.h"
+#include <stdlib.h>
+*/
+import "C"
+
 import (
-	"io"
-	"os"
-	"path/filepath"
 	"strconv"
-	"time"
+	"unsafe"
 )
 
 // The file-level calls of a DBM: its path, size and time, copies, export
@@ -49,46 +52,15 @@ func (self *DBM) GetFilePathSimple() string {
 	return p
 }
 
-// dataFiles lists the database's data files: the path itself or its
-// shards ("casket.tkh-00000-of-00004", ...).
-func (self *DBM) dataFiles() []string {
-	if inMemory(self.path) {
-		return nil
-	}
-	if _, err := os.Stat(self.path); err == nil {
-		return []string{self.path}
-	}
-	shards, _ := filepath.Glob(globQuote(self.path) + "-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]")
-	return shards
-}
-
-func globQuote(p string) string {
-	out := make([]rune, 0, len(p))
-	for _, r := range p {
-		if r == '*' || r == '?' || r == '[' || r == '\\' {
-			out = append(out, '\\')
-		}
-		out = append(out, r)
-	}
-	return string(out)
-}
-
-// GetTimestamp returns when the database's files were last modified, in
-// seconds since the epoch (for an in-memory database, the present time).
+// GetTimestamp returns the time of the open or the last Synchronize, in
+// seconds since the epoch, as Tkrzw's engines keep it.
 func (self *DBM) GetTimestamp() (float64, *Status) {
 	if self.dbm == nil {
 		return -1, notOpen()
 	}
-	var newest float64
-	for _, f := range self.dataFiles() {
-		if info, err := os.Stat(f); err == nil {
-			newest = max(newest, float64(info.ModTime().UnixNano())/1e9)
-		}
-	}
-	if newest == 0 {
-		return float64(time.Now().UnixNano()) / 1e9, NewStatus()
-	}
-	return newest, NewStatus()
+	var out C.double
+	r := C.ms_get_timestamp(self.dbm, &out)
+	return float64(out), statusOf(r.code, r.msg)
 }
 
 // GetTimestampSimple is GetTimestamp returning -1 on failure.
@@ -133,71 +105,33 @@ func (self *DBM) Export(destDBM *DBM) *Status {
 	return self.eachRecord(func(k, v []byte) *Status { return destDBM.Set(k, v, true) })
 }
 
-// CopyFileData copies the database's files to destPath (a sharded
-// database's shards to destPath's shard names) after writing its buffers
-// to the files (and with syncHard to the device). Records written by
-// others while the copy runs may or may not be in it.
+// CopyFileData writes a consistent copy of the database's files at
+// destPath (a sharded database's shards at destPath's shard names), which
+// opens as the database does, while others keep using it.
+// StatusPreconditionError for an in-memory database.
 func (self *DBM) CopyFileData(destPath string, syncHard bool) *Status {
 	if self.dbm == nil {
 		return notOpen()
 	}
-	files := self.dataFiles()
-	if len(files) == 0 {
-		return NewStatus2(StatusNotImplementedError, "CopyFileData: an in-memory database has no file")
-	}
-	if st := self.Synchronize(syncHard, nil); !st.IsOK() {
-		return st
-	}
-	for _, src := range files {
-		dest := destPath + src[len(self.path):]
-		if st := copyFile(src, dest, syncHard); !st.IsOK() {
-			return st
-		}
-	}
-	return NewStatus()
+	dest := C.CString(destPath)
+	defer C.free(unsafe.Pointer(dest))
+	r := C.ms_copy_file_data(self.dbm, dest, C.bool(syncHard))
+	return statusOf(r.code, r.msg)
 }
 
-func copyFile(src, dest string, hard bool) *Status {
-	in, err := os.Open(src)
-	if err != nil {
-		return ioStatus(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return ioStatus(err)
-	}
-	_, err = io.Copy(out, in)
-	if err == nil && hard {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return ioStatus(err)
-}
-
-// RestoreDatabase writes the records that can be read from the database
-// at oldPath (sharded or not) into a new, unsharded database at newPath
-// (made anew). className
-// ("HashDBM", "TreeDBM"... or "" for the path's extension), endOffset and
-// cipherKey are accepted for Tkrzw's signature and not used: memstored's
-// open already recovers what a crash left.
+// RestoreDatabase salvages the intact records of a damaged database at
+// oldPath into a new one at newPath. className is "HashDBM", "TreeDBM" or
+// "" (by the path's extension); endOffset other than 0 or negative is
+// StatusNotImplementedError; cipherKey is not used (memstored does not
+// encrypt).
 func RestoreDatabase(oldPath string, newPath string, className string, endOffset int64,
 	cipherKey string) *Status {
-	src := NewDBM()
-	// num_shards=0: as many shards as there are files.
-	if st := src.Open(oldPath, false, "num_shards=0"); !st.IsOK() {
-		return st
-	}
-	defer src.Close()
-	dest := NewDBM()
-	if st := dest.Open(newPath, true, "truncate=true"); !st.IsOK() {
-		return st
-	}
-	st := src.Export(dest)
-	st.Join(dest.Close())
-	return st
+	o, n, c := C.CString(oldPath), C.CString(newPath), C.CString(className)
+	defer C.free(unsafe.Pointer(o))
+	defer C.free(unsafe.Pointer(n))
+	defer C.free(unsafe.Pointer(c))
+	r := C.ms_restore_database(o, n, c, C.int64_t(endOffset))
+	return statusOf(r.code, r.msg)
 }
 
 // flatRecordMagic starts each of Tkrzw's flat records (0xFE: metadata).

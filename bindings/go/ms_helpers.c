@@ -240,3 +240,61 @@ void ms_free2(void* a, void* b) {
 	memstored_free(a);
 	memstored_free(b);
 }
+
+// The Go callback under the C API's processor type (its pointer arguments
+// are not const in cgo's export).
+static const char* ms_go_proc(void* arg, const char* k, int32_t ks, const char* v,
+		int32_t vs, int32_t* out) {
+	return msGoRecordProc(arg, (char*)k, ks, (char*)v, vs, out);
+}
+
+ms_res ms_process_multi(MemstoredDBM* d, const char* buf, const int32_t* sizes,
+		const uintptr_t* handles, int32_t n, bool writable) {
+	MemstoredKeyProcPair* pairs = malloc(sizeof(*pairs) * (n > 0 ? n : 1));
+	const char* p = buf ? buf : "";
+	for (int32_t i = 0; pairs && i < n; i++) {
+		pairs[i].key_ptr = p;
+		pairs[i].key_size = sizes[i];
+		pairs[i].proc_ = ms_go_proc;
+		pairs[i].proc_arg = (void*)handles[i];
+		p += sizes[i];
+	}
+	bool ok = pairs && memstored_dbm_process_multi(d, pairs, n, writable);
+	ms_res r = ms_status(ok);
+	free(pairs);
+	return r;
+}
+
+ms_res ms_process_first(MemstoredDBM* d, uintptr_t handle, bool writable) {
+	return ms_status(memstored_dbm_process_first(d, ms_go_proc, (void*)handle, writable));
+}
+
+ms_res ms_process_each(MemstoredDBM* d, uintptr_t handle, bool writable) {
+	return ms_status(memstored_dbm_process_each(d, ms_go_proc, (void*)handle, writable));
+}
+
+ms_res ms_copy_file_data(MemstoredDBM* d, const char* dest, bool hard) {
+	return ms_status(memstored_dbm_copy_file_data(d, dest, hard));
+}
+
+ms_res ms_restore_database(const char* old_path, const char* new_path, const char* cls,
+		int64_t end_offset) {
+	return ms_status(memstored_dbm_restore_database(old_path, new_path, cls, end_offset, NULL));
+}
+
+ms_res ms_get_timestamp(MemstoredDBM* d, double* out) {
+	*out = memstored_dbm_get_timestamp(d);
+	return ms_status(*out == *out);  // NaN on failure
+}
+
+static const char* ms_cas_arg(const char* p, bool has, bool any) {
+	return any ? MEMSTORED_ANY_DATA : ms_opt(p, has);
+}
+
+ms_res ms_cas_and_get(MemstoredDBM* d, const char* k, int32_t ks, const char* e, int32_t es,
+		bool has_e, bool any_e, const char* v, int32_t vs, bool has_v, bool any_v) {
+	int32_t size = 0;
+	char* old = memstored_dbm_compare_exchange_and_get(d, k, ks, ms_cas_arg(e, has_e, any_e),
+		es, ms_cas_arg(v, has_v, any_v), vs, &size);
+	return ms_bytes(old, size);
+}

@@ -63,4 +63,24 @@ ms_res ms_iter_move(MemstoredDBMIter* it, int op, const char* k, int32_t ks,
 ms_rec_res ms_iter_get(MemstoredDBMIter* it, bool step, bool want_key, bool want_value);
 void ms_free2(void* a, void* b);
 
+
+// Record processors (processor.go): the Go callback, and the calls that run
+// it. `handles` are runtime/cgo handles, one a key (one for process_first
+// and process_each), handed to the callback as its argument.
+char* msGoRecordProc(void* arg, char* key, int32_t key_size, char* value,
+		int32_t value_size, int32_t* out_size);
+ms_res ms_process_multi(MemstoredDBM* d, const char* buf, const int32_t* sizes,
+		const uintptr_t* handles, int32_t n, bool writable);
+ms_res ms_process_first(MemstoredDBM* d, uintptr_t handle, bool writable);
+ms_res ms_process_each(MemstoredDBM* d, uintptr_t handle, bool writable);
+
+// File-level calls and the compare-exchange with Tkrzw's "any" value
+// (has_e/has_v false: NULL; any_e/any_v: MEMSTORED_ANY_DATA).
+ms_res ms_copy_file_data(MemstoredDBM* d, const char* dest, bool hard);
+ms_res ms_restore_database(const char* old_path, const char* new_path, const char* cls,
+		int64_t end_offset);
+ms_res ms_get_timestamp(MemstoredDBM* d, double* out);
+ms_res ms_cas_and_get(MemstoredDBM* d, const char* k, int32_t ks, const char* e, int32_t es,
+		bool has_e, bool any_e, const char* v, int32_t vs, bool has_v, bool any_v);
+
 #endif

@@ -207,3 +207,25 @@ func TestAppendMulti(t *testing.T) {
 		t.Fatal("not open")
 	}
 }
+
+// A processor's panic comes out of the call that ran it, after the library
+// has let go of the record: the database is usable afterwards.
+func TestProcessorPanicIsRaisedAfterTheCall(t *testing.T) {
+	dbm := open(t, "casket.tkh", "truncate=true")
+	must(t, dbm.Set("k", "v", true), StatusSuccess)
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recovered %v", p)
+			}
+		}()
+		dbm.Process("k", func(k, v []byte) interface{} { panic("boom") }, true)
+		t.Fatal("no panic")
+	}()
+	must(t, dbm.Set("k", "w", true), StatusSuccess)
+	calls := 0
+	must(t, dbm.Process("k", func(k, v []byte) interface{} { calls++; return "" }, true), StatusSuccess)
+	if v, st := dbm.Get("k"); !st.IsOK() || len(v) != 0 || calls != 1 {
+		t.Fatalf("an empty answer stores an empty value: %q %v, %d calls", v, st, calls)
+	}
+}
