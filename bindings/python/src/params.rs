@@ -3,6 +3,7 @@
 
 use crate::status::{Status, INVALID_ARGUMENT_ERROR};
 use memstored_engine::name::with_params;
+use memstored_engine::Db;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
 
@@ -15,6 +16,18 @@ pub struct OpenSpec {
     pub name: String,
     /// tkrzw-python's `no_create=True`: fail when there is no file yet.
     pub no_create: bool,
+}
+
+impl OpenSpec {
+    /// Opens the database; with `no_create` the engine's own refusal,
+    /// which makes nothing and names shard files of another `num_shards`.
+    pub fn open(&self, writable: bool) -> Result<Db, Status> {
+        Ok(if self.no_create {
+            Db::open_existing(&self.name, writable)?
+        } else {
+            Db::open(&self.name, writable)?
+        })
+    }
 }
 
 /// Keyword parameters the binding consumes instead of passing them on.
