@@ -459,10 +459,10 @@ impl Dbm {
         self.value(py, false, |db| Ok(db.name().path.clone()))
     }
 
-    /// Bytes in the database's files (0 for in-memory databases).
+    /// Bytes in the database's files (0 for in-memory databases without one).
     #[pyo3(name = "GetFileSize")]
     fn get_file_size(&self, py: Python<'_>) -> PyResult<u64> {
-        self.value(py, false, |db| Ok(db.stats().file_size))
+        self.value(py, false, |db| Ok(tkops::file_size(db)))
     }
 
     /// Keys matching `pattern` under `mode` (begin, contain, containcase,
@@ -694,7 +694,8 @@ impl Dbm {
 
     /// Salvages the intact records of a damaged database into a new one
     /// (the engine's restore). `class_name` (Tkrzw's, e.g. HashDBM) picks
-    /// the engine for paths without a telling extension; `end_offset`
+    /// the engine for paths without a telling extension; a sharded source
+    /// is found by its files, and restored into one shard; `end_offset`
     /// other than -1 or 0 and `cipher_key` are NOT_IMPLEMENTED_ERROR.
     #[staticmethod]
     #[pyo3(name = "RestoreDatabase", signature = (old_file_path, new_file_path, class_name = "", end_offset = -1, cipher_key = None))]
@@ -712,11 +713,19 @@ impl Dbm {
                 "RestoreDatabase: end_offset and cipher_key are not implemented",
             );
         }
-        let named = |path: &str| match class_name {
-            "" => Ok(path.to_string()),
-            c => with_params(path, [("dbm", c)]),
+        // The source's shard count from its files (num_shards=0), as
+        // Tkrzw's ShardDBM finds its shards.
+        let named = |path: &str, shards: &[(&str, &str)]| {
+            let class = (!class_name.is_empty()).then_some(("dbm", class_name));
+            let found = if path.contains("num_shards") {
+                &[][..]
+            } else {
+                shards
+            };
+            with_params(path, class.into_iter().chain(found.iter().copied()))
         };
-        let names = named(old_file_path).and_then(|o| Ok((o, named(new_file_path)?)));
+        let names = named(old_file_path, &[("num_shards", "0")])
+            .and_then(|o| Ok((o, named(new_file_path, &[])?)));
         let (old, new) = match names {
             Ok(n) => n,
             Err(bad) => return Status::new(INVALID_ARGUMENT_ERROR, bad.to_string()),

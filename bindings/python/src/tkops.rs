@@ -223,6 +223,21 @@ pub fn copy_file_data(db: &Db, dest: &str, sync_hard: bool) -> Res<()> {
     Ok(())
 }
 
+/// tkrzw's GetFileSize: the engine's figure for its log files, else (an
+/// in-memory engine saved to a path, as Tkrzw's TinyDBM is) the size of
+/// its files on disk as last saved; 0 without files.
+pub fn file_size(db: &Db) -> u64 {
+    let live = db.stats().file_size;
+    if live > 0 || !db.name().kind.has_file() {
+        return live;
+    }
+    let n = db.shard_count();
+    (0..n)
+        .filter_map(|i| std::fs::metadata(shard_file(&db.name().path, i, n)).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 /// tkrzw's GetTimestamp: when the database's (first) file was last
 /// written, in seconds since the epoch; now for a database without a file.
 pub fn timestamp(db: &Db) -> f64 {

@@ -105,8 +105,23 @@ def test_file_calls(tmp_path):
     back = DBM()
     assert back.Open(restored, False, dbm="HashDBM", num_shards=0).IsOK()
     assert back.Count() == 3
+    # Without num_shards the source's shards are found by their files.
+    assert DBM.RestoreDatabase(copy, restored + "-found", "HashDBM", -1) == Status.SUCCESS
+    found = DBM()
+    assert found.Open(restored + "-found", False, dbm="HashDBM").IsOK() and found.Count() == 3
     assert DBM.RestoreDatabase(copy, restored + "2", "", 100) == Status.NOT_IMPLEMENTED_ERROR
     assert db.Close().IsOK() and not db.IsHealthy()
+
+
+def test_file_size_of_an_in_memory_class_saved_to_a_path(tmp_path):
+    db = DBM()
+    assert db.Open(str(tmp_path / "casket.tiny"), True, num_buckets=10).IsOK()
+    db.Set("k", "v")
+    assert db.Synchronize(False).IsOK()
+    assert db.GetFileSize() > 0  # the file as saved, as Tkrzw's TinyDBM reports
+    assert db.Close().IsOK()
+    mem = DBM()
+    assert mem.Open("*", True).IsOK() and mem.GetFileSize() == 0
 
 
 def test_tkrzw_spellings_and_classes(tmp_path):
