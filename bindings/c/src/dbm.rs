@@ -266,7 +266,22 @@ pub unsafe extern "C" fn memstored_dbm_set_multi(
     overwrite: bool,
 ) -> bool {
     guard(false, || unsafe {
-        let recs = array(records, num_records)?
+        db(dbm)?.set_multi(&pairs_of(records, num_records)?, overwrite)?;
+        Ok(true)
+    })
+}
+
+/// The key-value pairs of an array argument, borrowed (values non-NULL).
+///
+/// # Safety
+/// `records` holds `num_records` pairs, alive for `'a`.
+pub(crate) unsafe fn pairs_of<'a>(
+    records: *const MemstoredKeyValuePair,
+    num_records: i32,
+) -> Outcome<Vec<(&'a [u8], &'a [u8])>> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        array(records, num_records)?
             .iter()
             .map(|r| {
                 Ok((
@@ -274,10 +289,8 @@ pub unsafe extern "C" fn memstored_dbm_set_multi(
                     bytes(r.value_ptr, r.value_size)?,
                 ))
             })
-            .collect::<Outcome<Vec<_>>>()?;
-        db(dbm)?.set_multi(&recs, overwrite)?;
-        Ok(true)
-    })
+            .collect()
+    }
 }
 
 /// Removes a record; NOT_FOUND_ERROR when absent.

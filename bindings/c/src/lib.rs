@@ -10,6 +10,10 @@
 //! (`tests/header.rs` fails when it is stale).
 
 pub mod dbm;
+pub mod dbm_more;
+pub mod file;
+pub mod index;
 pub mod iter;
 pub mod mem;
+pub mod process;
 pub mod status;

@@ -1,4 +1,4 @@
-//! Builds `tests/c/test_memstored.c` with the machine's `cc` against the
+//! Builds `tests/c/test_memstored.c` (and `test_tkrzw_calls.c`) with the machine's `cc` against the
 //! static library cargo built for this test run, and runs it: the C API as a
 //! C program sees it (header, linking, thread-local status, threads).
 
@@ -17,6 +17,17 @@ fn profile_dir() -> PathBuf {
 
 #[test]
 fn c_program_passes_its_checks() {
+    run_c_program("test_memstored");
+}
+
+/// The Tkrzw calls beyond the basic records (tests/c/test_tkrzw_calls.c).
+#[test]
+fn tkrzw_calls_program_passes_its_checks() {
+    run_c_program("test_tkrzw_calls");
+}
+
+/// Builds `tests/c/NAME.c` and runs it on an empty directory.
+fn run_c_program(name: &str) {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let lib = profile_dir().join("libmemstored.a");
     assert!(
@@ -25,11 +36,11 @@ fn c_program_passes_its_checks() {
         lib.display()
     );
     let work = tempfile::tempdir().unwrap();
-    let exe = work.path().join("test_memstored");
+    let exe = work.path().join(name);
     let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-I"])
         .arg(crate_dir.join("include"))
-        .arg(crate_dir.join("tests/c/test_memstored.c"))
+        .arg(crate_dir.join(format!("tests/c/{name}.c")))
         .arg(&lib)
         .args(["-lpthread", "-lm", "-ldl", "-lrt", "-lutil", "-o"])
         .arg(&exe)

@@ -44,6 +44,8 @@ pub struct Db {
     /// Set by `close`: cursors then answer `Error::Precondition`, as a
     /// Tkrzw iterator of a closed database does, and the lock is gone.
     closed: std::sync::atomic::AtomicBool,
+    /// The queue signal and timestamp of Tkrzw's calls (`tkrzw_ops.rs`).
+    pub(crate) tk: crate::tkrzw_ops::TkrzwState,
     /// The store's advisory lock (`lock.rs`), for stores with files. Declared
     /// last: fields drop in order, so it is released only after every shard
     /// has been dropped (closed). `close` releases it earlier, after closing
@@ -334,6 +336,7 @@ impl Db {
             listener: std::sync::OnceLock::new(),
             replica: std::sync::atomic::AtomicBool::new(false),
             closed: std::sync::atomic::AtomicBool::new(false),
+            tk: Default::default(),
             lock: parking_lot::Mutex::new(lock),
         })
     }
@@ -528,6 +531,7 @@ impl Db {
             s.activity
                 .timed(Maintenance::Sync, || self.synchronize_shard(s, hard))?;
         }
+        self.tk.touch();
         Ok(())
     }
 

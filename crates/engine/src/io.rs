@@ -183,6 +183,28 @@ impl DataFile for RealFile {
     }
 }
 
+impl RealFs {
+    /// Opens `path` as Tkrzw's File class does, except that a writable
+    /// open never follows a symlink at `path` (O_NOFOLLOW: it fails
+    /// instead), so a link planted there is never written through.
+    pub(crate) fn open_no_follow(
+        path: &Path,
+        writable: bool,
+        create: bool,
+    ) -> Result<Arc<dyn DataFile>> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(writable)
+            .create(writable && create)
+            .truncate(false)
+            .custom_flags(if writable { libc::O_NOFOLLOW } else { 0 })
+            .open(path)
+            .map_err(|e| io_err("cannot open", path, e))?;
+        Ok(Arc::new(RealFile(file)))
+    }
+}
+
 impl FileSystem for RealFs {
     fn open(&self, path: &Path, writable: bool, create: bool) -> Result<Arc<dyn DataFile>> {
         let file = std::fs::OpenOptions::new()

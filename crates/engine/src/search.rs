@@ -296,48 +296,9 @@ impl Db {
         cap: usize,
         meter: &mut Meter<'_>,
     ) -> Result<Vec<Vec<u8>>> {
-        let limits = meter.limits;
         let mut keys = self.all_live_keys(meter)?;
         keys.sort();
-        if matches!(mode, SearchMode::Edit | SearchMode::EditBin) {
-            let utf = mode == SearchMode::Edit;
-            let scored = nearest(keys, pattern, usize::MAX, utf, meter)?;
-            return Ok(scored.into_iter().take(cap).collect());
-        }
-        let regex = match mode {
-            SearchMode::Regex => Some(
-                regex::bytes::RegexBuilder::new(&String::from_utf8_lossy(pattern))
-                    .size_limit(limits.regex_size_limit)
-                    .dfa_size_limit(limits.regex_dfa_size_limit)
-                    .build()
-                    .map_err(|e| Error::InvalidArgument(format!("bad regular expression: {e}")))?,
-            ),
-            _ => None,
-        };
-        let lower_pat = pattern.to_ascii_lowercase();
-        let finder = memchr::memmem::Finder::new(match mode {
-            SearchMode::ContainCase => &lower_pat[..],
-            _ => pattern,
-        });
-        let hit = |k: &[u8]| match mode {
-            SearchMode::Begin => k.starts_with(pattern),
-            SearchMode::End => k.ends_with(pattern),
-            SearchMode::Contain => finder.find(k).is_some(),
-            SearchMode::ContainCase => finder.find(&k.to_ascii_lowercase()).is_some(),
-            SearchMode::Regex => regex.as_ref().is_some_and(|r| r.is_match(k)),
-            _ => false,
-        };
-        let mut out = Vec::new();
-        for k in keys {
-            if out.len() == cap {
-                break;
-            }
-            meter.tick(k.len() as u64 + 1)?;
-            if hit(&k) {
-                out.push(k);
-            }
-        }
-        Ok(out)
+        match_keys(mode, pattern, keys, cap, meter)
     }
 
     /// Live keys within `range` edits of `origin` (over UTF-8 characters
@@ -355,6 +316,80 @@ impl Db {
         keys.sort();
         nearest(keys, origin, range, utf, &mut meter)
     }
+}
+
+/// The `keys` matching `pattern` under `mode` (not `Upper`/`Lower`), at
+/// most `cap`, in their order (edit modes: nearest first, ties in their
+/// order). Shared with `File::search`, which matches lines.
+fn match_keys(
+    mode: SearchMode,
+    pattern: &[u8],
+    keys: Vec<Vec<u8>>,
+    cap: usize,
+    meter: &mut Meter<'_>,
+) -> Result<Vec<Vec<u8>>> {
+    let limits = meter.limits;
+    if matches!(mode, SearchMode::Edit | SearchMode::EditBin) {
+        let utf = mode == SearchMode::Edit;
+        let scored = nearest(keys, pattern, usize::MAX, utf, meter)?;
+        return Ok(scored.into_iter().take(cap).collect());
+    }
+    let regex = match mode {
+        SearchMode::Regex => Some(
+            regex::bytes::RegexBuilder::new(&String::from_utf8_lossy(pattern))
+                .size_limit(limits.regex_size_limit)
+                .dfa_size_limit(limits.regex_dfa_size_limit)
+                .build()
+                .map_err(|e| Error::InvalidArgument(format!("bad regular expression: {e}")))?,
+        ),
+        _ => None,
+    };
+    let lower_pat = pattern.to_ascii_lowercase();
+    let finder = memchr::memmem::Finder::new(match mode {
+        SearchMode::ContainCase => &lower_pat[..],
+        _ => pattern,
+    });
+    let hit = |k: &[u8]| match mode {
+        SearchMode::Begin => k.starts_with(pattern),
+        SearchMode::End => k.ends_with(pattern),
+        SearchMode::Contain => finder.find(k).is_some(),
+        SearchMode::ContainCase => finder.find(&k.to_ascii_lowercase()).is_some(),
+        SearchMode::Regex => regex.as_ref().is_some_and(|r| r.is_match(k)),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    for k in keys {
+        if out.len() == cap {
+            break;
+        }
+        meter.tick(k.len() as u64 + 1)?;
+        if hit(&k) {
+            out.push(k);
+        }
+    }
+    Ok(out)
+}
+
+/// [`match_keys`] without limits, `capacity` 0 meaning all: for lines of a
+/// file. `Upper`/`Lower` are `InvalidArgument`: lines have no order.
+pub(crate) fn match_lines(
+    mode: SearchMode,
+    pattern: &[u8],
+    lines: Vec<Vec<u8>>,
+    capacity: usize,
+) -> Result<Vec<Vec<u8>>> {
+    if matches!(mode, SearchMode::Upper { .. } | SearchMode::Lower { .. }) {
+        return Err(Error::InvalidArgument(
+            "upper/lower search needs ordered keys, not lines".into(),
+        ));
+    }
+    let cap = if capacity == 0 { usize::MAX } else { capacity };
+    let limits = SearchLimits::NONE;
+    let mut meter = Meter {
+        limits: &limits,
+        work: 0,
+    };
+    match_keys(mode, pattern, lines, cap, &mut meter)
 }
 
 /// `keys` (sorted) within `bound` edits of `pattern`, nearest first.

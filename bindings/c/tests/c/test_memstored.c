@@ -9,20 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures = 0;
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last status %s: %s\n", __FILE__, \
-              __LINE__, #cond,                                                   \
-              memstored_status_code_name(memstored_get_last_status_code()),      \
-              memstored_get_last_status_message());                              \
-      failures++;                                                                \
-    }                                                                            \
-  } while (0)
-
-#define LAST_IS(code) CHECK(memstored_get_last_status_code() == (code))
+#include "check.h"
 
 /* True when the malloc'ed result (its size in *size, read after the call
  * that made it) equals `want`; frees it. */

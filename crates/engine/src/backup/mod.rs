@@ -215,7 +215,7 @@ impl Db {
         })
     }
 
-    fn write_backup(&self, base: &str) -> Result<()> {
+    pub(crate) fn write_backup(&self, base: &str) -> Result<()> {
         let n = self.shards.len();
         let set = BackupSet::begin(&*self.fs, base, n)?;
         let claims = Claims::take(&self.shards, self.name.compression);
