@@ -215,7 +215,7 @@ impl AsyncDbm {
     ) -> PyResult<Future> {
         let (o, n) = (bytes(old_key)?, bytes(new_key)?);
         Ok(self.submit(false, move |db| {
-            st(tkops::rekey(db, &o, &n, overwrite, copying))
+            st(db.rekey(&o, &n, overwrite, copying).map_err(Status::from))
         }))
     }
 
@@ -232,7 +232,9 @@ impl AsyncDbm {
     #[pyo3(name = "PushLast", signature = (value, wtime = -1.0))]
     fn push_last(&self, value: &Bound<'_, PyAny>, wtime: f64) -> PyResult<Future> {
         let v = bytes(value)?;
-        Ok(self.submit(false, move |db| st(tkops::push_last(db, &v, wtime))))
+        Ok(self.submit(false, move |db| {
+            st(db.push_last(&v, wtime, false).map_err(Status::from))
+        }))
     }
 
     #[pyo3(name = "Clear")]
@@ -255,14 +257,18 @@ impl AsyncDbm {
     #[pyo3(name = "CopyFileData", signature = (dest_path, sync_hard = false))]
     fn copy_file_data(&self, dest_path: String, sync_hard: bool) -> Future {
         self.submit(false, move |db| {
-            st(tkops::copy_file_data(db, &dest_path, sync_hard))
+            st(db
+                .copy_file_data(&dest_path, sync_hard)
+                .map_err(Status::from))
         })
     }
 
     #[pyo3(name = "Export")]
     fn export(&self, dest_dbm: &Bound<'_, Dbm>) -> PyResult<Future> {
         let dest = dest_dbm.get().arc().map_err(Status::into_err)?;
-        Ok(self.submit(false, move |db| st(tkops::export(db, &dest))))
+        Ok(self.submit(false, move |db| {
+            st(db.export_to(&dest).map_err(Status::from))
+        }))
     }
 
     #[pyo3(name = "ExportToFlatRecords")]

@@ -459,7 +459,7 @@ impl Dbm {
         self.value(py, false, |db| Ok(db.name().path.clone()))
     }
 
-    /// Bytes in the database's files (0 for in-memory databases without one).
+    /// Bytes in the database's files; in memory, the bytes the records take.
     #[pyo3(name = "GetFileSize")]
     fn get_file_size(&self, py: Python<'_>) -> PyResult<u64> {
         self.value(py, false, |db| Ok(tkops::file_size(db)))
@@ -607,7 +607,7 @@ impl Dbm {
     ) -> PyResult<Status> {
         let (o, n) = (data(old_key)?, data(new_key)?);
         Ok(Status::of(self.call(py, false, |db| {
-            tkops::rekey(db, &o, &n, overwrite, copying)
+            Ok(db.rekey(&o, &n, overwrite, copying)?)
         })))
     }
 
@@ -636,29 +636,26 @@ impl Dbm {
     fn push_last(&self, py: Python<'_>, value: &Bound<'_, PyAny>, wtime: f64) -> PyResult<Status> {
         let v = data(value)?;
         Ok(Status::of(
-            self.call(py, false, |db| tkops::push_last(db, &v, wtime)),
+            self.call(py, false, |db| Ok(db.push_last(&v, wtime, false)?)),
         ))
     }
 
-    /// When the database's file was last written (seconds since the epoch).
+    /// When the database was opened or last synchronized (seconds since the epoch).
     #[pyo3(name = "GetTimestamp")]
     fn get_timestamp(&self, py: Python<'_>) -> PyResult<f64> {
-        self.value(py, false, |db| Ok(tkops::timestamp(db)))
+        self.value(py, false, |db| Ok(db.timestamp()))
     }
 
-    /// True while open: the engine reports damage as errors of the calls
-    /// that meet it and repairs on open, so an open database is healthy.
+    /// The engine's health while open; false when not open.
     #[pyo3(name = "IsHealthy")]
     fn is_healthy(&self) -> bool {
-        self.is_open()
+        self.db.read().as_ref().is_some_and(|db| db.is_healthy())
     }
 
     /// Writes a consistent copy of the database's files at `dest_path`.
     #[pyo3(name = "CopyFileData", signature = (dest_path, sync_hard = false))]
     fn copy_file_data(&self, py: Python<'_>, dest_path: &str, sync_hard: bool) -> Status {
-        Status::of(self.call(py, true, |db| {
-            tkops::copy_file_data(db, dest_path, sync_hard)
-        }))
+        Status::of(self.call(py, true, |db| Ok(db.copy_file_data(dest_path, sync_hard)?)))
     }
 
     /// Stores every record into `dest_dbm`.
@@ -668,7 +665,7 @@ impl Dbm {
             Ok(d) => d,
             Err(st) => return st,
         };
-        Status::of(self.call(py, true, |db| tkops::export(db, &dest)))
+        Status::of(self.call(py, true, |db| Ok(db.export_to(&dest)?)))
     }
 
     /// Writes the records to `dest_file` in Tkrzw's flat-record format.

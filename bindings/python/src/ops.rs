@@ -3,7 +3,7 @@
 
 use crate::status::{Status, INFEASIBLE_ERROR};
 use bytes::Bytes;
-use memstored_engine::{Action, Db};
+use memstored_engine::{CasValue, Db};
 
 /// tkrzw's marker for "any value" (expected) or "leave as is" (desired).
 pub const ANY_DATA: &[u8] = b"\x00[ANY]\x00";
@@ -27,11 +27,12 @@ impl<'a> Want<'a> {
         }
     }
 
-    fn as_option(self) -> Option<Option<&'a [u8]>> {
+    /// The engine's form of the same wish.
+    pub fn cas(self) -> CasValue<'a> {
         match self {
-            Want::Absent => Some(None),
-            Want::Value(v) => Some(Some(v)),
-            Want::Any => None,
+            Want::Absent => CasValue::Absent,
+            Want::Any => CasValue::Any,
+            Want::Value(v) => CasValue::Value(v),
         }
     }
 }
@@ -43,35 +44,12 @@ pub(crate) fn mismatch() -> Status {
     )
 }
 
-/// tkrzw's CompareExchange. Plain values go to the engine's
-/// `compare_exchange`; `ANY_DATA` is decided here in one `process` call,
-/// which holds the record's lock, so the check and the write stay atomic.
+/// tkrzw's CompareExchange, `ANY_DATA` included (the engine's
+/// `compare_exchange_and_get`, atomic under the record's lock).
 pub fn compare_exchange(db: &Db, key: &[u8], expected: Want, desired: Want) -> Result<(), Status> {
-    if let (Some(e), Some(d)) = (expected.as_option(), desired.as_option()) {
-        return db.compare_exchange(key, e, d).map_err(Status::from);
-    }
-    let (matched, _) = db.process(key, |cur| {
-        let matched = match (expected, cur) {
-            (Want::Absent, None) | (Want::Any, Some(_)) => true,
-            (Want::Value(v), Some(r)) => &r.value[..] == v,
-            _ => false,
-        };
-        let action = match (matched, desired, cur) {
-            (false, _, _) | (true, Want::Any, _) => Action::Keep,
-            (true, Want::Absent, Some(_)) => Action::Remove,
-            (true, Want::Absent, None) => Action::Keep,
-            (true, Want::Value(v), _) => Action::Put {
-                value: Bytes::copy_from_slice(v),
-                flags: cur.map_or(0, |r| r.meta.flags),
-                expires_at: cur.map_or(0, |r| r.meta.expires_at),
-            },
-        };
-        Ok((action, matched))
-    })?;
-    if matched {
-        Ok(())
-    } else {
-        Err(mismatch())
+    match db.compare_exchange_and_get(key, expected.cas(), desired.cas())? {
+        (true, _) => Ok(()),
+        (false, _) => Err(mismatch()),
     }
 }
 

@@ -122,6 +122,8 @@ def test_file_size_of_an_in_memory_class_saved_to_a_path(tmp_path):
     assert db.Close().IsOK()
     mem = DBM()
     assert mem.Open("*", True).IsOK() and mem.GetFileSize() == 0
+    mem.Set("k", "v")
+    assert mem.GetFileSize() > 0  # the bytes the records take, as Tkrzw's
 
 
 def test_tkrzw_spellings_and_classes(tmp_path):
