@@ -331,9 +331,9 @@ class File:
 
     def __new__(cls) -> "File": ...
     def Open(self, path: _Data, writable: bool, **params: Any) -> Status:
-        """truncate, no_create, block_size and access_options ("padding":
-        the length is rounded up to block_size on close) are used; Tkrzw's
-        other parameters are accepted and ignored."""
+        """truncate, no_create, sync_hard; access_options naming "padding"
+        rounds the length up to block_size on close; Tkrzw's other file
+        parameters are accepted and ignored."""
     def Close(self) -> Status: ...
     def Read(self, off: int, size: int, status: Optional[Status] = None) -> Optional[bytes]:
         """None with INFEASIBLE_ERROR past the end."""
@@ -346,7 +346,7 @@ class File:
     def GetSize(self) -> Optional[int]: ...
     def GetPath(self) -> Optional[str]: ...
     def Search(self, mode: str, pattern: _Data, capacity: int = 0) -> List[str]:
-        """Lines matching, by DBM.Search's modes; sorted, each once."""
+        """Lines matching, by DBM.Search's modes (not upper/lower), in file order."""
 
 @final
 class Index:

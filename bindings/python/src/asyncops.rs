@@ -7,7 +7,7 @@ use crate::dbm::{flatten, owned_pairs, records, wants, Dbm};
 use crate::file::File;
 use crate::ops::{self, Want};
 use crate::status::{Status, NOT_FOUND_ERROR};
-use crate::{flat, tkops};
+use crate::tkops;
 use memstored_engine::{Db, SearchMode};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -274,13 +274,17 @@ impl AsyncDbm {
     #[pyo3(name = "ExportToFlatRecords")]
     fn export_to_flat_records(&self, dest_file: &Bound<'_, File>) -> Future {
         let f = dest_file.get().shared.clone();
-        self.submit(false, move |db| st(flat::export_records(db, &f)))
+        self.submit(false, move |db| {
+            st(db.export_to_flat_records(&f).map_err(Status::from))
+        })
     }
 
     #[pyo3(name = "ImportFromFlatRecords")]
     fn import_from_flat_records(&self, src_file: &Bound<'_, File>) -> Future {
         let f = src_file.get().shared.clone();
-        self.submit(false, move |db| st(flat::import_records(db, &f)))
+        self.submit(false, move |db| {
+            st(db.import_from_flat_records(&f).map_err(Status::from))
+        })
     }
 
     /// Keys matching `pattern` under `mode` (DBM.Search's), as str.

@@ -13,11 +13,11 @@ use crate::file::File;
 use crate::iter::DbIter;
 use crate::ops::{self, Want};
 use crate::params;
+use crate::process;
 use crate::status::{
     settle, Status, INVALID_ARGUMENT_ERROR, NOT_IMPLEMENTED_ERROR, PRECONDITION_ERROR,
 };
 use crate::tkops;
-use crate::{flat, process};
 use memstored_engine::name::with_params;
 use memstored_engine::{restore, Db, SearchMode};
 use parking_lot::RwLock;
@@ -672,21 +672,21 @@ impl Dbm {
     #[pyo3(name = "ExportToFlatRecords")]
     fn export_to_flat_records(&self, py: Python<'_>, dest_file: &Bound<'_, File>) -> Status {
         let f = dest_file.get().shared.clone();
-        Status::of(self.call(py, true, |db| flat::export_records(db, &f)))
+        Status::of(self.call(py, true, |db| Ok(db.export_to_flat_records(&f)?)))
     }
 
     /// Stores the records of a flat-record file.
     #[pyo3(name = "ImportFromFlatRecords")]
     fn import_from_flat_records(&self, py: Python<'_>, src_file: &Bound<'_, File>) -> Status {
         let f = src_file.get().shared.clone();
-        Status::of(self.call(py, true, |db| flat::import_records(db, &f)))
+        Status::of(self.call(py, true, |db| Ok(db.import_from_flat_records(&f)?)))
     }
 
     /// Writes each key and a line feed to `dest_file`.
     #[pyo3(name = "ExportKeysAsLines")]
     fn export_keys_as_lines(&self, py: Python<'_>, dest_file: &Bound<'_, File>) -> Status {
         let f = dest_file.get().shared.clone();
-        Status::of(self.call(py, true, |db| flat::export_keys_as_lines(db, &f)))
+        Status::of(self.call(py, true, |db| Ok(db.export_keys_as_lines(&f)?)))
     }
 
     /// Salvages the intact records of a damaged database into a new one

@@ -8,7 +8,6 @@ mod asyncops;
 mod convert;
 mod dbm;
 mod file;
-mod flat;
 mod hash;
 mod index;
 mod iter;

@@ -36,7 +36,7 @@ impl OpenSpec {
 const BINDING_PARAMS: [&str; 2] = ["no_create", "concurrent"];
 
 /// A keyword value as text: Python booleans as `true`/`false`, the rest by `str()`.
-fn value_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn value_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(b) = v.cast::<PyBool>() {
         return Ok(if b.is_true() { "true" } else { "false" }.into());
     }
