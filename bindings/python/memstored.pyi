@@ -350,8 +350,8 @@ class File:
 
 @final
 class Index:
-    """A set of (key, value) pairs ordered by key then value, over an ordered
-    database (in memory for an empty path)."""
+    """A set of (key, value) pairs ordered by key then value: a file for a
+    .tkt path, in memory for any other (the empty one included), as Tkrzw's."""
 
     def __new__(cls) -> "Index": ...
     def Open(self, path: _Data, writable: bool, **params: Any) -> Status: ...

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 self_cell!(
     /// A cursor together with the database it borrows.
-    pub(crate) struct OwnedCursor {
+    struct OwnedCursor {
         owner: Arc<Db>,
         #[covariant]
         dependent: Cursor,
