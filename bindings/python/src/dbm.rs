@@ -9,11 +9,17 @@
 //! threads measures them again).
 
 use crate::convert::{data, is_str, to_py, to_str};
+use crate::file::File;
 use crate::iter::DbIter;
 use crate::ops::{self, Want};
 use crate::params;
-use crate::status::{settle, Status, PRECONDITION_ERROR};
-use memstored_engine::{Db, SearchMode};
+use crate::process;
+use crate::status::{
+    settle, Status, INVALID_ARGUMENT_ERROR, NOT_IMPLEMENTED_ERROR, PRECONDITION_ERROR,
+};
+use crate::tkops;
+use memstored_engine::name::with_params;
+use memstored_engine::{restore, Db, SearchMode};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -37,6 +43,12 @@ fn not_open() -> Status {
 type Res<T> = Result<T, Status>;
 
 impl Dbm {
+    /// A share of the open database, for calls that outlive the lock
+    /// (AsyncDBM, Export, Python callbacks).
+    pub fn arc(&self) -> Result<Arc<Db>, Status> {
+        self.db.read().clone().ok_or_else(not_open)
+    }
+
     fn with<T>(&self, f: impl FnOnce(&Db) -> Res<T>) -> Res<T> {
         match self.db.read().as_deref() {
             Some(db) => f(db),
@@ -89,13 +101,7 @@ impl Dbm {
                     "the database is already open",
                 ));
             }
-            // `no_create`: the engine's own refusal, which makes nothing
-            // and names shard files of another `num_shards`.
-            let db = if spec.no_create {
-                Db::open_existing(&spec.name, writable)?
-            } else {
-                Db::open(&spec.name, writable)?
-            };
+            let db = spec.open(writable)?;
             *slot = Some(Arc::new(db));
             Ok(())
         })))
@@ -111,6 +117,19 @@ impl Dbm {
         let k = data(key)?;
         let got = self.call(py, false, |db| Ok(db.get(&k)?));
         Ok(settle(status.as_ref(), got)?.map(|v| to_py(py, &v, as_str)))
+    }
+
+    fn pop_as<'py>(
+        &self,
+        py: Python<'py>,
+        status: Option<Bound<'py, Status>>,
+        as_str: bool,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        let r = self.call(py, false, tkops::pop_first);
+        Ok(
+            settle(status.as_ref(), r)?
+                .map(|(k, v)| (to_py(py, &k, as_str), to_py(py, &v, as_str))),
+        )
     }
 
     fn get_multi_as<'py>(
@@ -133,7 +152,7 @@ impl Dbm {
 
 /// The items of `*args`, or of the one list or tuple passed as the only
 /// argument (tkrzw-python documents `RemoveMulti(keys)` but takes `*keys`).
-fn flatten<'py>(args: &Bound<'py, PyTuple>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+pub(crate) fn flatten<'py>(args: &Bound<'py, PyTuple>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     if args.len() == 1 {
         let first = args.get_item(0)?;
         if first.is_instance_of::<PyList>() || first.is_instance_of::<PyTuple>() {
@@ -144,11 +163,20 @@ fn flatten<'py>(args: &Bound<'py, PyTuple>) -> PyResult<Vec<Bound<'py, PyAny>>> 
 }
 
 /// A key and its expected or desired value (None: absent).
-type OwnedPair = (Vec<u8>, Option<Vec<u8>>);
+pub(crate) type OwnedPair = (Vec<u8>, Option<Vec<u8>>);
+
+/// The `**records` of SetMulti and AppendMulti as owned pairs.
+pub(crate) fn records(records: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut owned = Vec::new();
+    for (k, v) in records.into_iter().flat_map(|r| r.iter()) {
+        owned.push((data(&k)?.into_owned(), data(&v)?.into_owned()));
+    }
+    Ok(owned)
+}
 
 /// `(key, value)` pairs of a compare-exchange-multi argument; a value of
 /// None means absent.
-fn pairs(seq: &Bound<'_, PyAny>) -> PyResult<Vec<OwnedPair>> {
+pub(crate) fn owned_pairs(seq: &Bound<'_, PyAny>) -> PyResult<Vec<OwnedPair>> {
     let mut out = Vec::new();
     for item in seq.try_iter()? {
         let item = item?;
@@ -163,7 +191,7 @@ fn pairs(seq: &Bound<'_, PyAny>) -> PyResult<Vec<OwnedPair>> {
     Ok(out)
 }
 
-fn wants(pairs: &[OwnedPair]) -> Vec<(Vec<u8>, Want<'_>)> {
+pub(crate) fn wants(pairs: &[OwnedPair]) -> Vec<(Vec<u8>, Want<'_>)> {
     pairs
         .iter()
         .map(|(k, v)| (k.clone(), Want::of(v.as_deref())))
@@ -277,10 +305,7 @@ impl Dbm {
         overwrite: bool,
         records: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Status> {
-        let mut owned = Vec::new();
-        for (k, v) in records.into_iter().flat_map(|r| r.iter()) {
-            owned.push((data(&k)?.into_owned(), data(&v)?.into_owned()));
-        }
+        let owned = self::records(records)?;
         let refs: Vec<(&[u8], &[u8])> = owned.iter().map(|(k, v)| (&k[..], &v[..])).collect();
         Ok(Status::of(self.call(py, refs.len() > 64, |db| {
             Ok(db.set_multi(&refs, overwrite)?)
@@ -335,7 +360,7 @@ impl Dbm {
         status: Option<Bound<'_, Status>>,
     ) -> PyResult<Option<i64>> {
         let k = data(key)?;
-        let r = self.call(py, false, |db| Ok(db.increment(&k, inc, init)?));
+        let r = self.call(py, false, |db| tkops::increment(db, &k, inc, init));
         settle(status.as_ref(), r)
     }
 
@@ -363,7 +388,7 @@ impl Dbm {
         expected: &Bound<'_, PyAny>,
         desired: &Bound<'_, PyAny>,
     ) -> PyResult<Status> {
-        let (e, d) = (pairs(expected)?, pairs(desired)?);
+        let (e, d) = (owned_pairs(expected)?, owned_pairs(desired)?);
         let (e, d) = (wants(&e), wants(&d));
         Ok(Status::of(self.call(py, false, |db| {
             ops::compare_exchange_multi(db, &e, &d)
@@ -434,10 +459,10 @@ impl Dbm {
         self.value(py, false, |db| Ok(db.name().path.clone()))
     }
 
-    /// Bytes in the database's files (0 for in-memory databases).
+    /// Bytes in the database's files; in memory, the bytes the records take.
     #[pyo3(name = "GetFileSize")]
     fn get_file_size(&self, py: Python<'_>) -> PyResult<u64> {
-        self.value(py, false, |db| Ok(db.stats().file_size))
+        self.value(py, false, |db| Ok(tkops::file_size(db)))
     }
 
     /// Keys matching `pattern` under `mode` (begin, contain, containcase,
@@ -464,8 +489,250 @@ impl Dbm {
         Ok(DbIter::new(db.map_err(Status::into_err)?))
     }
 
-    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        self.value(py, false, |db| Ok(db.count() as usize))
+    /// Stores `value` and returns `(status, old value or None)`; the old
+    /// value is a str when `value` is one. With `overwrite` false an
+    /// existing record stays, with DUPLICATION_ERROR.
+    #[pyo3(name = "SetAndGet", signature = (key, value, overwrite = true))]
+    fn set_and_get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+        overwrite: bool,
+    ) -> PyResult<(Status, Option<Bound<'py, PyAny>>)> {
+        let (k, v) = (data(key)?, data(value)?);
+        let (st, old) = match self.arc() {
+            Ok(db) => tkops::set_and_get(&db, &k, &v, overwrite),
+            Err(st) => (st, None),
+        };
+        Ok((st, old.map(|o| to_py(py, &o, is_str(value)))))
+    }
+
+    /// Removes the record and returns `(status, its value or None)`, a str
+    /// when `key` is one.
+    #[pyo3(name = "RemoveAndGet")]
+    fn remove_and_get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<(Status, Option<Bound<'py, PyAny>>)> {
+        let k = data(key)?;
+        let r = self.call(py, false, |db| Ok(db.remove_and_get(&k)?));
+        Ok(match r {
+            Ok(v) => (Status::ok(), Some(to_py(py, &v, is_str(key)))),
+            Err(st) => (st, None),
+        })
+    }
+
+    /// `Append` of each record.
+    #[pyo3(name = "AppendMulti", signature = (delim = None, **records))]
+    fn append_multi(
+        &self,
+        py: Python<'_>,
+        delim: Option<&Bound<'_, PyAny>>,
+        records: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Status> {
+        let d = delim.map(data).transpose()?.unwrap_or_default();
+        let recs = self::records(records)?;
+        Ok(Status::of(self.call(py, recs.len() > 64, |db| {
+            tkops::append_multi(db, &d, &recs)
+        })))
+    }
+
+    /// CompareExchange, returning `(status, the value before or None)`; a
+    /// str when `expected` or `desired` is one.
+    #[pyo3(name = "CompareExchangeAndGet")]
+    fn compare_exchange_and_get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        expected: Option<&Bound<'py, PyAny>>,
+        desired: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<(Status, Option<Bound<'py, PyAny>>)> {
+        let k = data(key)?;
+        let e = expected.map(data).transpose()?;
+        let d = desired.map(data).transpose()?;
+        let as_str = expected.is_some_and(is_str) || desired.is_some_and(is_str);
+        let (st, old) = match self.arc() {
+            Ok(db) => tkops::compare_exchange_and_get(&db, &k, optional(&e), optional(&d)),
+            Err(st) => (st, None),
+        };
+        Ok((st, old.map(|o| to_py(py, &o, as_str))))
+    }
+
+    /// Calls `func(key, value)` (bytes; value None when absent). Its result
+    /// None leaves the record, False removes it, anything else is stored
+    /// (with `writable`). See process.rs: it may run again under contention.
+    #[pyo3(name = "Process")]
+    fn process(
+        &self,
+        key: &Bound<'_, PyAny>,
+        func: &Bound<'_, PyAny>,
+        writable: bool,
+    ) -> PyResult<Status> {
+        let k = data(key)?;
+        let r = self.arc().map_err(process::Failure::Status);
+        process::settle(r.and_then(|db| process::process(&db, &k, func, writable)))
+    }
+
+    /// `Process` of each `(key, func)` of `key_func_pairs` in order,
+    /// stored together atomically.
+    #[pyo3(name = "ProcessMulti")]
+    fn process_multi(&self, key_func_pairs: &Bound<'_, PyAny>, writable: bool) -> PyResult<Status> {
+        let mut ops = Vec::new();
+        for item in key_func_pairs.try_iter()? {
+            let item = item?;
+            ops.push((data(&item.get_item(0)?)?.into_owned(), item.get_item(1)?));
+        }
+        let r = self.arc().map_err(process::Failure::Status);
+        process::settle(r.and_then(|db| process::process_multi(&db, &ops, writable)))
+    }
+
+    /// `func` over every record, and `func(None, None)` before and after.
+    #[pyo3(name = "ProcessEach")]
+    fn process_each(&self, func: &Bound<'_, PyAny>, writable: bool) -> PyResult<Status> {
+        let r = self.arc().map_err(process::Failure::Status);
+        process::settle(r.and_then(|db| process::process_each(&db, func, writable)))
+    }
+
+    /// Moves the record of `old_key` to `new_key` (keeps it too with `copying`).
+    #[pyo3(name = "Rekey", signature = (old_key, new_key, overwrite = true, copying = false))]
+    fn rekey(
+        &self,
+        py: Python<'_>,
+        old_key: &Bound<'_, PyAny>,
+        new_key: &Bound<'_, PyAny>,
+        overwrite: bool,
+        copying: bool,
+    ) -> PyResult<Status> {
+        let (o, n) = (data(old_key)?, data(new_key)?);
+        Ok(Status::of(self.call(py, false, |db| {
+            Ok(db.rekey(&o, &n, overwrite, copying)?)
+        })))
+    }
+
+    /// Removes the first record and returns `(key, value)` as bytes, or None.
+    #[pyo3(name = "PopFirst", signature = (status = None))]
+    fn pop_first<'py>(
+        &self,
+        py: Python<'py>,
+        status: Option<Bound<'py, Status>>,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        self.pop_as(py, status, false)
+    }
+
+    #[pyo3(name = "PopFirstStr", signature = (status = None))]
+    fn pop_first_str<'py>(
+        &self,
+        py: Python<'py>,
+        status: Option<Bound<'py, Status>>,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        self.pop_as(py, status, true)
+    }
+
+    /// Stores `value` under the 8-byte big-endian key of the time `wtime`
+    /// (seconds; negative: now) times 10^8, or the next free one.
+    #[pyo3(name = "PushLast", signature = (value, wtime = -1.0))]
+    fn push_last(&self, py: Python<'_>, value: &Bound<'_, PyAny>, wtime: f64) -> PyResult<Status> {
+        let v = data(value)?;
+        Ok(Status::of(
+            self.call(py, false, |db| Ok(db.push_last(&v, wtime, false)?)),
+        ))
+    }
+
+    /// When the database was opened or last synchronized (seconds since the epoch).
+    #[pyo3(name = "GetTimestamp")]
+    fn get_timestamp(&self, py: Python<'_>) -> PyResult<f64> {
+        self.value(py, false, |db| Ok(db.timestamp()))
+    }
+
+    /// The engine's health while open; false when not open.
+    #[pyo3(name = "IsHealthy")]
+    fn is_healthy(&self) -> bool {
+        self.db.read().as_ref().is_some_and(|db| db.is_healthy())
+    }
+
+    /// Writes a consistent copy of the database's files at `dest_path`.
+    #[pyo3(name = "CopyFileData", signature = (dest_path, sync_hard = false))]
+    fn copy_file_data(&self, py: Python<'_>, dest_path: &str, sync_hard: bool) -> Status {
+        Status::of(self.call(py, true, |db| Ok(db.copy_file_data(dest_path, sync_hard)?)))
+    }
+
+    /// Stores every record into `dest_dbm`.
+    #[pyo3(name = "Export")]
+    fn export(&self, py: Python<'_>, dest_dbm: &Bound<'_, Dbm>) -> Status {
+        let dest = match dest_dbm.get().arc() {
+            Ok(d) => d,
+            Err(st) => return st,
+        };
+        Status::of(self.call(py, true, |db| Ok(db.export_to(&dest)?)))
+    }
+
+    /// Writes the records to `dest_file` in Tkrzw's flat-record format.
+    #[pyo3(name = "ExportToFlatRecords")]
+    fn export_to_flat_records(&self, py: Python<'_>, dest_file: &Bound<'_, File>) -> Status {
+        let f = dest_file.get().shared.clone();
+        Status::of(self.call(py, true, |db| Ok(db.export_to_flat_records(&f)?)))
+    }
+
+    /// Stores the records of a flat-record file.
+    #[pyo3(name = "ImportFromFlatRecords")]
+    fn import_from_flat_records(&self, py: Python<'_>, src_file: &Bound<'_, File>) -> Status {
+        let f = src_file.get().shared.clone();
+        Status::of(self.call(py, true, |db| Ok(db.import_from_flat_records(&f)?)))
+    }
+
+    /// Writes each key and a line feed to `dest_file`.
+    #[pyo3(name = "ExportKeysAsLines")]
+    fn export_keys_as_lines(&self, py: Python<'_>, dest_file: &Bound<'_, File>) -> Status {
+        let f = dest_file.get().shared.clone();
+        Status::of(self.call(py, true, |db| Ok(db.export_keys_as_lines(&f)?)))
+    }
+
+    /// Salvages the intact records of a damaged database into a new one
+    /// (the engine's restore). `class_name` (Tkrzw's, e.g. HashDBM) picks
+    /// the engine for paths without a telling extension; a sharded source
+    /// is found by its files, and restored into one shard; `end_offset`
+    /// other than -1 or 0 and `cipher_key` are NOT_IMPLEMENTED_ERROR.
+    #[staticmethod]
+    #[pyo3(name = "RestoreDatabase", signature = (old_file_path, new_file_path, class_name = "", end_offset = -1, cipher_key = None))]
+    fn restore_database(
+        py: Python<'_>,
+        old_file_path: &str,
+        new_file_path: &str,
+        class_name: &str,
+        end_offset: i64,
+        cipher_key: Option<&Bound<'_, PyAny>>,
+    ) -> Status {
+        if end_offset > 0 || cipher_key.is_some_and(|c| !c.is_none()) {
+            return Status::new(
+                NOT_IMPLEMENTED_ERROR,
+                "RestoreDatabase: end_offset and cipher_key are not implemented",
+            );
+        }
+        // The source's shard count from its files (num_shards=0), as
+        // Tkrzw's ShardDBM finds its shards.
+        let named = |path: &str, shards: &[(&str, &str)]| {
+            let class = (!class_name.is_empty()).then_some(("dbm", class_name));
+            let found = if path.contains("num_shards") {
+                &[][..]
+            } else {
+                shards
+            };
+            with_params(path, class.into_iter().chain(found.iter().copied()))
+        };
+        let names = named(old_file_path, &[("num_shards", "0")])
+            .and_then(|o| Ok((o, named(new_file_path, &[])?)));
+        let (old, new) = match names {
+            Ok(n) => n,
+            Err(bad) => return Status::new(INVALID_ARGUMENT_ERROR, bad.to_string()),
+        };
+        Status::of(py.detach(|| Ok(restore::restore(&old, &new).map(|_| ())?)))
+    }
+
+    /// The number of records; 0 before Open, as in tkrzw-python.
+    fn __len__(&self) -> usize {
+        self.db.read().as_ref().map_or(0, |db| db.count() as usize)
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -524,14 +791,19 @@ impl Dbm {
     }
 
     fn __repr__(&self) -> String {
+        format!("<memstored.DBM: {}>", self.__str__())
+    }
+
+    /// The class in Tkrzw's words, the path and the record count.
+    fn __str__(&self) -> String {
         match self.db.read().as_deref() {
             Some(db) => format!(
-                "<memstored.DBM: class={} path={:?} num_records={}>",
-                db.name().kind.label(),
+                "class={} path={:?} num_records={}",
+                db.name().tkrzw_class(),
                 db.name().path,
                 db.count()
             ),
-            None => "<memstored.DBM: class=unknown path=- num_records=-1>".into(),
+            None => "class=unknown path=- num_records=-1".into(),
         }
     }
 }

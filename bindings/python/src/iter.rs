@@ -1,6 +1,6 @@
 //! `Iterator`: tkrzw-python's iterator over an engine cursor. It owns a share
-//! of the database, so it stays valid after `DBM.Close` (reads keep working,
-//! writes report the closed database).
+//! of the database, so it stays safe after `DBM.Close`: every call then
+//! answers PRECONDITION_ERROR (the engine's closed cursor), as in Tkrzw.
 
 use crate::convert::{data, to_py};
 use crate::status::{settle, Status, NOT_FOUND_ERROR};

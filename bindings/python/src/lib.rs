@@ -1,13 +1,21 @@
 //! memstored for Python: the engine behind tkrzw-python's API (`DBM`,
-//! `Iterator`, `Status`, `StatusException`, `Utility`), so programs written for
+//! `Iterator`, `AsyncDBM`, `Future`, `File`, `Index`, `Status`,
+//! `StatusException`, `Utility`), so programs written for
 //! tkrzw-python switch by changing the import.
 
+mod asyncdbm;
+mod asyncops;
 mod convert;
 mod dbm;
+mod file;
+mod hash;
+mod index;
 mod iter;
 mod ops;
 mod params;
+mod process;
 mod status;
+mod tkops;
 mod utility;
 
 use pyo3::prelude::*;
@@ -15,7 +23,13 @@ use pyo3::prelude::*;
 #[pymodule]
 mod memstored {
     #[pymodule_export]
+    use crate::asyncdbm::{AsyncDbm, Future};
+    #[pymodule_export]
     use crate::dbm::Dbm;
+    #[pymodule_export]
+    use crate::file::File;
+    #[pymodule_export]
+    use crate::index::{Index, IndexIterator};
     #[pymodule_export]
     use crate::iter::DbIter;
     #[pymodule_export]

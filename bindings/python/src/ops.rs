@@ -1,9 +1,9 @@
 //! Engine calls that need more than one engine method: compare-exchange with
 //! tkrzw's `ANY_DATA`, and the multi-record pairs of tkrzw-python.
 
-use crate::status::{Status, INFEASIBLE_ERROR, NOT_IMPLEMENTED_ERROR};
+use crate::status::{Status, INFEASIBLE_ERROR};
 use bytes::Bytes;
-use memstored_engine::{Action, Db};
+use memstored_engine::{CasValue, Db};
 
 /// tkrzw's marker for "any value" (expected) or "leave as is" (desired).
 pub const ANY_DATA: &[u8] = b"\x00[ANY]\x00";
@@ -27,79 +27,117 @@ impl<'a> Want<'a> {
         }
     }
 
-    fn as_option(self) -> Option<Option<&'a [u8]>> {
+    /// The engine's form of the same wish.
+    pub fn cas(self) -> CasValue<'a> {
         match self {
-            Want::Absent => Some(None),
-            Want::Value(v) => Some(Some(v)),
-            Want::Any => None,
+            Want::Absent => CasValue::Absent,
+            Want::Any => CasValue::Any,
+            Want::Value(v) => CasValue::Value(v),
         }
     }
 }
 
-fn mismatch() -> Status {
+pub(crate) fn mismatch() -> Status {
     Status::new(
         INFEASIBLE_ERROR,
         "the record does not hold the expected value",
     )
 }
 
-/// tkrzw's CompareExchange. Plain values go to the engine's
-/// `compare_exchange`; `ANY_DATA` is decided here in one `process` call,
-/// which holds the record's lock, so the check and the write stay atomic.
+/// tkrzw's CompareExchange, `ANY_DATA` included (the engine's
+/// `compare_exchange_and_get`, atomic under the record's lock).
 pub fn compare_exchange(db: &Db, key: &[u8], expected: Want, desired: Want) -> Result<(), Status> {
-    if let (Some(e), Some(d)) = (expected.as_option(), desired.as_option()) {
-        return db.compare_exchange(key, e, d).map_err(Status::from);
-    }
-    let (matched, _) = db.process(key, |cur| {
-        let matched = match (expected, cur) {
-            (Want::Absent, None) | (Want::Any, Some(_)) => true,
-            (Want::Value(v), Some(r)) => &r.value[..] == v,
-            _ => false,
-        };
-        let action = match (matched, desired, cur) {
-            (false, _, _) | (true, Want::Any, _) => Action::Keep,
-            (true, Want::Absent, Some(_)) => Action::Remove,
-            (true, Want::Absent, None) => Action::Keep,
-            (true, Want::Value(v), _) => Action::Put {
-                value: Bytes::copy_from_slice(v),
-                flags: cur.map_or(0, |r| r.meta.flags),
-                expires_at: cur.map_or(0, |r| r.meta.expires_at),
-            },
-        };
-        Ok((action, matched))
-    })?;
-    if matched {
-        Ok(())
-    } else {
-        Err(mismatch())
+    match db.compare_exchange_and_get(key, expected.cas(), desired.cas())? {
+        (true, _) => Ok(()),
+        (false, _) => Err(mismatch()),
     }
 }
 
 /// A key and its expected or desired value, as the engine takes them.
 type Pair<'a> = (&'a [u8], Option<&'a [u8]>);
 
-/// The engine's form of compare-exchange-multi pairs; it has no `ANY_DATA`.
-fn plain<'a>(pairs: &'a [(Vec<u8>, Want<'a>)]) -> Result<Vec<Pair<'a>>, Status> {
-    pairs
-        .iter()
-        .map(|(k, w)| match w.as_option() {
-            Some(v) => Ok((&k[..], v)),
-            None => Err(Status::new(
-                NOT_IMPLEMENTED_ERROR,
-                "ANY_DATA is not supported by CompareExchangeMulti",
-            )),
-        })
-        .collect()
+/// A key and an owned value (None: absent).
+type Owned = (Vec<u8>, Option<Bytes>);
+
+fn value_of(db: &Db, key: &[u8]) -> Result<Option<Bytes>, Status> {
+    Ok(db.get_record(key)?.map(|r| r.value))
+}
+
+/// The pairs with every `ANY_DATA` replaced by the value the record holds
+/// now: an expected `ANY_DATA` of an absent record fails at once, and a
+/// desired one keeps the value the exchange expects (or reads).
+fn resolve(
+    db: &Db,
+    expected: &[(Vec<u8>, Want)],
+    desired: &[(Vec<u8>, Want)],
+) -> Result<(Vec<Owned>, Vec<Owned>), Status> {
+    let mut exp = Vec::with_capacity(expected.len());
+    for (k, w) in expected {
+        let v = match w {
+            Want::Absent => None,
+            Want::Value(v) => Some(Bytes::copy_from_slice(v)),
+            Want::Any => Some(value_of(db, k)?.ok_or_else(mismatch)?),
+        };
+        exp.push((k.clone(), v));
+    }
+    let mut des = Vec::with_capacity(desired.len());
+    for (k, w) in desired {
+        let v = match w {
+            Want::Absent => None,
+            Want::Value(v) => Some(Bytes::copy_from_slice(v)),
+            Want::Any => match exp.iter().find(|(e, _)| e == k) {
+                Some((_, v)) => v.clone(),
+                None => {
+                    let v = value_of(db, k)?;
+                    exp.push((k.clone(), v.clone()));
+                    v
+                }
+            },
+        };
+        des.push((k.clone(), v));
+    }
+    Ok((exp, des))
+}
+
+fn borrowed(pairs: &[Owned]) -> Vec<Pair<'_>> {
+    pairs.iter().map(|(k, v)| (&k[..], v.as_deref())).collect()
+}
+
+/// Whether every expectation that is not `ANY_DATA` holds now.
+fn literals_hold(db: &Db, expected: &[(Vec<u8>, Want)]) -> Result<bool, Status> {
+    for (k, w) in expected {
+        let now = value_of(db, k)?;
+        let holds = match w {
+            Want::Absent => now.is_none(),
+            Want::Value(v) => now.as_deref() == Some(*v),
+            Want::Any => now.is_some(),
+        };
+        if !holds {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// tkrzw's CompareExchangeMulti over the engine's atomic multi-shard call.
+/// The engine has no `ANY_DATA`: it is replaced by the value read, and a
+/// mismatch that only a write in between caused is tried again.
 pub fn compare_exchange_multi(
     db: &Db,
     expected: &[(Vec<u8>, Want)],
     desired: &[(Vec<u8>, Want)],
 ) -> Result<(), Status> {
-    db.compare_exchange_multi(&plain(expected)?, &plain(desired)?)
-        .map_err(Status::from)
+    loop {
+        let (exp, des) = resolve(db, expected, desired)?;
+        match db.compare_exchange_multi(&borrowed(&exp), &borrowed(&des)) {
+            Err(memstored_engine::Error::ValueMismatch(_)) => {
+                if !literals_hold(db, expected)? {
+                    return Err(mismatch());
+                }
+            }
+            r => return r.map_err(Status::from),
+        }
+    }
 }
 
 #[cfg(test)]

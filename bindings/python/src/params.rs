@@ -3,6 +3,7 @@
 
 use crate::status::{Status, INVALID_ARGUMENT_ERROR};
 use memstored_engine::name::with_params;
+use memstored_engine::Db;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
 
@@ -17,13 +18,25 @@ pub struct OpenSpec {
     pub no_create: bool,
 }
 
+impl OpenSpec {
+    /// Opens the database; with `no_create` the engine's own refusal,
+    /// which makes nothing and names shard files of another `num_shards`.
+    pub fn open(&self, writable: bool) -> Result<Db, Status> {
+        Ok(if self.no_create {
+            Db::open_existing(&self.name, writable)?
+        } else {
+            Db::open(&self.name, writable)?
+        })
+    }
+}
+
 /// Keyword parameters the binding consumes instead of passing them on.
 /// `concurrent` is tkrzw-python's switch to release the GIL; this binding
 /// decides that per call, so the parameter is accepted and has no effect.
 const BINDING_PARAMS: [&str; 2] = ["no_create", "concurrent"];
 
 /// A keyword value as text: Python booleans as `true`/`false`, the rest by `str()`.
-fn value_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn value_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(b) = v.cast::<PyBool>() {
         return Ok(if b.is_true() { "true" } else { "false" }.into());
     }

@@ -6,8 +6,8 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
 pub use memstored_engine::status::code::{
-    INFEASIBLE_ERROR, INVALID_ARGUMENT_ERROR, NOT_FOUND_ERROR, NOT_IMPLEMENTED_ERROR,
-    PRECONDITION_ERROR, SUCCESS,
+    DUPLICATION_ERROR, INFEASIBLE_ERROR, INVALID_ARGUMENT_ERROR, NOT_FOUND_ERROR,
+    NOT_IMPLEMENTED_ERROR, PRECONDITION_ERROR, SUCCESS,
 };
 use memstored_engine::status::{code_name, code_of_name, STATUS_NAMES};
 

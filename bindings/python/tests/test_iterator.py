@@ -80,11 +80,17 @@ def test_python_iteration(filled):
     assert list(filled.MakeIterator()) == []  # not positioned yet
 
 
-def test_iterator_outlives_close(filled):
+def test_iterator_of_a_closed_database_answers_precondition_error(filled):
     it = filled.MakeIterator()
     it.First()
     filled.Close()
-    assert it.Get() is not None
+    st = Status()
+    assert it.Get(st) is None and st == Status.PRECONDITION_ERROR
+    for move in (it.First, it.Next, lambda: it.Jump("000")):
+        assert move() == Status.PRECONDITION_ERROR
+    with pytest.raises(StatusException):
+        next(it)
+    assert "unlocated" in repr(it)
 
 
 def test_iterator_needs_open_database():

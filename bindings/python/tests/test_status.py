@@ -1,3 +1,5 @@
+import sys
+
 import pytest
 
 from memstored import DBM, Status, StatusException, Utility
@@ -78,3 +80,22 @@ def test_utility():
     assert Utility.GetMemoryUsage() >= before + (60 << 20)
     assert Utility.EditDistanceLev("kitten", "sitting") == 3
     assert Utility.EditDistanceLev("日本", "日本語") == 1
+
+
+def test_utility_is_tkrzws():
+    assert Utility.PAGE_SIZE >= 4096 and Utility.PAGE_SIZE & (Utility.PAGE_SIZE - 1) == 0
+    assert Utility.INT32MIN == -(2**31) and Utility.INT32MAX == 2**31 - 1
+    assert Utility.UINT64MAX == 2**64 - 1
+    # Tkrzw's own figures for "abc".
+    assert Utility.PrimaryHash("abc") == 16973900370012003622
+    assert Utility.PrimaryHash(b"abc", (1 << 32) - 1) == 3042090208
+    assert Utility.SecondaryHash("abc") == 1765794342254572867
+    assert Utility.SecondaryHash("abc", (1 << 32) - 1) == 702176507
+    assert Utility.SerializeInt(-123456) == (-123456).to_bytes(8, "big", signed=True)
+    assert Utility.DeserializeInt(Utility.SerializeInt(-123456)) == -123456
+    assert Utility.DeserializeInt(b"\x01\x00") == 256
+    seq = Utility.SerializeFloat(-123.456)
+    assert len(seq) == 8 and Utility.DeserializeFloat(seq) == -123.456
+    assert Utility.EditDistanceLev("", "") == 0 and Utility.EditDistanceLev("あいう", "あう") == 1
+    if sys.platform.startswith("linux"):
+        assert Utility.OS_NAME == "Linux"
