@@ -119,7 +119,7 @@ static void test_records(const char* dir) {
   MemstoredKeyValuePair* props = memstored_dbm_inspect(dbm, &n);
   bool saw_class = false;
   for (int32_t i = 0; props != NULL && i < n; i++) {
-    if (strcmp(props[i].key_ptr, "class") == 0) saw_class = strcmp(props[i].value_ptr, "hash") == 0;
+    if (strcmp(props[i].key_ptr, "class") == 0) saw_class = strcmp(props[i].value_ptr, "HashDBM") == 0;
   }
   CHECK(saw_class);
   memstored_free(props);
