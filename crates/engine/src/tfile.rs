@@ -19,6 +19,10 @@ pub struct FileOptions {
     pub no_create: bool,
     /// `synchronize` and `close` make the data durable (fsync).
     pub sync_hard: bool,
+    /// Tkrzw's `block_size` with `access_options` naming `padding`: a
+    /// writable file's length is rounded up to a multiple of it on close
+    /// (with zeros), as Tkrzw's padded files are.
+    pub pad_to: Option<u64>,
 }
 
 /// Tkrzw's File parameters that mean nothing here (locking, the
@@ -27,8 +31,6 @@ const IGNORED_PARAMS: &[&str] = &[
     "no_wait",
     "no_lock",
     "file",
-    "block_size",
-    "access_options",
     "alloc_init_size",
     "alloc_inc_factor",
 ];
@@ -39,12 +41,16 @@ impl FileOptions {
     /// `InvalidArgument` naming it.
     pub fn from_params<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
         let mut o = FileOptions::default();
+        let (mut block, mut padding) = (None, false);
         for (k, v) in params {
             let on = || matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes");
             match k {
                 "truncate" => o.truncate = on(),
                 "no_create" => o.no_create = on(),
                 "sync_hard" => o.sync_hard = on(),
+                "block_size" => block = v.parse::<u64>().ok().filter(|b| *b > 1),
+                // Tkrzw's other access options (direct, sync, ...) tune I/O.
+                "access_options" => padding = v.split(':').any(|w| w == "padding"),
                 k if IGNORED_PARAMS.contains(&k) => {}
                 k => {
                     return Err(Error::InvalidArgument(format!(
@@ -53,6 +59,7 @@ impl FileOptions {
                 }
             }
         }
+        o.pad_to = block.filter(|_| padding);
         Ok(o)
     }
 }
@@ -63,6 +70,7 @@ struct OpenFile {
     path: String,
     writable: bool,
     sync_hard: bool,
+    pad_to: Option<u64>,
     /// Held by every change of the size, so appends never overlap.
     size: Mutex<u64>,
 }
@@ -104,6 +112,7 @@ impl File {
             path: path.to_string(),
             writable,
             sync_hard: opts.sync_hard,
+            pad_to: opts.pad_to,
             size: Mutex::new(size),
         });
         Ok(())
@@ -112,6 +121,13 @@ impl File {
     /// Closes the file (durably with `sync_hard`); `Precondition` when not open.
     pub fn close(&self) -> Result<()> {
         let f = self.open.write().take().ok_or_else(not_open)?;
+        if let (true, Some(block)) = (f.writable, f.pad_to) {
+            let size = *f.size.lock();
+            let padded = size.div_ceil(block).saturating_mul(block);
+            if padded > size {
+                f.data.set_len(padded)?;
+            }
+        }
         if f.writable && f.sync_hard {
             f.data.sync()?;
         }
@@ -232,6 +248,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(name).to_str().unwrap().to_string();
         (dir, p)
+    }
+
+    /// Tkrzw's padded files (tkrzw-java's Test.java, file): `block_size`
+    /// with `access_options=padding` rounds the length up on close.
+    #[test]
+    fn padding_rounds_the_length_up_on_close() {
+        let (_d, path) = temp("padded.txt");
+        let f = File::new();
+        let opts = FileOptions::from_params([
+            ("truncate", "true"),
+            ("block_size", "512"),
+            ("access_options", "padding:pagecache"),
+        ])
+        .unwrap();
+        f.open(&path, true, opts).unwrap();
+        f.append(b"hello world!").unwrap();
+        f.close().unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 512);
+        let plain = FileOptions::from_params([("block_size", "512")]).unwrap();
+        assert_eq!(plain.pad_to, None);
     }
 
     #[test]

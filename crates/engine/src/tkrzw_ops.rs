@@ -5,6 +5,7 @@
 //! record processors (Process, ProcessMulti, ProcessFirst, ProcessEach).
 
 use crate::db::Db;
+use crate::name::EngineKind;
 use crate::queue::QueueSignal;
 use crate::record::{now_secs, Record};
 use crate::shard::Action;
@@ -162,13 +163,27 @@ impl Db {
     }
 
     /// Tkrzw's `GetFileSize`: the bytes of the database's files; for an
-    /// in-memory database, the bytes its records take.
+    /// in-memory database, the bytes its records take. An in-memory hash
+    /// saved to a path (`.tkmt`, Tkrzw's `.tiny`, `.cache`, `.stdhash`)
+    /// counts the file it was last saved to, or its records before the
+    /// first save.
     pub fn file_size(&self) -> u64 {
         let st = self.stats();
-        if self.name.kind.has_file() {
-            st.file_size
-        } else {
-            st.bytes
+        match self.name.kind {
+            EngineKind::MemFile => {
+                let n = self.shards.len();
+                let on_disk: u64 = (0..n)
+                    .map(|i| crate::paths::shard_path(&self.name.path, i, n))
+                    .filter_map(|p| self.fs.open(&p, false, false).and_then(|f| f.len()).ok())
+                    .sum();
+                if on_disk > 0 {
+                    on_disk
+                } else {
+                    st.bytes
+                }
+            }
+            kind if kind.has_file() => st.file_size,
+            _ => st.bytes,
         }
     }
 
@@ -225,10 +240,19 @@ pub fn restore_database(
         }
     };
     // A `dbm=` parameter overrides the path's extension, as Tkrzw's class.
-    let name = |p: &str| match dbm {
-        "" => p.to_string(),
-        d => format!("{p}#dbm={d}"),
+    let class = match dbm {
+        "" => String::new(),
+        d => format!("#dbm={d}"),
     };
+    // A sharded database is restored shard by shard into as many shards, as
+    // Tkrzw's ShardDBM does: the count is the one the old files have.
+    let mut old = crate::name::DbName::parse(&format!("{old_path}#num_shards=0{class}"))?;
+    crate::existing::resolve_shards(&crate::io::RealFs, &mut old);
+    let shards = match old.num_shards {
+        1 => String::new(),
+        n => format!("#num_shards={n}"),
+    };
+    let name = |p: &str| format!("{p}{shards}{class}");
     crate::restore::restore(&name(old_path), &name(new_path)).map(|_| ())
 }
 

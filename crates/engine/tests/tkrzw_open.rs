@@ -62,3 +62,40 @@ fn close_releases_the_store_while_an_iterator_lives() {
         assert_eq!(Db::open(name, false).unwrap().count(), 3, "{name}");
     }
 }
+
+/// Tkrzw's RestoreDatabase of a sharded database names it without the
+/// shard count (tkrzw-java's Test.java, basic): the shards are found from
+/// the files and restored into as many.
+#[test]
+fn restore_database_finds_the_shards() {
+    let dir = tmp();
+    let old = dir.path().join("casket.tkh");
+    let new = dir.path().join("restored.tkh");
+    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
+    {
+        let db = Db::open(&format!("{old}#num_shards=4"), true).unwrap();
+        for i in 0..40 {
+            db.set(format!("k{i}").as_bytes(), b"v", true).unwrap();
+        }
+        db.close().unwrap();
+    }
+    memstored_engine::restore_database(old, new, "", -1).unwrap();
+    let db = Db::open(&format!("{new}#num_shards=4"), false).unwrap();
+    assert_eq!(db.count(), 40);
+}
+
+/// Tkrzw's GetFileSize of an in-memory hash saved to a path (`.tiny`,
+/// `.tkmt`) is the saved file's size, not 0.
+#[test]
+fn file_size_of_a_saved_in_memory_hash() {
+    let dir = tmp();
+    for ext in ["tiny", "tkmt", "cache", "stdhash"] {
+        let path = dir.path().join(format!("casket.{ext}"));
+        let db = Db::open(path.to_str().unwrap(), true).unwrap();
+        db.set(b"a", b"1", true).unwrap();
+        assert!(db.file_size() > 0, "{ext}: before the first save");
+        db.synchronize(false).unwrap();
+        let on_disk = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(db.file_size(), on_disk, "{ext}");
+    }
+}
