@@ -254,8 +254,9 @@ bool memstored_dbm_append(struct MemstoredDBM *dbm,
                           const char *delim_ptr,
                           int32_t delim_size);
 
-// Replaces the record when it holds `expected` (NULL: must be absent) with
-// `desired` (NULL: remove it); INFEASIBLE_ERROR otherwise.
+// Replaces the record when it holds `expected` (NULL: must be absent;
+// `MEMSTORED_ANY_DATA`: any value) with `desired` (NULL: remove it;
+// `MEMSTORED_ANY_DATA`: no change); INFEASIBLE_ERROR otherwise.
 //
 // # Safety
 // `dbm` is live; the byte arguments as everywhere.
@@ -280,7 +281,7 @@ int64_t memstored_dbm_increment(struct MemstoredDBM *dbm,
                                 int64_t initial);
 
 // Atomically: when every expected record holds its value (NULL value: is
-// absent), stores every desired one (NULL value: removes it); else
+// absent; `MEMSTORED_ANY_DATA`: exists), stores every desired one (NULL value: removes it); else
 // INFEASIBLE_ERROR and nothing changes.
 //
 // # Safety

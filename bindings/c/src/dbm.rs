@@ -9,7 +9,7 @@ use crate::mem::{
 use crate::status::{guard, Failure, Outcome, MEMSTORED_STATUS_DUPLICATION_ERROR};
 use bytes::Bytes;
 use memstored_engine::name::with_params_text;
-use memstored_engine::{Action, Db, SearchMode};
+use memstored_engine::{Action, CasValue, Db, SearchMode};
 use std::ffi::c_char;
 use std::ptr::null_mut;
 use std::sync::Arc;
@@ -362,8 +362,9 @@ pub unsafe extern "C" fn memstored_dbm_append(
     })
 }
 
-/// Replaces the record when it holds `expected` (NULL: must be absent) with
-/// `desired` (NULL: remove it); INFEASIBLE_ERROR otherwise.
+/// Replaces the record when it holds `expected` (NULL: must be absent;
+/// `MEMSTORED_ANY_DATA`: any value) with `desired` (NULL: remove it;
+/// `MEMSTORED_ANY_DATA`: no change); INFEASIBLE_ERROR otherwise.
 ///
 /// # Safety
 /// `dbm` is live; the byte arguments as everywhere.
@@ -379,10 +380,39 @@ pub unsafe extern "C" fn memstored_dbm_compare_exchange(
 ) -> bool {
     guard(false, || unsafe {
         let key = bytes(key_ptr, key_size)?;
+        let any = crate::process::any_data();
+        if expected_ptr == any || desired_ptr == any {
+            let expected = cas_value(expected_ptr, expected_size)?;
+            let desired = cas_value(desired_ptr, desired_size)?;
+            let (done, _) = db(dbm)?.compare_exchange_and_get(key, expected, desired)?;
+            return match done {
+                true => Ok(true),
+                false => Err(Failure::new(
+                    crate::status::MEMSTORED_STATUS_INFEASIBLE_ERROR,
+                    "the record does not hold the expected value",
+                )),
+            };
+        }
         let expected = opt_bytes(expected_ptr, expected_size)?;
         let desired = opt_bytes(desired_ptr, desired_size)?;
         db(dbm)?.compare_exchange(key, expected, desired)?;
         Ok(true)
+    })
+}
+
+/// A compare-exchange argument: NULL is "no record", `MEMSTORED_ANY_DATA`
+/// "any value" (expected) or "no change" (desired).
+///
+/// # Safety
+/// As `bytes`.
+pub(crate) unsafe fn cas_value<'a>(ptr: *const c_char, size: i32) -> Outcome<CasValue<'a>> {
+    Ok(if ptr.is_null() {
+        CasValue::Absent
+    } else if ptr == crate::process::any_data() {
+        CasValue::Any
+    } else {
+        // SAFETY: forwarded contract.
+        CasValue::Value(unsafe { bytes(ptr, size) }?)
     })
 }
 
@@ -447,7 +477,7 @@ unsafe fn opt_pairs<'a>(ptr: *const MemstoredKeyValuePair, n: i32) -> Outcome<Ve
 }
 
 /// Atomically: when every expected record holds its value (NULL value: is
-/// absent), stores every desired one (NULL value: removes it); else
+/// absent; `MEMSTORED_ANY_DATA`: exists), stores every desired one (NULL value: removes it); else
 /// INFEASIBLE_ERROR and nothing changes.
 ///
 /// # Safety
@@ -461,11 +491,47 @@ pub unsafe extern "C" fn memstored_dbm_compare_exchange_multi(
     num_desired: i32,
 ) -> bool {
     guard(false, || unsafe {
+        let any = crate::process::any_data();
+        let wants_any: Vec<bool> = array(expected, num_expected)?
+            .iter()
+            .map(|r| r.value_ptr == any)
+            .collect();
         let expected = opt_pairs(expected, num_expected)?;
         let desired = opt_pairs(desired, num_desired)?;
-        db(dbm)?.compare_exchange_multi(&expected, &desired)?;
-        Ok(true)
+        let db = db(dbm)?;
+        // "Any value": the value read now is expected; a change between
+        // the read and the locked check is retried.
+        for _ in 0..ANY_RETRIES {
+            let mut held = Vec::with_capacity(expected.len());
+            for ((key, _), any) in expected.iter().zip(&wants_any) {
+                held.push(match any {
+                    true => Some(db.get_record(key)?.ok_or_else(no_record)?.value),
+                    false => None,
+                });
+            }
+            let now: Vec<OptPair<'_>> = expected
+                .iter()
+                .zip(&held)
+                .map(|((k, want), v)| (*k, v.as_deref().or(*want)))
+                .collect();
+            match db.compare_exchange_multi(&now, &desired) {
+                Err(memstored_engine::Error::ValueMismatch(_)) if wants_any.contains(&true) => {}
+                r => return r.map(|()| true).map_err(Into::into),
+            }
+        }
+        Err(no_record())
     })
+}
+
+/// Rounds of `memstored_dbm_compare_exchange_multi` with "any value"
+/// expectations whose records kept changing.
+const ANY_RETRIES: usize = 1000;
+
+fn no_record() -> Failure {
+    Failure::new(
+        crate::status::MEMSTORED_STATUS_INFEASIBLE_ERROR,
+        "a record does not hold the expected value",
+    )
 }
 
 /// The number of records, or -1 on failure.

@@ -3,12 +3,11 @@
 //! flat records, the file's size, path and copy, timestamp, health, check
 //! and restore_database.
 
-use crate::dbm::{db, MemstoredDBM};
+use crate::dbm::{cas_value, db, MemstoredDBM};
 use crate::file::{file, MemstoredFile};
 use crate::mem::{bytes, give_bytes, text, MemstoredKeyValuePair};
-use crate::process::any_data;
 use crate::status::{guard, set_failure, Outcome, MEMSTORED_STATUS_INFEASIBLE_ERROR};
-use memstored_engine::{CasValue, Db};
+use memstored_engine::Db;
 use std::ffi::c_char;
 use std::ptr::null_mut;
 
@@ -121,19 +120,6 @@ pub unsafe extern "C" fn memstored_dbm_push_last(
     guard(false, || unsafe {
         db(dbm)?.push_last(bytes(value_ptr, value_size)?, wtime, true)?;
         Ok(true)
-    })
-}
-
-/// An argument of compare_exchange_and_get: NULL is "no record",
-/// `MEMSTORED_ANY_DATA` "any".
-unsafe fn cas_value<'a>(ptr: *const c_char, size: i32) -> Outcome<CasValue<'a>> {
-    Ok(if ptr.is_null() {
-        CasValue::Absent
-    } else if ptr == any_data() {
-        CasValue::Any
-    } else {
-        // SAFETY: forwarded contract.
-        CasValue::Value(unsafe { bytes(ptr, size) }?)
     })
 }
 

@@ -142,6 +142,24 @@ static void test_compare_and_append(void) {
       "123"));
   CHECK(!memstored_dbm_check(dbm, "x", -1));
 
+  /* ANY_DATA in the plain and the multi compare-exchange. */
+  CHECK(!memstored_dbm_compare_exchange(dbm, "y", -1, MEMSTORED_ANY_DATA, 0, "1", -1));
+  LAST_IS(MEMSTORED_STATUS_INFEASIBLE_ERROR);
+  CHECK(memstored_dbm_set(dbm, "y", -1, "", 0, true));
+  CHECK(memstored_dbm_compare_exchange(dbm, "y", -1, MEMSTORED_ANY_DATA, 0, "1", -1));
+  CHECK(memstored_dbm_compare_exchange(dbm, "y", -1, "1", -1, MEMSTORED_ANY_DATA, 0));
+  CHECK(value_is(dbm, "y", "1"));
+  MemstoredKeyValuePair want[2] = {{"y", -1, MEMSTORED_ANY_DATA, 0}, {"z", -1, NULL, 0}};
+  MemstoredKeyValuePair put[1] = {{"z", -1, "2", -1}};
+  CHECK(memstored_dbm_compare_exchange_multi(dbm, want, 2, put, 1));
+  CHECK(value_is(dbm, "z", "2"));
+  CHECK(!memstored_dbm_compare_exchange_multi(dbm, want, 2, put, 1));
+  LAST_IS(MEMSTORED_STATUS_INFEASIBLE_ERROR);
+  want[0].key_ptr = "absent";
+  want[1].key_ptr = "none";
+  CHECK(!memstored_dbm_compare_exchange_multi(dbm, want, 2, put, 1));
+  LAST_IS(MEMSTORED_STATUS_INFEASIBLE_ERROR);
+
   CHECK(memstored_dbm_set(dbm, "one", -1, "a", -1, true));
   MemstoredKeyValuePair recs[2] = {{"one", -1, "1", -1}, {"two", -1, "2", -1}};
   CHECK(memstored_dbm_append_multi(dbm, recs, 2, ":", -1));

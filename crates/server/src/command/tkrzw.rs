@@ -7,7 +7,7 @@
 use super::{check_size, outcome, CompareExchangeMulti, Meta, Number, Outcome};
 use crate::state::server::Server;
 use bytes::Bytes;
-use memstored_engine::{Action, Error};
+use memstored_engine::Action;
 
 /// Times an optimistic multi-record call reads and retries when other
 /// writers change its records between its read and its locked write.
@@ -250,34 +250,9 @@ impl Rekey {
     /// `Done`, `NotFound` (no record of `old_key`), `NotStored(Present)`
     /// (a record of `new_key` without `overwrite`), `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
-        if !srv.db.is_writable() {
-            return Outcome::ReadOnly;
-        }
-        let (old, new) = (&self.old_key[..], &self.new_key[..]);
-        for _ in 0..RETRIES {
-            let value = match srv.db.get_record(old) {
-                Ok(Some(r)) => r.value,
-                Ok(None) => return Outcome::NotFound,
-                Err(e) => return Outcome::from_error(e),
-            };
-            let mut expected = vec![(old, Some(&value[..]))];
-            if !self.overwrite {
-                match srv.db.get_record(new) {
-                    Ok(Some(_)) => return Outcome::NotStored(super::Absence::Present),
-                    Ok(None) => expected.push((new, None)),
-                    Err(e) => return Outcome::from_error(e),
-                }
-            }
-            let mut desired = Vec::with_capacity(2);
-            if !self.copying {
-                desired.push((old, None));
-            }
-            desired.push((new, Some(&value[..])));
-            match srv.db.compare_exchange_multi(&expected, &desired) {
-                Err(Error::ValueMismatch(_)) => continue,
-                r => return outcome(r, |()| Outcome::Done),
-            }
-        }
-        Outcome::Exists
+        let r = srv
+            .db
+            .rekey(&self.old_key, &self.new_key, self.overwrite, self.copying);
+        outcome(r, |()| Outcome::Done)
     }
 }
