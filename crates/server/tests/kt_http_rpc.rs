@@ -192,6 +192,41 @@ fn get_bulk_counts_each_key_as_ktserver_does() {
     }
 }
 
+/// `status`'s `type` is Kyoto Cabinet's number for the database
+/// (`BasicDB::Type`, printed in decimal as ktserver does), from the KC name
+/// the database was opened with, or from memstored's engine for its own
+/// names (issue 45: it said `tree`).
+#[test]
+fn status_type_is_kyoto_cabinets_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |f: &str| dir.path().join(f).display().to_string();
+    let names = [
+        ("*".to_string(), "32"),
+        ("+".to_string(), "17"),
+        ("-".to_string(), "16"),
+        (":".to_string(), "24"),
+        ("%".to_string(), "33"),
+        (at("a.kch"), "48"),
+        (at("b.kct"), "49"),
+        (at("c.kcd"), "64"),
+        (at("d.kcf"), "65"),
+        (at("e.tkh"), "48"),
+        (at("f.tkt"), "49"),
+        (at("g.kct#type=kch"), "48"),
+    ];
+    let mut args = Vec::new();
+    for (n, _) in &names {
+        args.extend(["-s", n.as_str()]);
+    }
+    let (_srv, port) = start_kt(&args);
+    let mut h = Http::connect(port);
+    for (i, (name, want)) in names.iter().enumerate() {
+        let db = i.to_string();
+        let st = h.rpc("status", &[(b"DB", db.as_bytes())], None);
+        assert_eq!(st.field("type").as_deref(), Some(*want), "{name}: {st:?}");
+    }
+}
+
 /// A TSV-RPC call's input records.
 type Input<'a> = &'a [(&'a [u8], &'a [u8])];
 
