@@ -50,6 +50,9 @@ pub struct DbName {
     class: Option<&'static str>,
     /// The name says `num_shards` (even `num_shards=1`).
     shards_named: bool,
+    /// Kyoto Cabinet's type number when the name is KC's (a symbol, a KC
+    /// extension, `type=`): what `kc_type` reports.
+    kc_type: Option<u8>,
 }
 
 /// Most shards a name may ask for: shard files are numbered with five
@@ -199,6 +202,24 @@ impl DbName {
         }
     }
 
+    /// Kyoto Cabinet's number for this database's type (`BasicDB::Type`),
+    /// which Kyoto Tycoon's `status` reports: the one a KC name chose (`*`
+    /// 0x20, `%` 0x21, `.kct` 0x31, `type=kch` 0x30...), else that of
+    /// memstored's engine: file hash 0x30, file tree 0x31, in-memory hash
+    /// 0x20 (KC's cache hash, which `*` names), in-memory tree 0x11 (KC's
+    /// prototype tree, which `+` names), and the in-memory hash kept in a
+    /// file 0x10 (KC's prototype hash: KC saves no in-memory database).
+    pub fn kc_type(&self) -> u8 {
+        use EngineKind as K;
+        self.kc_type.unwrap_or(match self.kind {
+            K::FileHash => 0x30,
+            K::FileTree => 0x31,
+            K::MemHash => 0x20,
+            K::MemTree => 0x11,
+            K::MemFile => 0x10,
+        })
+    }
+
     /// Parses a database name such as `casket.tkh#num_shards=100,num_buckets=1M`.
     pub fn parse(name: &str) -> Result<DbName> {
         let (path, params) = match name.find('#') {
@@ -223,6 +244,7 @@ impl DbName {
             dbm: None,
             class: None,
             shards_named: false,
+            kc_type: None,
         };
         for item in params.split([',', '#']).filter(|s| !s.trim().is_empty()) {
             let (k, v) = item.split_once('=').ok_or_else(|| {
@@ -231,6 +253,9 @@ impl DbName {
             out.apply(k.trim(), v.trim())?;
         }
         let dbm = out.dbm.take();
+        if dbm.is_none() {
+            out.kc_type = kc_type_of_path(path);
+        }
         (out.kind, out.class) = match dbm {
             // Tkrzw's on-memory classes load from and save to a path when
             // given one: memstored's in-memory hash with a file, or its
@@ -278,8 +303,14 @@ impl DbName {
 
     fn apply(&mut self, key: &str, value: &str) -> Result<()> {
         match key {
-            "dbm" => self.dbm = Some(kind_from_dbm(value)?),
-            "type" => self.dbm = Some(DbmWord::plain(kc::kind_from_type(value)?)),
+            "dbm" => {
+                self.dbm = Some(kind_from_dbm(value)?);
+                self.kc_type = None;
+            }
+            "type" => {
+                self.dbm = Some(DbmWord::plain(kc::kind_from_type(value)?));
+                self.kc_type = kc::type_number(value);
+            }
             "num_shards" => {
                 // Tkrzw reads any number below 1 as "as the files have".
                 self.num_shards = if value.trim().starts_with('-') {
@@ -405,6 +436,18 @@ fn kind_from_path(path: &str) -> Result<(EngineKind, Option<&'static str>)> {
             })
             .map(|k| (k, None)),
     }
+}
+
+/// The KC type a path names by its last component (a symbol) or its KC
+/// extension; `None` for memstored's and Tkrzw's names.
+fn kc_type_of_path(path: &str) -> Option<u8> {
+    let last = path.rsplit('/').next().unwrap_or(path);
+    if kc::kind_from_symbol(last).is_some() {
+        return kc::type_number(last);
+    }
+    let base = path.split_once(".backup.").map_or(path, |(b, _)| b);
+    let ext = base.rsplit_once('.')?.1.to_ascii_lowercase();
+    kc::kind_from_extension(&ext).and_then(|_| kc::type_number(&ext))
 }
 
 /// Tkrzw's extensions (PolyDBM's list) and the engine each maps to, with

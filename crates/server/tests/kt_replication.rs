@@ -143,7 +143,9 @@ fn a_slave_gets_every_protocols_writes_as_kyoto_tycoon_messages() {
     assert_eq!(read_n(&mut slave, 1), [REPLICATION]);
     let want = [
         (0, set_body(b"text", b"hi", Some(XT_MAX))),
-        (0, set_body(b"timed", b"t", Some(xt))),
+        // memcached's exptime is the first second the item is gone; KT's
+        // xt the last one it is alive.
+        (0, set_body(b"timed", b"t", Some(xt - 1))),
         (0, vec![0xA2, 4, b't', b'e', b'x', b't']),
         (1, set_body(b"p", b"val", None)),
         (0, set_body(b"rpc", b"v", Some(XT_MAX))),
@@ -194,6 +196,53 @@ fn a_slave_gets_every_protocols_writes_as_kyoto_tycoon_messages() {
         panic!("not a message")
     };
     assert_eq!(body, set_body(b"live", b"l", Some(XT_MAX)));
+}
+
+/// A field of an RPC reply map, as text.
+fn field(v: &Value, name: &str) -> Option<String> {
+    let Value::Map(m) = v else { return None };
+    m.iter()
+        .find(|(k, _)| memstored_protocol::rpc::value_bytes(k) == Some(name.as_bytes()))
+        .and_then(|(_, v)| memstored_protocol::rpc::value_bytes(v))
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+}
+
+/// A record's expiry reaches a slave as the `xt` the master's `get`
+/// reports, as ktserver's TimedDB logs it, so that master and slave expire
+/// it in the same second (issue 45: the slave's xt was one second later).
+#[test]
+fn a_slave_gets_the_xt_the_master_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = master(dir.path(), &["main.tkh".to_string()]);
+    let xt = now_ns() / 1_000_000_000 + 3600;
+    let mut r = srv.connect();
+    let opts = |xt: String| Value::Map(vec![("xt".into(), xt.into())]);
+    rpc(
+        &mut r,
+        "set",
+        &["abs".into(), "v".into(), opts(format!("-{xt}"))],
+    );
+    rpc(
+        &mut r,
+        "set",
+        &["rel".into(), "w".into(), opts("600".into())],
+    );
+    let abs = rpc(&mut r, "get", &["abs".into()]);
+    assert_eq!(field(&abs, "xt"), Some(xt.to_string()), "{abs:?}");
+    let rel = rpc(&mut r, "get", &["rel".into()]);
+    let rel_xt: u64 = field(&rel, "xt")
+        .and_then(|x| x.parse().ok())
+        .expect("rel's xt");
+
+    let mut slave = srv.connect();
+    request(&mut slave, 0, 0, 9);
+    assert_eq!(read_n(&mut slave, 1), [REPLICATION]);
+    for (key, value, want) in [(b"abs", b"v", xt), (b"rel", b"w", rel_xt)] {
+        let Frame::Log { body, .. } = next_log(&mut slave) else {
+            panic!("not a message")
+        };
+        assert_eq!(body, set_body(key, value, Some(want)));
+    }
 }
 
 #[test]

@@ -70,6 +70,24 @@ pub(super) fn kind_from_type(value: &str) -> Result<EngineKind> {
     })
 }
 
+/// Kyoto Cabinet's number for a database type (`BasicDB::Type`, which KT's
+/// `status` prints in decimal), from a symbol, an extension or a `type=`
+/// word, as `PolyDB::open` reads them. `None` for what is not KC's.
+pub(super) fn type_number(word: &str) -> Option<u8> {
+    Some(match word.to_ascii_lowercase().as_str() {
+        "-" | "kcph" | "phdb" | "phash" => 0x10,
+        "+" | "kcpt" | "ptdb" | "ptree" => 0x11,
+        ":" | "kcs" | "sdb" | "stash" => 0x18,
+        "*" | "kcc" | "cdb" | "cache" => 0x20,
+        "%" | "kcg" | "gdb" | "grass" => 0x21,
+        "kch" | "hdb" | "hash" => 0x30,
+        "kct" | "tdb" | "tree" => 0x31,
+        "kcd" | "ddb" | "dir" | "directory" => 0x40,
+        "kcf" | "fdb" | "for" | "forest" => 0x41,
+        _ => return None,
+    })
+}
+
 /// KC's `zcomp=` (the compressor; it also turns compression on): LZO, the
 /// fast one, becomes LZ4; ZLIB and LZMA, the compact ones, become zstd.
 /// `None` for a value memstored cannot honour (the Arcfour cipher: records
@@ -157,6 +175,16 @@ mod tests {
         for bad in ["kcx", "text", "sqlite"] {
             assert!(kind_from_type(bad).is_err(), "{bad}");
         }
+        for (v, n) in [
+            ("-", 0x10),
+            ("%", 0x21),
+            ("KCT", 0x31),
+            ("forest", 0x41),
+            ("cache", 0x20),
+        ] {
+            assert_eq!(type_number(v), Some(n), "{v}");
+        }
+        assert_eq!(type_number("tkh"), None);
         assert_eq!(zcomp("lzo"), Some(Compression::Lz4));
         assert_eq!(zcomp("lzma"), Some(Compression::Zstd));
         assert_eq!(zcomp("arc"), None);

@@ -13,7 +13,9 @@
 //!   the slave's position on.
 //! - memcached flags have no place in a message and are not sent; the
 //!   expiration time is sent before the value unless the database is
-//!   `ktopts=p`, as Kyoto Tycoon's TimedDB logs it.
+//!   `ktopts=p`, as Kyoto Tycoon's TimedDB logs it: its `xt`, the last
+//!   second the record is alive (what `get` reports), one before the
+//!   engine's expiry, the first second it is gone.
 //! - When the slave has caught up the stream sends the clock (one second
 //!   back, never behind what it sent) every 100 ms, and the slave answers
 //!   each with one byte. The answers are its acknowledgements: the master's
@@ -23,6 +25,7 @@
 //!   slave acknowledges nothing while it is behind).
 
 use super::master::POLL;
+use crate::protocols::rpc::expiry_to_xt_secs;
 use crate::state::replication::liveness::STALL;
 use crate::state::replication::progress::StreamProgress;
 use crate::state::replication::StreamRequest;
@@ -143,7 +146,7 @@ fn encode(u: &Update, persistent: &[bool], out: &mut BytesMut) {
         UlogOp::Set => LogOp::Set {
             key: &u.key,
             value: &u.value,
-            xt: (u.expires_at != 0).then_some(u.expires_at),
+            xt: expiry_to_xt_secs(u.expires_at),
             persistent: persistent.get(usize::from(dbid)).copied().unwrap_or(false),
         },
         UlogOp::Remove => LogOp::Remove { key: &u.key },

@@ -41,9 +41,11 @@ fn strings(entries: Vec<(String, String)>) -> Value {
     )
 }
 
-/// `status([inmap{DB}])`: `count`, `size`, `path`, `type`, `engine`,
-/// `num_shards`, `ordered`, then every `inspect` property; all strings, as
-/// Kyoto Cabinet's status. 34 for an unknown `DB`.
+/// `status([inmap{DB}])`: `count`, `size`, `path`, `type` (Kyoto Cabinet's
+/// number for the database type, as ktserver prints it: see
+/// `DbName::kc_type`), `engine`, `num_shards`, `ordered`, then every
+/// `inspect` property; all strings, as Kyoto Cabinet's status. 34 for an
+/// unknown `DB`.
 pub fn status(srv: &Server, _params: &[Value]) -> RpcResult {
     let db = &srv.db;
     let kind = db.name().kind.label();
@@ -51,7 +53,7 @@ pub fn status(srv: &Server, _params: &[Value]) -> RpcResult {
         ("count", db.count().to_string()),
         ("size", size(db).to_string()),
         ("path", db.name().path.clone()),
-        ("type", kind.to_string()),
+        ("type", db.name().kc_type().to_string()),
         ("engine", kind.to_string()),
         ("num_shards", db.name().num_shards.to_string()),
         ("ordered", db.is_ordered().to_string()),

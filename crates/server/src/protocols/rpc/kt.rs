@@ -50,7 +50,14 @@ pub fn xt_to_expiry(xt: i64) -> u64 {
 
 /// The `xt` KT reports for an engine expiry (`None`: never expires).
 pub fn expiry_to_xt(expires_at: u64) -> Option<String> {
-    (expires_at != 0).then(|| expires_at.saturating_sub(1).to_string())
+    expiry_to_xt_secs(expires_at).map(|xt| xt.to_string())
+}
+
+/// [`expiry_to_xt`] as a number: the last second the record is alive, as
+/// KT's TimedDB keeps it (and writes it in its update log, which is why the
+/// replication stream sends this too).
+pub fn expiry_to_xt_secs(expires_at: u64) -> Option<u64> {
+    (expires_at != 0).then(|| expires_at.saturating_sub(1))
 }
 
 /// False when the request's strings all came as str (raw): the client may

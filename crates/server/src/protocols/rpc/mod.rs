@@ -59,7 +59,7 @@ mod tkrzw;
 
 use crate::command::{Absence, Outcome};
 use crate::state::server::Server;
-pub use kt::{expiry_to_xt, xt_to_expiry};
+pub use kt::{expiry_to_xt, expiry_to_xt_secs, xt_to_expiry};
 use memstored_engine::Error;
 pub use memstored_protocol::rpc::Value;
 use memstored_protocol::rpc::{map_get, value_bytes, value_str};
