@@ -44,8 +44,8 @@ pub struct Db {
     /// Set by `close`: cursors then answer `Error::Precondition`, as a
     /// Tkrzw iterator of a closed database does, and the lock is gone.
     closed: std::sync::atomic::AtomicBool,
-    /// The queue signal and timestamp of Tkrzw's calls (`tkrzw_ops.rs`).
-    pub(crate) tk: crate::tkrzw_ops::TkrzwState,
+    /// The queue signal and timestamp of Tkrzw's calls (`tkrzw_state.rs`).
+    pub(crate) tk: crate::tkrzw_state::TkrzwState,
     /// The store's advisory lock (`lock.rs`), for stores with files. Declared
     /// last: fields drop in order, so it is released only after every shard
     /// has been dropped (closed). `close` releases it earlier, after closing

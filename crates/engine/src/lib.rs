@@ -48,6 +48,7 @@ mod shard;
 mod snapshot;
 mod tfile;
 mod tkrzw_ops;
+mod tkrzw_state;
 mod tmpfile;
 
 /// Hint files of the log engines, for the tools that read or remove them.

@@ -5,8 +5,8 @@
 
 use crate::db::Db;
 use crate::status::{Error, Result};
+pub use crate::tkrzw_state::wall_time;
 use bytes::Bytes;
-use parking_lot::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Sequence numbers tried before giving up (Tkrzw tries for ever; in double
@@ -18,14 +18,6 @@ const MAX_SEQ: u64 = 1 << 20;
 /// written as 8 big-endian bytes.
 pub fn time_key(wtime: f64, seq: u64) -> [u8; 8] {
     ((wtime * 100_000_000.0 + seq as f64) as i64 as u64).to_be_bytes()
-}
-
-/// The wall time as Tkrzw's `GetWallTime` gives it: whole microseconds.
-pub fn wall_time() -> f64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    since.as_micros() as f64 / 1_000_000.0
 }
 
 /// Tries the keys of `wtime` (the wall time when negative) in sequence
@@ -44,40 +36,6 @@ pub fn push_at<E>(
         }
     }
     Ok(None)
-}
-
-/// What `pop_first` waiters sleep on: a count of notifying pushes, so a
-/// push between a waiter's failed attempt and its sleep is never missed.
-#[derive(Default)]
-pub(crate) struct QueueSignal {
-    pushes: Mutex<u64>,
-    cond: Condvar,
-}
-
-impl QueueSignal {
-    fn pushes(&self) -> u64 {
-        *self.pushes.lock()
-    }
-
-    fn notify(&self) {
-        *self.pushes.lock() += 1;
-        self.cond.notify_all();
-    }
-
-    /// Sleeps until a push after `seen` or the deadline (`None`: none).
-    fn wait_past(&self, seen: u64, deadline: Option<Instant>) {
-        let mut n = self.pushes.lock();
-        while *n == seen {
-            match deadline {
-                Some(d) => {
-                    if self.cond.wait_until(&mut n, d).timed_out() {
-                        return;
-                    }
-                }
-                None => self.cond.wait(&mut n),
-            }
-        }
-    }
 }
 
 impl Db {

@@ -6,39 +6,11 @@
 
 use crate::db::Db;
 use crate::name::EngineKind;
-use crate::queue::QueueSignal;
 use crate::record::{now_secs, Record};
 use crate::shard::Action;
 use crate::status::{Error, Result};
 use bytes::Bytes;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-/// State the Tkrzw calls keep per database: the queue's wake-up signal and
-/// the timestamp `timestamp` reports.
-pub(crate) struct TkrzwState {
-    pub(crate) queue: QueueSignal,
-    /// `f64` bits of the wall time of the open or the last synchronize.
-    stamp: AtomicU64,
-}
-
-impl Default for TkrzwState {
-    fn default() -> Self {
-        let s = TkrzwState {
-            queue: QueueSignal::default(),
-            stamp: AtomicU64::new(0),
-        };
-        s.touch();
-        s
-    }
-}
-
-impl TkrzwState {
-    /// Sets the timestamp to now.
-    pub(crate) fn touch(&self) {
-        let now = crate::queue::wall_time();
-        self.stamp.store(now.to_bits(), Ordering::Relaxed);
-    }
-}
+use std::sync::atomic::Ordering;
 
 /// A value a compare-exchange expects or wants (Tkrzw's string_view with
 /// its two special values).
