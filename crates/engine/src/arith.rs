@@ -198,6 +198,20 @@ impl Db {
         cas: Option<u64>,
         expires_at: Option<u64>,
     ) -> Result<(u64, Meta)> {
+        self.incr_decr_as(key, delta, decrement, create, (cas, None), expires_at)
+    }
+
+    /// [`Db::incr_decr_with`] whose `(cas, new_cas)` also gives the result
+    /// the CAS `new_cas` when one is given (memcached's meta `ma E`).
+    pub fn incr_decr_as(
+        &self,
+        key: &[u8],
+        delta: u64,
+        decrement: bool,
+        create: Option<(u64, u32, u64)>,
+        (cas, new_cas): (Option<u64>, Option<u64>),
+        expires_at: Option<u64>,
+    ) -> Result<(u64, Meta)> {
         let (done, cas) = self.process(key, |cur| {
             if cur.is_some() {
                 check_cas(cur, cas)?;
@@ -227,7 +241,7 @@ impl Db {
                     };
                 }
             }
-            Ok((action, done))
+            Ok((action.with_cas(new_cas), done))
         })?;
         Ok(with_meta(done, cas))
     }

@@ -153,22 +153,7 @@ impl Db {
         {
             return self.put_unconditionally(key, &value, flags, expires_at);
         }
-        let with_cas = |action: Action| match (action, new_cas) {
-            (
-                Action::Put {
-                    value,
-                    flags,
-                    expires_at,
-                },
-                Some(cas),
-            ) => Action::PutWithCas {
-                value,
-                flags,
-                expires_at,
-                cas,
-            },
-            (action, _) => action,
-        };
+        let with_cas = |action: Action| action.with_cas(new_cas);
         if matches!(mode, StoreMode::Set | StoreMode::Add | StoreMode::Replace) {
             // These look at the current record's existence and CAS only.
             let (_, cas) = self.process_meta(key, |cur| {

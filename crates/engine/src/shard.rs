@@ -52,6 +52,34 @@ pub enum Action {
     Touch { expires_at: u64 },
 }
 
+impl Action {
+    /// This action storing under the CAS `cas` when one is given (a `Put`
+    /// or an `Update` becomes a `PutWithCas`; the others are unchanged).
+    pub fn with_cas(self, cas: Option<u64>) -> Action {
+        match (self, cas) {
+            (
+                Action::Put {
+                    value,
+                    flags,
+                    expires_at,
+                }
+                | Action::Update {
+                    value,
+                    flags,
+                    expires_at,
+                },
+                Some(cas),
+            ) => Action::PutWithCas {
+                value,
+                flags,
+                expires_at,
+                cas,
+            },
+            (action, _) => action,
+        }
+    }
+}
+
 /// The CAS counter of one shard. An atomic rather than a field under the
 /// shard's lock, so that a plain set can take its CAS, and encode its record
 /// with it, before it waits for the lock (`Shard::put_slice`).

@@ -150,6 +150,15 @@ fn meta_1_6_45_additions() {
         assert_eq!(t.cmd("md k x E77\r\n"), "HD");
         assert_eq!(t.cmd("mg k c\r\n"), "HD c77");
         assert_eq!(t.cmd("md nothing x\r\n"), "NF");
+        // md I E: marked stale under E's CAS; ma E: the result's CAS,
+        // created or counted (memcached's metaget.t).
+        assert!(t.cmd("ms inv 1\r\nx\r\n").starts_with("HD"));
+        assert_eq!(t.cmd("md inv I E5678\r\n"), "HD");
+        assert_eq!(t.cmd("mg inv c\r\n"), "HD c5678 X W");
+        assert_eq!(t.cmd("ma cnt v N0 c E4321 J5\r\n"), "VA 1 c4321");
+        assert_eq!(t.line(), "5");
+        assert_eq!(t.cmd("ma cnt c v E8765\r\n"), "VA 1 c8765");
+        assert_eq!(t.line(), "6");
         // mg's vivify takes E's CAS.
         assert_eq!(t.cmd("mg viv c N30 E9876\r\n"), "HD c9876 W");
         // A bad E token is memcached's bad token.

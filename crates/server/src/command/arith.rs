@@ -19,6 +19,8 @@ pub struct Arith {
     pub cas: Option<u64>,
     /// Also set this absolute expiry (meta `T`), in the same atomic step.
     pub touch: Option<u64>,
+    /// The CAS the result gets (meta `E`), instead of the next.
+    pub new_cas: Option<u64>,
 }
 
 impl Arith {
@@ -31,18 +33,19 @@ impl Arith {
             create: None,
             cas: None,
             touch: None,
+            new_cas: None,
         }
     }
 
     /// `Counted`, `NotFound`, `Exists` (CAS mismatch), `NonNumeric`,
     /// `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
-        let r = srv.db.incr_decr_with(
+        let r = srv.db.incr_decr_as(
             &self.key,
             self.delta,
             self.decrement,
             self.create,
-            self.cas,
+            (self.cas, self.new_cas),
             self.touch,
         );
         counted(

@@ -52,6 +52,9 @@ pub struct Invalidate {
     pub cas: Option<u64>,
     /// The new absolute expiry, if `T` was given.
     pub expires_at: Option<u64>,
+    /// The CAS the item gets (meta `E`), instead of the next; the item is
+    /// then stored anew rather than in place.
+    pub new_cas: Option<u64>,
 }
 
 impl Invalidate {
@@ -64,7 +67,8 @@ impl Invalidate {
                 value: r.value.clone(),
                 flags: r.meta.flags,
                 expires_at: self.expires_at.unwrap_or(r.meta.expires_at),
-            };
+            }
+            .with_cas(self.new_cas);
             Ok((action, ()))
         });
         let o = match done {

@@ -280,6 +280,7 @@ pub fn delete(srv: &Server, m: MetaDelete, out: &mut Out) {
             key: m.key.clone(),
             cas: f.compare_cas,
             expires_at: f.ttl.map(expires_at_text),
+            new_cas: f.new_cas,
         }
         .apply(srv)
     } else {
@@ -302,6 +303,7 @@ pub fn arith(srv: &Server, m: MetaArith, out: &mut Out) {
         create: f.vivify_ttl.map(|n| (m.initial, 0u32, expires_at_text(n))),
         cas: f.compare_cas,
         touch: f.ttl.map(expires_at_text),
+        new_cas: f.new_cas,
     };
     let o = cmd.apply(srv);
     let Outcome::Counted { value, meta } = o else {
