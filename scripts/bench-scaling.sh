@@ -18,6 +18,7 @@
 #     sequence` with the same flags, TOTAL records split over N threads.
 #
 #   BIN=DIR OUT=DIR scripts/bench-scaling.sh
+#   PARTS=engine DBMS=hash RUNS=3 TOTAL=1000000 BIN=... OUT=... scripts/bench-scaling.sh
 #
 # BIN holds memstored, memstore, memcached and tkrzw_dbm_perf (LIB, if set,
 # is the LD_LIBRARY_PATH the last two need). Writes OUT/scaling-raw.tsv.
@@ -33,6 +34,8 @@ SECS=${SECS:-3}
 CLIENT_THREADS=${CLIENT_THREADS:-8}
 CONNS=${CONNS:-8}
 TOTAL=${TOTAL:-4000000}
+PARTS=${PARTS:-server engine}   # which of the two measurements to run
+DBMS=${DBMS:-tiny hash}
 CORES=$(nproc)
 TICK=$(getconf CLK_TCK)
 RAW="$OUT/scaling-raw.tsv"
@@ -118,13 +121,15 @@ engine_run() { # side dbm n run
   rm -f "$WORK"/p.tkh*
 }
 
-for n in $THREADS; do
+case " $PARTS " in *" server "*) ;; *) THREADS_SERVER= ;; esac
+for n in ${THREADS_SERVER-$THREADS}; do
   for run in $(seq 1 "$RUNS"); do
     server_run memstored "$n" "$run"
     server_run memcached "$n" "$run"
   done
 done
-for dbm in tiny hash; do
+case " $PARTS " in *" engine "*) ;; *) DBMS= ;; esac
+for dbm in $DBMS; do
   for n in $THREADS; do
     for run in $(seq 1 "$RUNS"); do
       engine_run memstored "$dbm" "$n" "$run"

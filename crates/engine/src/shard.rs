@@ -13,7 +13,7 @@ use crate::ulog::{Change, UlogOp, UpdateListener};
 use bytes::Bytes;
 use parking_lot::{RwLock, RwLockWriteGuard};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// What a record processor wants done with the record it was shown.
@@ -329,6 +329,9 @@ thread_local! {
 /// most, the time of a few dozen writes.
 const WRITE_SPIN_ROUNDS: usize = 128;
 
+/// Threads that may spin for one shard's write lock at once (the rest park).
+const MAX_WRITE_SPINNERS: u32 = 1;
+
 /// Aligned to two cache lines, so that writers to neighbouring shards (lock
 /// stripes) do not bounce each other's lock word (false sharing).
 #[repr(align(128))]
@@ -338,6 +341,8 @@ pub(crate) struct Shard {
     /// buffered writes to the OS after each batch without touching idle shards.
     /// Set and cleared only under `state`'s write lock (see `flush_dirty`).
     pub dirty: AtomicBool,
+    /// Threads now in `spin_for_write` for this shard.
+    spinners: AtomicU32,
     /// Its last sync, backup and rebuild (`Db::shard_reports`).
     pub activity: crate::activity::Activity,
     /// The store's probe hint, if it gives one (`write_for`).
@@ -361,6 +366,7 @@ impl Shard {
             state: RwLock::new(ShardState::new(store, persistent, cas.clone())),
             cas,
             dirty: AtomicBool::new(false),
+            spinners: AtomicU32::new(0),
             activity: Default::default(),
         }
     }
@@ -473,8 +479,28 @@ impl Shard {
     /// and two context switches (a quarter of a two-writer run's time in
     /// `perf`). Looks before it tries, so the waiter does not keep taking
     /// the lock's line from the holder.
+    ///
+    /// Only `MAX_WRITE_SPINNERS` threads spin at a time; the others park at
+    /// once. Sixteen writers all spinning on one lock word took the line
+    /// from the holder so often that sixteen threads wrote a file hash 15x
+    /// slower than one (docs/bench/scaling.md); parked, they cost nothing
+    /// while they wait.
     #[inline]
     fn spin_for_write(&self) -> Option<RwLockWriteGuard<'_, ShardState>> {
+        if let Some(guard) = self.state.try_write() {
+            return Some(guard);
+        }
+        if self.spinners.fetch_add(1, Ordering::Relaxed) >= MAX_WRITE_SPINNERS {
+            self.spinners.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        let guard = self.spin_rounds();
+        self.spinners.fetch_sub(1, Ordering::Relaxed);
+        guard
+    }
+
+    #[inline]
+    fn spin_rounds(&self) -> Option<RwLockWriteGuard<'_, ShardState>> {
         for _ in 0..WRITE_SPIN_ROUNDS {
             if let Some(guard) = self.state.try_write() {
                 return Some(guard);
