@@ -4,7 +4,8 @@ against memcached `-m 64`, the same fill as scripts/bench-cache.py's (16-byte
 keys, pipelined `set ... noreply`, twice what the limit holds), for values
 of SIZES bytes (values of 1 KiB or more are kept aside of the cache's
 segments: docs/format.md). The two servers alternate, a fresh one per run;
-prints the median of RUNS runs as a Markdown table.
+prints the median of RUNS runs as a Markdown table, and writes it to
+docs/bench/cache-values.tsv (scripts/plot_cache_policy.py draws it).
 
     BIN_DIR=target/release scripts/bench-cache-values.py [RUNS]
 """
@@ -27,6 +28,9 @@ spec.loader.exec_module(bc)
 def main():
     print("| value bytes | memstored items | memcached items | ratio | memstored RSS MiB | memcached RSS MiB |")
     print("|---:|---:|---:|---:|---:|---:|")
+    bc.OUT.mkdir(parents=True, exist_ok=True)
+    tsv = open(bc.OUT / "cache-values.tsv", "w")
+    tsv.write("value bytes\tmemstored items\tmemcached items\n")
     for size in SIZES:
         bc.VALUE_LEN, bc.VALUE = size, b"v" * size
         n = LIMIT * 2 * (1 << 20) // (bc.KEY_LEN + size)
@@ -40,6 +44,8 @@ def main():
         print(f"| {size:,} | {items['memstored']:,} | {items['memcached']:,} | "
               f"{items['memstored'] / max(items['memcached'], 1):.2f}x | "
               f"{rss['memstored']:.1f} | {rss['memcached']:.1f} |", flush=True)
+        tsv.write(f"{size}\t{items['memstored']}\t{items['memcached']}\n")
+        tsv.flush()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,15 @@ Writes docs/bench/cache.md and docs/bench/cache.tsv (then cache.png with
 scripts/plot_cache.py).
 
     BIN_DIR=target/release scripts/bench-cache.py [RUNS]
+
+`policy` measures which items the caches keep (issue 45; `policy_main`):
+hit ratios on Zipf(0.99), scan-then-reuse and churn request streams
+(scripts/cache_sim.py) replayed on both servers at `-m 64`, beside LRU and
+S3-FIFO simulated on the same streams; and memcslap's churn run on a warm
+512 MiB server. Writes docs/bench/cache-policy.tsv (then
+scripts/plot_cache_policy.py draws cache-policy.png).
+
+    BIN_DIR=target/release scripts/bench-cache.py policy
 """
 import os
 import pwd
@@ -35,7 +44,8 @@ except ImportError:  # a fresh machine: the Zipf sampler needs it
     import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+POLICY = len(sys.argv) > 1 and sys.argv[1] == "policy"
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 and not POLICY else 3
 WARM = int(os.environ.get("WARM", 2_000_000))
 COUNT = int(os.environ.get("COUNT", 2_000_000))
 KEY_LEN, VALUE_LEN = 16, 100
@@ -287,5 +297,114 @@ def write_report(rows, started, load, universe):
     print("\n".join(lines))
 
 
+def replay(side, limit_mb, stream, count_from, s=None):
+    """Hit ratio of `stream`'s gets from index `count_from` on (a get that
+    misses is followed by a set, after its batch), on a fresh server, and the
+    items it holds at the end. A key twice in one batch of gets counts for
+    its second get what its first got, so the ratio is what one get at a
+    time would have seen."""
+    own = s is None
+    s = s or Server(side, limit_mb)
+    try:
+        hits = gets = i = 0
+        while i < len(stream):
+            op = stream[i][0]
+            j = i
+            while j < len(stream) and j - i < 500 and stream[j][0] == op:
+                j += 1
+            batch = [key(k) for _, k in stream[i:j]]
+            if op == "s":
+                s.set_many(batch)
+            else:
+                got = s.get_many(batch)
+                seen = set()
+                for n, k in enumerate(batch):
+                    if i + n >= count_from:
+                        gets += 1
+                        hits += k in got or k in seen
+                    seen.add(k)
+                s.set_many([k for k in dict.fromkeys(batch) if k not in got])
+            i = j
+        s.sync()
+        return hits / max(gets, 1), int(s.stats().get("curr_items", 0))
+    finally:
+        if own:
+            s.stop()
+
+
+def memcslap_churn(side, rounds):
+    """memcslap's get test (100,000 fresh keys a run, read back) at
+    concurrency 1, 2, 4, 8, `rounds` times on one 512 MiB server: the gets
+    each run missed."""
+    s = Server(side, 512)
+    try:
+        out, before = [], 0
+        for r in range(rounds):
+            for c in (1, 2, 4, 8):
+                subprocess.run(["memcslap", f"--servers=127.0.0.1:{s.port}", "--test=get",
+                                "--execute-number=100000", "--binary", f"--concurrency={c}"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               check=False, timeout=900)
+                misses = int(s.stats()["get_misses"])
+                out.append((r + 1, c, misses - before))
+                before = misses
+        return out
+    finally:
+        s.stop()
+
+
+def policy_main():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import cache_sim
+
+    rows = []  # (workload, cache, hit ratio or misses)
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    limit = LIMITS[0]
+    n = limit * 2 * (1 << 20) // (KEY_LEN + VALUE_LEN)
+    held = fill("memcached", limit, n)["items"]
+    print(f"memcached -m {limit} holds {held} items", file=sys.stderr)
+    scale = float(os.environ.get("SCALE", 1))
+    c = int(held * scale)
+    streams = {
+        # Over twice as many keys as memcached holds, so that the caches are
+        # full and evicting long before the counted requests.
+        "Zipf(0.99)": (cache_sim.zipf(2 * c, WARM + COUNT), WARM),
+        "scan-then-reuse": (cache_sim.scan_reuse(c // 2, c, 2 * c, 4), 2 * c),
+        "churn": (cache_sim.churn(c // 2, 2), 15 * c),
+    }
+    for name, (stream, warm) in streams.items():
+        items = {}
+        for side in ("memcached", "memstored"):
+            print(f"{name} on {side} -m {limit}: {len(stream)} requests", file=sys.stderr)
+            ratio, items[side] = retried(f"{name} {side}", replay, side, limit, stream, warm)
+            rows.append((name, side, round(ratio, 4)))
+            rows.append((name, f"{side} items", items[side]))
+        for kind in ("LRU", "S3FIFO"):
+            # As many items as memstored held (the policy at the same size);
+            # SIM_AT="memstored memcached" adds memcached's size.
+            for at in os.environ.get("SIM_AT", "memstored").split():
+                ratio, sim = cache_sim.simulate(kind, items[at], stream, warm)
+                rows.append((name, f"{kind} ({sim}) at {at}'s items", round(ratio, 4)))
+        write_policy(rows, started)
+    for side in ("memcached", "memstored"):
+        print(f"memcslap churn on {side}", file=sys.stderr)
+        for r, conc, misses in memcslap_churn(side, 2):
+            rows.append((f"memcslap round {r} concurrency {conc}: misses", side, misses))
+        write_policy(rows, started)
+
+
+def write_policy(rows, started):
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
+    OUT.mkdir(parents=True, exist_ok=True)
+    with open(OUT / "cache-policy.tsv", "w") as f:
+        f.write(f"# commit {commit}, {started}\n")
+        f.write("workload\tcache\tvalue\n")
+        for w, side, v in rows:
+            f.write(f"{w}\t{side}\t{v}\n")
+    for w, side, v in rows:
+        print(f"{w}\t{side}\t{v}")
+
+
 if __name__ == "__main__":
-    main()
+    policy_main() if POLICY else main()

@@ -42,7 +42,7 @@ impl SegCache {
     }
 
     /// Notes that segment `id` takes no more writes.
-    fn closed(&mut self, id: u32) {
+    pub(super) fn closed(&mut self, id: u32) {
         let e = self.expiry_of(id);
         if e != 0 && e != NEVER {
             self.soonest_expiry = self.soonest_expiry.min(e);
@@ -69,20 +69,23 @@ impl SegCache {
             return;
         }
         let mut soonest = NEVER;
-        let mut kept = std::collections::VecDeque::with_capacity(self.fifo.len());
-        while let Some(id) = self.fifo.pop_front() {
-            let e = self.expiry_of(id);
-            let open = self.open.contains(&Some(id));
-            if open || e == 0 || e == NEVER || e > now {
-                if !open && e != 0 && e != NEVER {
-                    soonest = soonest.min(e);
+        for main in [false, true] {
+            let queue = std::mem::take(self.queue(main));
+            let mut kept = std::collections::VecDeque::with_capacity(queue.len());
+            for id in queue {
+                let e = self.expiry_of(id);
+                let open = self.open.contains(&Some(id)) || self.main_open == Some(id);
+                if open || e == 0 || e == NEVER || e > now {
+                    if !open && e != 0 && e != NEVER {
+                        soonest = soonest.min(e);
+                    }
+                    kept.push_back(id);
+                } else {
+                    self.drop_segment(id);
                 }
-                kept.push_back(id);
-            } else {
-                self.drop_segment(id);
             }
+            *self.queue(main) = kept;
         }
-        self.fifo = kept;
         self.soonest_expiry = soonest;
     }
 
@@ -98,7 +101,7 @@ impl SegCache {
             if let Some(slot) = self.slot_at(it.key, id, read) {
                 self.count_unfetched(slot, true);
                 self.table.remove_at(slot);
-                self.retire(len, value);
+                self.retire(id, len, value);
             }
             read += len;
         }

@@ -14,13 +14,15 @@
 //! is evicted (`expiry.rs`).
 //!
 //! Eviction, when no segment has room and the cap forbids another: the
-//! oldest segment is compacted in place. Each of its items that is still
-//! current and was read since it was written or last passed (its
-//! reference bit) moves to the front, the others are dropped, and the
-//! segment becomes the newest, its free tail open for new items. So a
-//! segment's items meet the hand in write order, items read once in a
-//! while survive, and items never read go on their first pass (the
-//! one-hit wonders S3-FIFO keeps out of its main queue). Expired items are
+//! oldest segment of probation (new items) or of main (items read since
+//! they were written) is passed over (`policy.rs`). Each of its items that
+//! is still current and was read since it was written or last passed (its
+//! reference bit) moves to main, the others are dropped, and the emptied
+//! segment becomes the newest of probation, its room open for new items.
+//! So items never read go on their first pass (the one-hit wonders
+//! S3-FIFO keeps out of its main queue), items read once in a while
+//! survive, and main's share of the cache is bounded, so that new items
+//! are kept long enough to be read. Expired items are
 //! dropped on the same pass. An item larger than a segment gets a segment
 //! of its own size. Values kept aside (1 KiB and more) are evicted only as
 //! far as the byte cap needs, at least a 64th of it a pass (`make_room`).
@@ -28,6 +30,7 @@
 mod expiry;
 pub(crate) mod item;
 mod no_evictions;
+mod policy;
 mod table;
 mod ttl;
 
@@ -35,7 +38,7 @@ use super::index::Key;
 use super::tagged_table::{key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint};
 use super::{Store, StoreStats};
 use crate::access::{Access, AccessWord};
-use crate::record::{now_secs, Meta, Record};
+use crate::record::{Meta, Record};
 use crate::status::{Error, Result};
 use bytes::Bytes;
 use std::collections::VecDeque;
@@ -79,8 +82,17 @@ pub(crate) struct SegCache {
     /// By segment id; `None` for an id in `free_ids`.
     segs: Vec<Option<Vec<u8>>>,
     free_ids: Vec<u32>,
-    /// Segment ids, oldest first.
-    fifo: VecDeque<u32>,
+    /// Segments of new items, oldest first: writes go to their open ones
+    /// (`policy.rs`).
+    probation: VecDeque<u32>,
+    /// Segments of items read since they were written, oldest first.
+    main: VecDeque<u32>,
+    /// The main segment that a pass moves the items it keeps into.
+    main_open: Option<u32>,
+    /// By segment id: whether it is in `main`.
+    in_main: Vec<bool>,
+    /// Bytes of the items in main segments, with their values kept aside.
+    main_live: u64,
     /// The segment each TTL class appends to (`expiry.rs`).
     open: [Option<u32>; TTL_CLASSES],
     /// By segment id: the latest expiry of its items (`ttl::NEVER` if
@@ -122,6 +134,18 @@ pub(crate) struct SegCache {
     /// Where the table is, for writers waiting for the shard's lock
     /// (`ProbeHint`); republished after every insert and clear.
     probe: Arc<ProbeHint>,
+}
+
+/// `retire`'s segment for a value that was never stored in one.
+const NO_SEGMENT: u32 = u32::MAX;
+
+/// What an item of `len` bytes in its segment weighs with its value if
+/// kept aside (`main_live`).
+fn charge_of(len: usize, value: &item::Value<'_>) -> u64 {
+    match value {
+        item::Value::External(_, n) => (len + n) as u64 + EXTERNAL_OVERHEAD,
+        item::Value::Inline(_) => len as u64,
+    }
 }
 
 /// The value as `retire` needs it, without borrowing the segment.
@@ -174,7 +198,11 @@ impl SegCache {
             table: Table::with_capacity(items),
             segs: Vec::new(),
             free_ids: Vec::new(),
-            fifo: VecDeque::new(),
+            probation: VecDeque::new(),
+            main: VecDeque::new(),
+            main_open: None,
+            in_main: Vec::new(),
+            main_live: 0,
             open: [None; TTL_CLASSES],
             seg_expiry: Vec::new(),
             soonest_expiry: NEVER,
@@ -261,10 +289,14 @@ impl SegCache {
         })
     }
 
-    /// Forgets an item that is no longer live: its bytes, and its value if
-    /// kept aside. (Its slot is the caller's business.)
-    fn retire(&mut self, len: usize, value: item::Value<'_>) {
+    /// Forgets an item of segment `seg` (`NO_SEGMENT`: a value not stored
+    /// yet) that is no longer live: its bytes, and its value if kept aside.
+    /// (Its slot is the caller's business.)
+    fn retire(&mut self, seg: u32, len: usize, value: item::Value<'_>) {
         self.live_bytes -= len as u64;
+        if self.is_main(seg) {
+            self.main_live -= charge_of(len, &value);
+        }
         if let item::Value::External(i, n) = value {
             if let Some(b) = self.big.get_mut(i as usize) {
                 *b = None;
@@ -286,8 +318,9 @@ impl SegCache {
             None => (0, item::Value::Inline(&[])),
         };
         let access = self.table.access(slot).peek();
+        let seg = self.table.loc(slot).seg;
         self.table.remove_at(slot);
-        self.retire(len, value);
+        self.retire(seg, len, value);
         Some(access)
     }
 
@@ -308,7 +341,8 @@ impl SegCache {
         self.segs[id as usize] = Some(Vec::with_capacity(size));
         self.rebase(id);
         self.allocated += size as u64;
-        self.fifo.push_back(id);
+        self.probation.push_back(id);
+        self.set_main(id, false);
         self.set_expiry(id, 0);
         self.open_for(class, id);
         Ok(())
@@ -333,7 +367,7 @@ impl SegCache {
         }
         // Each pass over a segment clears the reference bits it keeps, so
         // two passes over every segment always free something.
-        let mut passes = 2 * self.fifo.len() + 2;
+        let mut passes = 2 * self.segments() + 2;
         while self.cap_recs > 0 && self.table.len() as u64 >= self.cap_recs && passes > 0 {
             passes -= 1;
             // A pass evicts at most a 16th of the count cap: a segment can
@@ -350,7 +384,7 @@ impl SegCache {
     /// Without a byte cap nothing is evicted.
     fn make_byte_room(&mut self, len: usize, class: usize) -> Result<()> {
         let size = len.max(self.seg_size);
-        let mut passes = 2 * self.fifo.len() + 2;
+        let mut passes = 2 * self.segments() + 2;
         loop {
             let room = self.room_in(class) >= len;
             if !room && self.cap_bytes == 0 && self.live_bytes * 2 < self.allocated {
@@ -376,7 +410,7 @@ impl SegCache {
             if !room && fits(size) {
                 return self.new_segment(size, class);
             }
-            if passes == 0 || self.fifo.is_empty() {
+            if passes == 0 || self.segments() == 0 {
                 // Last resort, once eviction has done what it can: a
                 // segment of what the cap has left (large values aside can
                 // leave less than a standard segment).
@@ -415,92 +449,6 @@ impl SegCache {
         }
     }
 
-    /// Compacts the oldest segment (the module doc's pass) and makes it the
-    /// newest, the one TTL class `class` appends to; frees it instead when
-    /// nothing in it survived and it is not of the standard size, or
-    /// `free_empty` asks. Evicts at most `quota` items, and no more once
-    /// the values kept aside that it evicted free `external_quota` bytes:
-    /// the rest of the segment is kept as it is (bits untouched). A segment
-    /// spared by `external_quota` stays the oldest, so the next pass goes
-    /// on where this one stopped.
-    fn recycle_oldest_with(
-        &mut self,
-        free_empty: bool,
-        quota: u64,
-        external_quota: u64,
-        class: usize,
-    ) {
-        let Some(id) = self.fifo.pop_front() else {
-            return;
-        };
-        self.passes += 1;
-        let Some(mut buf) = self.segs[id as usize].take() else {
-            return;
-        };
-        let now = now_secs();
-        let (mut read, mut write, mut evicted) = (0usize, 0usize, 0u64);
-        let (mut freed_external, mut spared_for_bytes) = (0u64, false);
-        let mut expiry = 0;
-        let base = self.cas_base_of(id);
-        while read < buf.len() {
-            let Some(it) = item::decode(&buf[read..], base) else {
-                break; // never: segments hold only what `encode` wrote
-            };
-            let (len, expired, value) = (it.len, it.meta.is_expired(now), external_only(it.value));
-            // Without evictions every current item that has not expired
-            // stays (`no_evictions.rs`); the reference bit is then unused.
-            let expires_at = it.meta.expires_at;
-            if let Some(slot) = self.slot_at(it.key, id, read) {
-                let enough_bytes = freed_external >= external_quota;
-                spared_for_bytes |= enough_bytes;
-                let spared = evicted >= quota || enough_bytes;
-                if spared || (!expired && (!self.evict || self.table.access(slot).take_reference()))
-                {
-                    buf.copy_within(read..read + len, write);
-                    self.table.set_loc(
-                        slot,
-                        Loc {
-                            seg: id,
-                            off: write as u32,
-                        },
-                    );
-                    write += len;
-                    expiry = joined(expiry, expires_at);
-                } else {
-                    if let item::Value::External(_, n) = value {
-                        freed_external += n as u64 + EXTERNAL_OVERHEAD;
-                    }
-                    self.count_unfetched(slot, expired);
-                    self.table.remove_at(slot);
-                    self.retire(len, value);
-                    evicted += 1;
-                    if !expired {
-                        self.evictions += 1;
-                    }
-                }
-            }
-            read += len;
-        }
-        buf.truncate(write);
-        if write == 0 && (free_empty || buf.capacity() != self.seg_size) {
-            self.release_segment(id, buf.capacity());
-            return;
-        }
-        self.segs[id as usize] = Some(buf);
-        if write == 0 {
-            // Survivors keep the base they were stored against.
-            self.rebase(id);
-        }
-        if spared_for_bytes {
-            self.fifo.push_front(id);
-            self.set_expiry(id, expiry);
-            return;
-        }
-        self.fifo.push_back(id);
-        self.set_expiry(id, expiry);
-        self.open_for(class, id);
-    }
-
     /// Counts the item in `slot`, about to be dropped (`expired`) or
     /// evicted, if no client fetched it.
     fn count_unfetched(&mut self, slot: usize, expired: bool) {
@@ -533,6 +481,10 @@ impl SegCache {
         for open in self.open.iter_mut().filter(|o| **o == Some(id)) {
             *open = None;
         }
+        if self.main_open == Some(id) {
+            self.main_open = None;
+        }
+        self.set_main(id, false);
     }
 
     fn put_with(&mut self, key: &[u8], value: Stored<'_>, meta: Meta, keep: Keep) -> Result<()> {
@@ -579,7 +531,7 @@ impl SegCache {
         };
         if let Some(Err(e)) = room {
             if external {
-                self.retire(0, item::Value::External(index, vlen));
+                self.retire(NO_SEGMENT, 0, item::Value::External(index, vlen));
             }
             return Err(e);
         }
@@ -588,7 +540,7 @@ impl SegCache {
         if room.is_none() {
             if let Err(e) = self.make_room(len, class) {
                 if external {
-                    self.retire(0, item::Value::External(index, vlen));
+                    self.retire(NO_SEGMENT, 0, item::Value::External(index, vlen));
                 }
                 return Err(e);
             }
@@ -765,7 +717,11 @@ impl Store for SegCache {
         self.table.publish(&self.probe);
         self.segs.clear();
         self.free_ids.clear();
-        self.fifo.clear();
+        self.probation.clear();
+        self.main.clear();
+        self.main_open = None;
+        self.in_main.clear();
+        self.main_live = 0;
         self.open = [None; TTL_CLASSES];
         self.seg_expiry.clear();
         self.cas_base.clear();

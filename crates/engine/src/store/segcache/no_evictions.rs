@@ -54,7 +54,7 @@ impl SegCache {
             return self.make_byte_room(len, class);
         }
         let size = len.max(self.seg_size);
-        let mut passes = self.fifo.len();
+        let mut passes = self.segments();
         loop {
             let used = self.allocated + self.external + self.table.bytes_after_insert();
             let fits = |extra: usize| used + extra as u64 <= self.cap_bytes;
