@@ -19,6 +19,17 @@
 #   scripts/bench-server.sh                    # 3 runs (about 15 minutes)
 #   RUNS=1 SECS=3 EXEC=2000 scripts/bench-server.sh   # quick smoke run
 #   REPORT_ONLY=1 scripts/bench-server.sh      # re-render md/png from raw
+#   TLS=1 scripts/bench-server.sh              # only the TLS rows (below)
+#
+# The TLS rows (issue 45): memstored -Z against memcached 1.6.45 -Z
+# ($MEMCACHED_TLS, a memcached built with TLS), each also in plaintext, all
+# with one client (scripts/lib/tls_load.py: 8 connections, one request in
+# flight each, memcaslap's 90% get / 10% set of 100-byte values), which
+# makes one TLS record per request and per reply. Measured as above: server
+# utime+stime over the client's run / cmd_get+cmd_set served, RUNS runs,
+# the servers alternating. Writes docs/bench/server-tls-raw.tsv; the report
+# adds its table to server.md. The certificate (a P-256 key, from a test CA)
+# is made in the run's work dir with the openssl command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -60,9 +71,17 @@ if [ "${REPORT_ONLY:-0}" != 1 ]; then
     fi
   done
 
-  echo "building memstored and memstore (release)..." >&2
-  cargo build --release -q -p memstored-server -p memstored-cli
-  MEMSTORED="${CARGO_TARGET_DIR:-$ROOT/target}/release/memstored"
+  # PROFILE=dev measures the dev build (dependencies at opt-level 3,
+  # memstored's own crates at 1): for a quick look on a machine too busy
+  # for a release build; the tables are release's.
+  PROFILE=${PROFILE:-release}
+  echo "building memstored and memstore ($PROFILE)..." >&2
+  # The TLS rows need no memstore.
+  packages=(-p memstored-server)
+  [ "${TLS:-0}" = 1 ] || packages+=(-p memstored-cli)
+  # SKIP_BUILD=1: measure what is built already.
+  [ "${SKIP_BUILD:-0}" = 1 ] || cargo build --profile "$PROFILE" -q "${packages[@]}"
+  MEMSTORED="${CARGO_TARGET_DIR:-$ROOT/target}/$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")/memstored"
   TICK=$(getconf CLK_TCK)
 
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-server.XXXXXX")
@@ -131,6 +150,72 @@ g = [p for p in j["phases"] if p["phase"] == "get"][0]
 print(int(g["latency_us"]["p99"] if sys.argv[2] == "p99" else g[sys.argv[2]]))' "$1" "$2"
   }
 
+  MEMCACHED_TLS=${MEMCACHED_TLS:-/opt/memcached-1.6.45/bin/memcached}
+  TLS_LOAD="python3 $ROOT/scripts/lib/tls_load.py"
+  TLS_CONNS=${TLS_CONNS:-8}
+
+  # One TLS-table run: a fresh server, plaintext or -Z, the same client.
+  run_tls_one() { # side mode run
+    local side=$1 mode=$2 run=$3 flags=() ca=()
+    if [ "$mode" = tls ]; then
+      flags=(-Z -o "ssl_chain_cert=$WORK/server.pem,ssl_key=$WORK/server.key")
+      ca=(--cafile "$WORK/ca.pem")
+    fi
+    rm -f "$WORK/port"
+    if [ "$side" = memstored ]; then
+      "$MEMSTORED" -u "$(server_user)" -s '*#capsiz=1024m' -l 127.0.0.1:0 --port-file "$WORK/port" -R 2 "${flags[@]}" >"$WORK/server.log" 2>&1 &
+    else
+      MEMCACHED_PORT_FILENAME="$WORK/port" "$MEMCACHED_TLS" -l 127.0.0.1 -p -1 -U 0 -m 1024 -t 2 -u "$(server_user)" "${flags[@]}" >"$WORK/server.log" 2>&1 &
+    fi
+    SERVER_PID=$!
+    PORT=$(wait_port_file "$WORK/port" "$SERVER_PID" "$side")
+    local load r0 c0 c1 r1 result
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    r0=$($TLS_LOAD stats --port "$PORT" "${ca[@]}")
+    c0=$(cpu_ticks "$SERVER_PID")
+    result=$($TLS_LOAD load --port "$PORT" "${ca[@]}" --conns "$TLS_CONNS" --secs "$SECS")
+    c1=$(cpu_ticks "$SERVER_PID")
+    r1=$($TLS_LOAD stats --port "$PORT" "${ca[@]}")
+    stop_server
+    local reqs=$((r1 - r0)) tps us
+    tps=$(echo "$result" | awk '{print $4}')
+    us=$(awk -v t=$((c1 - c0)) -v hz="$TICK" -v n="$reqs" 'BEGIN { printf "%.2f", (n > 0 ? t / hz * 1e6 / n : 0) }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$side" "$run" "$tps" "$reqs" "$((c1 - c0))" "$us" "$load" >>"$RAW"
+    printf '  %-5s %-9s run %s: %6s TPS, %7s reqs, %5s ticks, %6s us/req (load %s)\n' \
+      "$mode" "$side" "$run" "$tps" "$reqs" "$((c1 - c0))" "$us" "$load" >&2
+  }
+
+  run_tls() {
+    (
+      cd "$WORK"
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key \
+        -out ca.pem -days 2 -subj "/CN=bench CA" 2>/dev/null
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key \
+        -out server.csr -subj "/CN=localhost" 2>/dev/null
+      printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >server.ext
+      openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+        -out server.pem -extfile server.ext 2>/dev/null
+    )
+    RAW="$WORK/tls-raw.tsv"
+    {
+      echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet -- crates 2>/dev/null || echo ' (with uncommitted changes)')"
+      echo "# date $(date -u '+%Y-%m-%d %H:%M UTC')"
+      echo "# cpu $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, kernel $(uname -r), CLK_TCK $TICK"
+      echo "# memstored build profile $PROFILE; memcached $("$MEMCACHED_TLS" -V 2>&1 | awk '{print $2}') ($MEMCACHED_TLS), $(openssl version)"
+      echo "# client scripts/lib/tls_load.py --conns $TLS_CONNS --secs $SECS"
+      echo "# load before $(cut -d' ' -f1-3 /proc/loadavg)"
+      printf 'mode\tserver\trun\ttps\trequests\tcpu_ticks\tcpu_us_per_req\tload1\n'
+    } >"$RAW"
+    for run in $(seq 1 "$RUNS"); do
+      for mode in tls plain; do
+        run_tls_one memstored "$mode" "$run"
+        run_tls_one memcached "$mode" "$run"
+      done
+    done
+    echo "# load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
+    cp "$RAW" "$OUT_DIR/server-tls-raw.tsv"
+  }
+
   run_one() { # side pairing store workload client run
     local side=$1 pairing=$2 store=$3 workload=$4 client=$5 run=$6 log="$WORK/client.log"
     start_server "$side" "$store"
@@ -161,35 +246,119 @@ print(int(g["latency_us"]["p99"] if sys.argv[2] == "p99" else g[sys.argv[2]]))' 
       "$pairing" "$workload" "$side" "$run" "$tps" "$reqs" "$((c1 - c0))" "$us" "$errors" "$load" >&2
   }
 
-  RAW="$WORK/raw.tsv"
-  {
-    echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet -- crates 2>/dev/null || echo ' (with uncommitted changes)')"
-    echo "# date $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "# cpu $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, kernel $(uname -r), CLK_TCK $TICK"
-    echo "# memcached $(memcached -V 2>&1 | awk '{print $2}'), $(memcslap --version 2>&1 | head -n1), $(memcaslap -V 2>&1 | head -n1)"
-    echo "# load before $(cut -d' ' -f1-3 /proc/loadavg)"
-    printf 'pairing\tworkload\tserver\trun\ttps\trequests\tcpu_ticks\tcpu_us_per_req\tload1\terrors\twall_secs\tp99_us\n'
-  } >"$RAW"
+  if [ "${TLS:-0}" = 1 ]; then
+    run_tls
+  else
+    RAW="$WORK/raw.tsv"
+    {
+      echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet -- crates 2>/dev/null || echo ' (with uncommitted changes)')"
+      echo "# date $(date -u '+%Y-%m-%d %H:%M UTC')"
+      echo "# cpu $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, kernel $(uname -r), CLK_TCK $TICK"
+      echo "# memcached $(memcached -V 2>&1 | awk '{print $2}'), $(memcslap --version 2>&1 | head -n1), $(memcaslap -V 2>&1 | head -n1)"
+      echo "# load before $(cut -d' ' -f1-3 /proc/loadavg)"
+      printf 'pairing\tworkload\tserver\trun\ttps\trequests\tcpu_ticks\tcpu_us_per_req\tload1\terrors\twall_secs\tp99_us\n'
+    } >"$RAW"
 
-  for p in "${PAIRINGS[@]}"; do
-    pairing=${p%%|*}
-    store=${p#*|}
-    for w in "${WORKLOADS[@]}"; do
-      workload=${w%%|*}
-      client=${w#*|}
-      echo "$pairing / $workload (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-      for run in $(seq 1 "$RUNS"); do
-        run_one memstored "$pairing" "$store" "$workload" "$client" "$run"
-        run_one memcached "$pairing" "$store" "$workload" "$client" "$run"
+    for p in "${PAIRINGS[@]}"; do
+      pairing=${p%%|*}
+      store=${p#*|}
+      for w in "${WORKLOADS[@]}"; do
+        workload=${w%%|*}
+        client=${w#*|}
+        echo "$pairing / $workload (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+        for run in $(seq 1 "$RUNS"); do
+          run_one memstored "$pairing" "$store" "$workload" "$client" "$run"
+          run_one memcached "$pairing" "$store" "$workload" "$client" "$run"
+        done
       done
     done
-  done
-  echo "# load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
-  echo "# memstored io_engine $(sort -u "$WORK/io_engine" 2>/dev/null | paste -sd, -)" >>"$RAW"
-  cp "$RAW" "$RAW_OUT"
+    echo "# load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
+    echo "# memstored io_engine $(sort -u "$WORK/io_engine" 2>/dev/null | paste -sd, -)" >>"$RAW"
+    cp "$RAW" "$RAW_OUT"
+  fi
 fi
 
 # ---- report -----------------------------------------------------------
+# The TLS section of server.md (from TLS=1's raw file), printed.
+tls_section() {
+  python3 - "$OUT_DIR/server-tls-raw.tsv" <<'PY'
+import re
+import statistics
+import sys
+
+raw = sys.argv[1]
+conns, secs = "8", "10"
+meta, rows, header = [], [], None
+for line in open(raw):
+    line = line.rstrip("\n")
+    if line.startswith("#"):
+        meta.append(line[2:])
+        m = re.search(r"--conns (\d+) --secs (\S+)", line)
+        if m:
+            conns, secs = m.groups()
+    elif header is None:
+        header = line.split("\t")
+    elif line:
+        rows.append(dict(zip(header, line.split("\t"))))
+
+def med(mode, side, key):
+    xs = [float(r[key]) for r in rows if r["mode"] == mode and r["server"] == side]
+    return statistics.median(xs) if xs else 0.0
+
+runs = len([r for r in rows if r["mode"] == "tls" and r["server"] == "memstored"])
+loads = [float(r["load1"]) for r in rows]
+print("\n## TLS: CPU per request, memstored -Z vs memcached 1.6.45 -Z (issue 45)\n")
+for m in meta:
+    print(f"- {m}")
+if loads:
+    print(f"- 1-minute load average at the start of each run: min {min(loads):.2f}, median "
+          f"{statistics.median(loads):.2f}, max {max(loads):.2f}: the machine was shared with other "
+          "builds, so read the CPU per request (this process's own utime+stime), not the throughput")
+print(f"- median of {runs} runs per cell, servers alternating, a fresh server for every run")
+if any("build profile dev" in m for m in meta):
+    print("- memstored was the dev build (its own crates at opt-level 1; rustls, ring and tokio at 3), "
+          "so its rows overstate its CPU; the release run for a quiet machine is "
+          "`TLS=1 RUNS=3 SECS=10 scripts/bench-server.sh`")
+print()
+print(f"Client: `scripts/lib/tls_load.py` ({conns} connections, one request in flight each, 90% get / "
+      f"10% set of 100-byte values, {secs} s), so every request and reply is one TLS record. CPU: server "
+      "utime+stime over the client's run / (cmd_get+cmd_set served). TLS cost: the TLS row's CPU less "
+      "the plaintext row's.\n")
+print("| mode | memstored TPS | memcached TPS | memstored CPU µs/req | memcached CPU µs/req | CPU ratio |")
+print("|---|---:|---:|---:|---:|---:|")
+for mode, label in (("tls", "TLS (-Z)"), ("plain", "plaintext")):
+    m, c = med(mode, "memstored", "cpu_us_per_req"), med(mode, "memcached", "cpu_us_per_req")
+    print(f"| {label} | {int(med(mode, 'memstored', 'tps')):,} | {int(med(mode, 'memcached', 'tps')):,} "
+          f"| {m:.2f} | {c:.2f} | {m / c if c else 0:.2f} |")
+mt = med("tls", "memstored", "cpu_us_per_req") - med("plain", "memstored", "cpu_us_per_req")
+ct = med("tls", "memcached", "cpu_us_per_req") - med("plain", "memcached", "cpu_us_per_req")
+print(f"| TLS cost (µs/req added) | | | {mt:.2f} | {ct:.2f} | {mt / ct if ct else 0:.2f} |")
+print("\n```")
+profile = "PROFILE=dev " if any("build profile dev" in m for m in meta) else ""
+print(f"TLS=1 {profile}RUNS={runs} SECS={secs} scripts/bench-server.sh")
+print("memstored -s '*#capsiz=1024m' -l 127.0.0.1:P -R 2 [-Z -o ssl_chain_cert=server.pem,ssl_key=server.key]")
+print("memcached -l 127.0.0.1 -p P -U 0 -m 1024 -t 2 [-Z -o ssl_chain_cert=server.pem,ssl_key=server.key]")
+print(f"python3 scripts/lib/tls_load.py load --port P [--cafile ca.pem] --conns {conns} --secs {secs}")
+print("```\n")
+print("Every run in `docs/bench/server-tls-raw.tsv`.")
+PY
+}
+
+# TLS=1 replaces only the TLS section at the end of server.md; the tables
+# above it stay as their own runs made them.
+if [ "${TLS:-0}" = 1 ]; then
+  python3 - "$OUT_DIR/server.md" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+cut = text.find("\n## TLS: CPU per request")
+open(path, "w").write(text if cut < 0 else text[:cut + 1])
+PY
+  tls_section >>"$OUT_DIR/server.md"
+  echo "wrote the TLS section of $OUT_DIR/server.md and $OUT_DIR/server-tls-raw.tsv" >&2
+  exit 0
+fi
+
 python3 - "$RAW_OUT" "$OUT_DIR/server.tsv" "$OUT_DIR/server.md" "$OUT_DIR/server-notes.md" \
   "$MEMCACHED_CMD" "$RUNS" "${PAIRINGS[@]}" -- "${WORKLOADS[@]}" <<'PY'
 import statistics
@@ -319,5 +488,7 @@ with open(md, "w") as f:
     f.write("\n".join(L) + "\n")
 PY
 
+
+if [ -f "$OUT_DIR/server-tls-raw.tsv" ]; then tls_section >>"$OUT_DIR/server.md"; fi
 python3 scripts/plot_server.py "$OUT_DIR/server.tsv" "$OUT_DIR/server.png"
 echo "wrote $OUT_DIR/server.md, $OUT_DIR/server.tsv, $OUT_DIR/server-raw.tsv, $OUT_DIR/server.png" >&2

@@ -347,6 +347,8 @@ fn other_commands() {
     // memcached 1.6 ignores extra tokens here.
     assert_eq!(ok("version foo bar\r\n"), Command::Version);
     assert_eq!(ok("version noreply\r\n"), Command::Version);
+    // memcached built with TLS: `refresh_certs` reloads the certificates.
+    assert_eq!(ok("refresh_certs\r\n"), Command::RefreshCerts);
     assert_eq!(ok("quit foo bar\r\n"), Command::Quit);
     assert_eq!(
         ok("verbosity 1\r\n"),

@@ -138,6 +138,9 @@ pub enum Command {
     },
     /// `lru_crawler <args...>` (the server answers `metadump`).
     LruCrawler { args: Vec<Bytes> },
+    /// `refresh_certs`: reload the TLS certificates (memcached built with
+    /// TLS) → `OK` or the error line.
+    RefreshCerts,
     /// `slabs <args...>`: `automove` and `reassign`, memcached's slab
     /// tuning (memstored has no slabs; the server answers as memcached
     /// does with slab reassignment disabled).
@@ -339,6 +342,7 @@ fn parse_tokens(t: &[Bytes], line_len: usize) -> Result<Command, TextError> {
         b"cache_memlimit" => parse_cache_memlimit(t),
         b"lru_crawler" if n >= 2 => Ok(Command::LruCrawler { args: rest() }),
         b"slabs" => Ok(Command::Slabs { args: rest() }),
+        b"refresh_certs" => Ok(Command::RefreshCerts),
         b"stats" => Ok(Command::Stats { args: rest() }),
         // memcached's process_command_ascii: an unknown command whose last
         // token starts with "HTTP/" closes the connection.

@@ -51,10 +51,21 @@ pub struct Args {
     /// memcached's `-o` options (comma-separated; may be repeated):
     /// `lru_crawler`/`no_lru_crawler` and `slab_automove=N` act, its
     /// internal tuning (`modern`, `hashpower`, `lru_maintainer`, ...) is
-    /// ignored and logged, anything memstored does not do (extstore, TLS,
-    /// `idle_timeout`) is refused with the reason (`extended.rs`).
+    /// ignored and logged, `ssl_*` configure `-Z`'s TLS, anything memstored
+    /// does not do (extstore, `idle_timeout`) is refused with the reason
+    /// (`extended.rs`).
     #[arg(short = 'o', long = "extended", value_name = "LIST")]
     pub extended: Vec<String>,
+    /// memcached's `-Z`: TLS on the memcached TCP port (every connection),
+    /// with `-o ssl_chain_cert=FILE,ssl_key=FILE` and the other `ssl_*`
+    /// options (docs/memcached-compat.md "TLS"). The Unix socket stays
+    /// plaintext, as in memcached.
+    #[arg(short = 'Z', long = "enable-ssl")]
+    pub enable_ssl: bool,
+    /// How long a TLS client may take over its handshake before it is
+    /// dropped (counted in `ssl_handshake_errors`), in seconds.
+    #[arg(long = "tls-handshake-timeout", value_name = "SECS", default_value = "10", value_parser = parse_secs)]
+    pub tls_handshake_timeout: Duration,
     /// memcached's `-U`: memstored has no UDP; 0 (off, memcached 1.6's
     /// default) is accepted so that memcached command lines start.
     #[arg(short = 'U', long = "udp-port", value_parser = parse_udp_port)]

@@ -46,6 +46,7 @@ fn io(what: String, source: std::io::Error) -> StartError {
 pub fn run(mut args: cli::Args) -> Result<(), StartError> {
     args.take_memcached_socket();
     let (extended, credentials) = check_flags(&args)?;
+    let tls = tls_of(&args, &extended)?;
     let grpc_tls = args.tkrzw.auth.as_ref().map(read_tls).transpose()?;
     let stores = args.stores_to_open();
     for (what, path) in [("pid file", &args.pid_file), ("port file", &args.port_file)] {
@@ -108,7 +109,8 @@ pub fn run(mut args: cli::Args) -> Result<(), StartError> {
             .map_err(|e| io(format!("writing pid file {}", p.display()), e))?;
         cleanup.0.push(written);
     }
-    let cfg = config_of(&args, store, listen, credentials.is_some())?;
+    let mut cfg = config_of(&args, store, listen, credentials.is_some())?;
+    cfg.tls = tls.as_ref().map(|(settings, _)| settings.clone());
     let (runtime, workers) = runtimes(&cfg)?;
     let started = Started {
         extended,
@@ -117,6 +119,7 @@ pub fn run(mut args: cli::Args) -> Result<(), StartError> {
         kt_listener,
         grpc_listener,
         grpc_tls,
+        tls: tls.map(|(_, acceptor)| acceptor),
         port_file: args.port_file.clone(),
         sync_interval: args.sync_interval,
         workers,
@@ -165,6 +168,38 @@ fn check_flags(
         None => None,
     };
     Ok((extended, credentials))
+}
+
+/// `-Z`'s settings and acceptor (its certificates and key read, so that a
+/// bad file stops the start before anything is bound or opened, as in
+/// memcached). `-o ssl_*` without `-Z` is ignored, as memcached ignores it.
+fn tls_of(
+    args: &cli::Args,
+    extended: &crate::app::extended::Extended,
+) -> Result<
+    Option<(
+        crate::state::tls::TlsSettings,
+        Arc<crate::net::tls::Acceptor>,
+    )>,
+    StartError,
+> {
+    if !args.enable_ssl {
+        if extended.tls_given {
+            tracing::warn!("-o ssl_*: ignored without -Z (as memcached does)");
+        }
+        return Ok(None);
+    }
+    if !args.tcp_wanted() {
+        return Err(StartError::Flags(
+            "-Z: you cannot enable SSL without a TCP port (memcached's words; the Unix socket has no TLS)".into(),
+        ));
+    }
+    let settings = crate::state::tls::TlsSettings {
+        handshake_timeout: args.tls_handshake_timeout,
+        ..extended.tls.clone()
+    };
+    let acceptor = crate::net::tls::Acceptor::new(&settings).map_err(StartError::Flags)?;
+    Ok(Some((settings, acceptor)))
 }
 
 /// `--auth`'s PEM files, read before anything is bound (tonic checks
@@ -257,8 +292,11 @@ fn config_of(
             args.io,
             args.scheduler == Scheduler::PerCore,
             args.replica.sync_replicas > 0,
+            args.enable_ssl,
         )
         .map_err(StartError::Flags)?,
+        // Set by `run` once `-Z`'s files are read (`tls_of`).
+        tls: None,
     })
 }
 
@@ -377,6 +415,8 @@ struct Started {
     grpc_listener: Option<std::net::TcpListener>,
     /// `--auth`'s certificates and key, read.
     grpc_tls: Option<crate::net::grpc_port::Tls>,
+    /// `-Z`'s acceptor, its files read.
+    tls: Option<Arc<crate::net::tls::Acceptor>>,
     port_file: Option<std::path::PathBuf>,
     sync_interval: Option<u64>,
     /// The per-core scheduler's workers (`--scheduler per-core`).
@@ -532,7 +572,13 @@ async fn serve(
     let stop =
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
     let placement = placement_for(&srv, started.workers)?;
-    let accept = listener.map(|l| tokio::spawn(listener::run(l, srv.clone(), placement.clone())));
+    if let Some(tls) = &started.tls {
+        tls.attach(&srv);
+    }
+    let accept = listener.map(|l| {
+        let tls = started.tls.clone();
+        tokio::spawn(listener::run(l, srv.clone(), placement.clone(), tls))
+    });
     if accept.is_some() {
         announce(addr, started.port_file.as_deref(), cleanup)?;
     }

@@ -4,7 +4,7 @@
 
 use crate::net::core::{before_send, sent, ConnCore, Grow, Sending};
 use crate::net::send::Stall;
-use crate::net::socket::Socket;
+use crate::net::socket::{ReadResult, Socket};
 use crate::protocols::out::Out;
 use crate::protocols::session::{LateAnswer, LateTx, Step};
 use crate::state::budget::Charge;
@@ -16,50 +16,8 @@ use bytes::BytesMut;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::io::Interest;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
-
-enum ReadResult {
-    /// Filled the whole free space: more may be waiting, read again at once.
-    Full,
-    /// Read less than asked: the socket is drained; wait for readiness next time.
-    Partial,
-    Eof,
-}
-
-/// Reads once into the free space of `rbuf`, at most `max` bytes
-/// (`ReadLimits::read_max`). A short read is reported to
-/// tokio as WouldBlock so it clears the readiness without a second,
-/// empty read() syscall.
-fn read_some<S: Socket>(stream: &S, rbuf: &mut BytesMut, max: usize) -> io::Result<ReadResult> {
-    let fd = stream.as_raw_fd();
-    let mut got: Option<usize> = None;
-    let res = stream.try_io(Interest::READABLE, || {
-        let spare = rbuf.spare_capacity_mut();
-        let want = spare.len().min(max);
-        // SAFETY: reading into the uninitialised spare capacity of rbuf;
-        // only the `n` bytes the kernel wrote are marked initialised below.
-        let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), want) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let n = n as usize;
-        // SAFETY: the kernel initialised n <= want bytes.
-        unsafe { rbuf.set_len(rbuf.len() + n) };
-        if n > 0 && n < want {
-            got = Some(n);
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        Ok(n)
-    });
-    match (res, got) {
-        (_, Some(_)) => Ok(ReadResult::Partial),
-        (Ok(0), None) => Ok(ReadResult::Eof),
-        (Ok(_), None) => Ok(ReadResult::Full),
-        (Err(e), None) => Err(e),
-    }
-}
 
 /// Serves one connection until it closes.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
@@ -71,6 +29,25 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
 pub async fn serve_from(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>, rbuf: BytesMut) {
     let _ = stream.set_nodelay(true);
     serve_socket(stream, peer.to_string(), srv, rbuf).await
+}
+
+/// Serves a connection of a TLS port (`-Z`): the handshake (bounded by its
+/// timeout), then the same loop as any connection, over `TlsSocket`.
+pub async fn serve_tls(
+    stream: TcpStream,
+    peer: SocketAddr,
+    srv: Arc<Server>,
+    tls: Arc<crate::net::tls::Acceptor>,
+) {
+    let _ = stream.set_nodelay(true);
+    let peer = peer.to_string();
+    let Some(stream) = tls.handshake(stream, &peer, srv.clone()).await else {
+        return;
+    };
+    match stream.early_plaintext() {
+        Ok(rbuf) => serve_socket(stream, peer, srv, rbuf).await,
+        Err(e) => tracing::debug!("{peer}: {e}"),
+    }
 }
 
 /// Serves a connection of the Unix socket (`--unix-socket`).
@@ -175,7 +152,7 @@ async fn run<S: Socket>(
             Ok(ReadResult::Partial)
         } else {
             let max = core.read_max();
-            read_some(stream, &mut core.rbuf, max)
+            stream.read_into(&mut core.rbuf, max)
         };
         match read {
             Ok(ReadResult::Eof) => {

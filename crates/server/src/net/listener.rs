@@ -27,12 +27,28 @@ pub struct Placement {
 }
 
 /// Accepts until shutdown; then the listener is dropped (no more accepts).
-pub async fn run(listener: TcpListener, srv: Arc<Server>, placement: Placement) {
+/// With `tls` (`-Z`) every connection is TLS: its handshake and its
+/// requests run on the per-core (or shared) tokio workers, never on
+/// io_uring, whose loop has no TLS.
+pub async fn run(
+    listener: TcpListener,
+    srv: Arc<Server>,
+    mut placement: Placement,
+    tls: Option<Arc<crate::net::tls::Acceptor>>,
+) {
     let listed = srv.clone();
     let _listed = listed
         .conns
         .register(&listener, listener.local_addr(), None);
-    accept(listener, srv, placement, connection::serve, Pool::Memcached).await
+    match tls {
+        None => accept(listener, srv, placement, connection::serve, Pool::Memcached).await,
+        Some(tls) => {
+            placement.uring = None;
+            let serve =
+                move |stream, peer, srv| connection::serve_tls(stream, peer, srv, tls.clone());
+            accept(listener, srv, placement, serve, Pool::Memcached).await
+        }
+    }
 }
 
 /// `run` for the Kyoto Tycoon port (`serve` is its connection handler):

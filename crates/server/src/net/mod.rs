@@ -9,5 +9,6 @@ pub mod placement;
 pub mod replay;
 pub mod send;
 pub mod socket;
+pub mod tls;
 pub mod uring;
 pub mod workers;

@@ -45,10 +45,20 @@ pub async fn write_to<S: Socket>(
     let total = out.len();
     let mut sent = 0usize;
     let mut iov: Vec<IoSlice<'_>> = Vec::new();
-    while sent < total {
-        iov.clear();
-        out.pieces(sent, &mut iov);
-        match stream.try_write_vectored(&iov) {
+    loop {
+        let tried = if sent < total {
+            iov.clear();
+            out.pieces(sent, &mut iov);
+            stream.try_write_vectored(&iov)
+        } else {
+            // What a TLS socket holds back goes out before the batch is
+            // done (a no-op on plain sockets).
+            match stream.try_flush() {
+                Ok(()) => break,
+                Err(e) => Err(e),
+            }
+        };
+        match tried {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => sent += n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => match &stall {

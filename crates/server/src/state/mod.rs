@@ -11,3 +11,4 @@ pub mod sasl;
 pub mod server;
 pub mod size;
 pub mod slow;
+pub mod tls;

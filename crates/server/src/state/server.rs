@@ -75,6 +75,8 @@ pub struct Config {
     pub scheduler: crate::state::server::Scheduler,
     /// What connections wait on (`--io`, chosen at start: `uring`).
     pub io: crate::state::server::IoEngine,
+    /// `-Z`'s TLS on the memcached port (`-o ssl_*`); `None` without `-Z`.
+    pub tls: Option<crate::state::tls::TlsSettings>,
 }
 
 /// Everything a connection needs, shared through an `Arc`.
@@ -116,6 +118,8 @@ pub struct Server {
     /// `slabs automove N` (memcached's `settings.slab_automove`; nothing
     /// here moves, the level is only reported).
     pub slab_automove: std::sync::atomic::AtomicU32,
+    /// The TLS counters and `refresh_certs`'s hook (`-Z`).
+    pub tls: crate::state::tls::TlsState,
 }
 
 impl Config {
@@ -145,6 +149,7 @@ impl Config {
             flush_enabled: true,
             scheduler: crate::state::server::Scheduler::Shared,
             io: crate::state::server::IoEngine::Epoll,
+            tls: None,
         }
     }
 }
@@ -204,6 +209,7 @@ impl Server {
             conns: Default::default(),
             lru_crawler: std::sync::atomic::AtomicBool::new(true),
             slab_automove: std::sync::atomic::AtomicU32::new(0),
+            tls: crate::state::tls::TlsState::default(),
         }
     }
 

@@ -39,6 +39,7 @@ impl InProc {
             listener,
             srv.clone(),
             Default::default(),
+            None,
         ));
         InProc { addr, srv, _rt: rt }
     }

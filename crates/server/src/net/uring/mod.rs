@@ -44,9 +44,19 @@ pub enum IoChoice {
 }
 
 /// Picks the engine at start. `Err`: io_uring was asked for and cannot be used.
-pub fn choose(choice: IoChoice, per_core: bool, sync_replicas: bool) -> Result<IoEngine, String> {
+pub fn choose(
+    choice: IoChoice,
+    per_core: bool,
+    sync_replicas: bool,
+    tls: bool,
+) -> Result<IoEngine, String> {
     let refused = if !per_core {
         Some("it needs --scheduler per-core".to_string())
+    } else if tls {
+        Some(
+            "-Z: TLS connections are served by the epoll workers (the io_uring loop has no TLS)"
+                .to_string(),
+        )
     } else if sync_replicas {
         Some("--sync-replicas waits for replicas before each reply, which the io_uring loop does not".to_string())
     } else {

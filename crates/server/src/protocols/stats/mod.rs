@@ -61,6 +61,7 @@ pub fn reset(srv: &Server) {
     ] {
         a.store(0, Relaxed);
     }
+    srv.tls.reset();
     c.reset_requests();
 }
 
@@ -151,10 +152,24 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("evictions", st.evictions.to_string()),
         reclaimed,
         checked,
+    ];
+    // memcached's TLS counters (with -Z only), last of its own, in its order.
+    if let Some(tls) = &srv.cfg.tls {
+        if tls.session_cache {
+            v.push(("ssl_new_sessions", srv.tls.new_sessions().to_string()));
+        }
+        v.push(("ssl_handshake_errors", get(&srv.tls.handshake_errors)));
+        v.push(("ssl_proto_errors", get(&srv.tls.proto_errors)));
+        v.push((
+            "time_since_server_cert_refresh",
+            srv.tls.since_refresh().to_string(),
+        ));
+    }
+    v.extend([
         ("engine", name.kind.label().to_string()),
         ("shards", srv.db.shard_count().to_string()),
         ("file_size", st.file_size.to_string()),
-    ];
+    ]);
     v.push(("store", srv.cfg.store.clone()));
     let mut out: Vec<(String, String)> = v.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     out.extend(crate::state::databases::stats(srv));

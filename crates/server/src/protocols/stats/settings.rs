@@ -1,6 +1,6 @@
 //! `stats settings`: memcached 1.6's names, in its order, for every setting
 //! memstored has an honest answer to, then memstored's own. memcached's
-//! slab-allocator, LRU-tuning, extstore and TLS knobs describe machinery
+//! slab-allocator, LRU-tuning and extstore knobs describe machinery
 //! memstored does not have and are left out (docs/memcached-compat.md lists
 //! them; the differential test checks that nothing else is missing).
 
@@ -15,7 +15,7 @@ fn yes_no(b: bool) -> String {
 pub fn listing(srv: &Server) -> Vec<(String, String)> {
     let cfg = &srv.cfg;
     let cap = srv.db.name().cap_mem_size;
-    let v: Vec<(&str, String)> = vec![
+    let mut v: Vec<(&str, String)> = vec![
         ("maxbytes", cap.to_string()),
         ("maxconns", cfg.max_connections.to_string()),
         ("tcpport", cfg.listen.port().to_string()),
@@ -70,7 +70,9 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("temp_lru", "no".to_string()),
         ("idle_timeout", "0".to_string()),
         ("track_sizes", "no".to_string()),
-        ("ssl_enabled", "no".to_string()),
+    ];
+    v.extend(tls(cfg.tls.as_ref()));
+    v.extend([
         // memstored's own.
         ("interface", cfg.listen.ip().to_string()),
         ("conn_memory", cfg.conn_memory.to_string()),
@@ -78,6 +80,40 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("store", cfg.store.clone()),
         ("scheduler", cfg.scheduler.label().to_string()),
         ("io_engine", cfg.io.label().to_string()),
-    ];
+    ]);
     v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// memcached's `ssl_*` settings (printed whether or not `-Z` is on, as a
+/// memcached built with TLS prints them), with its spellings: OpenSSL's
+/// verify flags and key format numbers, `NULL` for what is not set.
+fn tls(tls: Option<&crate::state::tls::TlsSettings>) -> Vec<(&'static str, String)> {
+    let defaults = crate::state::tls::TlsSettings::default();
+    let t = tls.unwrap_or(&defaults);
+    // memcached prints unset paths with printf's `%s`: glibc's `(null)`
+    // for the two it passes as they are, `NULL` for those it checks.
+    let path = |p: &Option<std::path::PathBuf>, unset: &str| {
+        p.as_ref()
+            .map_or(unset.to_string(), |p| p.display().to_string())
+    };
+    let keyformat = match t.keyformat {
+        crate::state::tls::KeyFormat::Pem => 1,
+        crate::state::tls::KeyFormat::Der => 2,
+    };
+    vec![
+        ("ssl_enabled", yes_no(tls.is_some())),
+        ("ssl_chain_cert", path(&t.chain_cert, "(null)")),
+        ("ssl_key", path(&t.key, "(null)")),
+        ("ssl_verify_mode", t.verify_mode.openssl_flags().to_string()),
+        ("ssl_keyformat", keyformat.to_string()),
+        (
+            "ssl_ciphers",
+            t.ciphers.clone().unwrap_or_else(|| "NULL".into()),
+        ),
+        ("ssl_ca_cert", path(&t.ca_cert, "NULL")),
+        ("ssl_wbuf_size", t.wbuf_size.to_string()),
+        ("ssl_session_cache", yes_no(t.session_cache)),
+        ("ssl_kernel_tls", "no".to_string()),
+        ("ssl_min_version", t.min_version_text().to_string()),
+    ]
 }

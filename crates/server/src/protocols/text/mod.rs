@@ -193,6 +193,14 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
             }
         }
         Command::Slabs { args } => crate::protocols::text::admin::slabs_command(srv, &args, out),
+        // memcached's words: `OK`, or why the files did not load.
+        Command::RefreshCerts => match srv.tls.refresh() {
+            Ok(()) => out.put(OK),
+            Err(why) => {
+                out.put(why.as_bytes());
+                out.put(b"\r\n");
+            }
+        },
         Command::Quit => return false,
         Command::Stats { args } => stats_reply(srv, &args, out),
         Command::MetaGet(m) => meta::get(srv, *m, out),
