@@ -24,11 +24,19 @@ def rows_of(path):
 
 def main():
     out = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent.parent / "docs" / "bench")
-    policy = rows_of(out / "cache-policy.tsv")
     values = rows_of(out / "cache-values.tsv") if (out / "cache-values.tsv").exists() else []
     plt = load_matplotlib()
     if plt is None:
         return
+    if values:
+        fig, ax = plt.subplots(figsize=(6, 4.5))
+        values_panel(ax, values)
+        fig.tight_layout()
+        fig.savefig(out / "cache-values.png", dpi=100)
+        print(f"wrote {out / 'cache-values.png'}")
+    if not (out / "cache-policy.tsv").exists():
+        return
+    policy = rows_of(out / "cache-policy.tsv")
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     ratios = {}
     for r in policy:
@@ -57,7 +65,14 @@ def main():
                        fontsize=8)
     ax.set_title("memcslap churn on a warm 512 MiB server: misses per run")
     ax.legend(fontsize=8)
-    ax = axes[2]
+    values_panel(axes[2], values)
+    fig.tight_layout()
+    fig.savefig(out / "cache-policy.png", dpi=100)
+    print(f"wrote {out / 'cache-policy.png'}")
+
+
+def values_panel(ax, values):
+    """Items kept under -m 64 by value size, both servers (log scale)."""
     if values:
         sizes = [r["value bytes"] for r in values]
         for i, (side, color) in enumerate(CACHES[:2]):
@@ -69,9 +84,6 @@ def main():
         ax.set_xlabel("value bytes")
         ax.legend(fontsize=8)
     ax.set_title("items kept under -m 64")
-    fig.tight_layout()
-    fig.savefig(out / "cache-policy.png", dpi=100)
-    print(f"wrote {out / 'cache-policy.png'}")
 
 
 if __name__ == "__main__":
