@@ -10,7 +10,6 @@ use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
 use memstored_c::dbm::{increment_or_read, set_and_get};
 use memstored_c::status::Failure;
 use memstored_engine::name::with_params;
-use memstored_engine::restore;
 use memstored_engine::Db;
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -370,17 +369,12 @@ impl Dbm {
     }
 }
 
-/// DBM.restore_native(old_path, new_path, params) -> Status: the engine's
-/// salvage of every intact record of old_path into a new database.
-pub fn restore(ruby: &Ruby, old: String, new: String, params: Vec<(String, String)>) -> Res<Value> {
-    let pairs = || params.iter().map(|(k, v)| (k, v));
-    let names = with_params(&old, pairs()).and_then(|o| Ok((o, with_params(&new, pairs())?)));
-    let (old, new) = match names {
-        Ok(names) => names,
-        Err(bad) => return status(ruby, Err(Failure::invalid(bad.to_string()))),
-    };
-    let result = gvl::without(|| restore::restore(&old, &new));
-    status(ruby, result.map(|_| ()).map_err(Failure::from))
+/// DBM.restore_native(old_path, new_path, class_name, end_offset) ->
+/// Status: the engine's `restore_database` (a sharded source found by its
+/// files, as Tkrzw's ShardDBM finds it).
+pub fn restore(ruby: &Ruby, old: String, new: String, class: String, end: i64) -> Res<Value> {
+    let result = gvl::without(|| memstored_engine::restore_database(&old, &new, &class, end));
+    status(ruby, result.map_err(Failure::from))
 }
 
 /// nil as None, anything else as its bytes.
