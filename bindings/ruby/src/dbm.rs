@@ -25,6 +25,43 @@ pub struct Open {
     pub enc: Option<Index>,
 }
 
+/// A value read by `get` when it is small: copied onto the stack under the
+/// shard's lock (no heap copy to make and free per get, as the engine's
+/// `get` makes one); Ruby's string is made once the lock is released, since
+/// allocating it may run the GC.
+struct SmallValue {
+    buf: [u8; SMALL_VALUE],
+    len: usize,
+}
+
+/// Values up to this size are copied through a `SmallValue`.
+const SMALL_VALUE: usize = 128;
+
+impl Default for SmallValue {
+    fn default() -> Self {
+        SmallValue {
+            buf: [0; SMALL_VALUE],
+            len: 0,
+        }
+    }
+}
+
+impl SmallValue {
+    /// Keeps `v` when it fits; else returns a copy of it.
+    fn take(&mut self, v: &[u8]) -> Option<Vec<u8>> {
+        if v.len() > SMALL_VALUE {
+            return Some(v.to_vec());
+        }
+        self.buf[..v.len()].copy_from_slice(v);
+        self.len = v.len();
+        None
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
 #[derive(Default)]
 #[magnus::wrap(class = "Memstored::DBM", free_immediately, size)]
 pub struct Dbm {
@@ -103,11 +140,16 @@ impl Dbm {
             _ => return Err(convert::arity(ruby, args.len(), 1, 2)),
         };
         let key = rstring(key)?;
-        let (result, enc) = rb_self.with(ruby, |o| (with_bytes(key, |k| o.db.get(k)), o.enc))?;
+        let mut small = SmallValue::default();
+        let (result, enc) = rb_self.with(ruby, |o| {
+            let got = with_bytes(key, |k| o.db.get_with(k, |v| small.take(v)));
+            (got, o.enc)
+        })?;
         match result {
-            Ok(v) => {
+            Ok(large) => {
                 convert::report(ruby, target, Ok(()))?;
-                Ok(Some(out(ruby, &v, enc)?))
+                let v = large.as_deref().unwrap_or(small.bytes());
+                Ok(Some(out(ruby, v, enc)?))
             }
             Err(e) => {
                 convert::report(ruby, target, Err(&e.into()))?;
