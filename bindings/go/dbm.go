@@ -404,23 +404,14 @@ func (self *DBM) Search(mode string, pattern string, capacity int) []string {
 
 // search is Search with the status (a bad mode or regex fails).
 func (self *DBM) search(mode string, pattern string, capacity int) ([]string, *Status) {
-	out := []string{}
 	if self.dbm == nil {
-		return out, notOpen()
+		return []string{}, notOpen()
 	}
 	cmode := C.CString(mode)
 	defer C.free(unsafe.Pointer(cmode))
 	p := strArg(pattern)
 	r := C.ms_search(self.dbm, cmode, p.ptr, p.size, C.int32_t(capacity))
-	st := statusOf(r.code, r.msg)
-	if r.ptr == nil {
-		return out, st
-	}
-	for _, s := range unsafe.Slice((*C.MemstoredStr)(unsafe.Pointer(r.ptr)), int(r.size)) {
-		out = append(out, C.GoStringN(s.ptr, C.int(s.size)))
-	}
-	C.memstored_free(unsafe.Pointer(r.ptr))
-	return out, st
+	return takeStrs(r.ptr, r.size), statusOf(r.code, r.msg)
 }
 
 // Inspect returns the database's properties.

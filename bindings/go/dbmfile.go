@@ -7,7 +7,6 @@ package memstored
 import "C"
 
 import (
-	"strconv"
 	"unsafe"
 )
 
@@ -17,16 +16,16 @@ import (
 // inMemory tells whether an Open path names an in-memory database.
 func inMemory(path string) bool { return path == "*" || path == "+" || path == "" }
 
-// GetFileSize returns the size of the database's files in bytes.
+// GetFileSize returns the size of the database's files in bytes (an
+// on-memory class kept in a file: the file as last saved; in memory, the
+// bytes its records take).
 func (self *DBM) GetFileSize() (int64, *Status) {
 	if self.dbm == nil {
 		return -1, notOpen()
 	}
-	n, err := strconv.ParseInt(self.Inspect()["file_size"], 10, 64)
-	if err != nil {
-		return -1, NewStatus2(StatusNotImplementedError, "GetFileSize: no file size")
-	}
-	return n, NewStatus()
+	var n C.int64_t
+	r := C.ms_get_file_size(self.dbm, &n)
+	return int64(n), statusOf(r.code, r.msg)
 }
 
 // GetFileSizeSimple is GetFileSize returning -1 on failure.
@@ -78,31 +77,14 @@ func (self *DBM) IsHealthy() bool {
 	return st.IsOK()
 }
 
-// eachRecord hands every record to fn until fn fails, whose failure it
-// returns.
-func (self *DBM) eachRecord(fn func(k, v []byte) *Status) *Status {
-	if self.dbm == nil {
-		return notOpen()
-	}
-	it := self.MakeIterator()
-	defer it.Destruct()
-	st := it.First()
-	for st.IsOK() {
-		var k, v []byte
-		if k, v, st = it.Step(); st.IsOK() {
-			st = fn(k, v)
-		}
-	}
-	if st.Equals(StatusNotFoundError) {
-		return NewStatus()
-	}
-	return st
-}
-
 // Export copies every record into destDBM (overwriting its records of the
 // same keys).
 func (self *DBM) Export(destDBM *DBM) *Status {
-	return self.eachRecord(func(k, v []byte) *Status { return destDBM.Set(k, v, true) })
+	if self.dbm == nil || destDBM.dbm == nil {
+		return notOpen()
+	}
+	r := C.ms_export(self.dbm, destDBM.dbm)
+	return statusOf(r.code, r.msg)
 }
 
 // CopyFileData writes a consistent copy of the database's files at
@@ -134,120 +116,31 @@ func RestoreDatabase(oldPath string, newPath string, className string, endOffset
 	return statusOf(r.code, r.msg)
 }
 
-// flatRecordMagic starts each of Tkrzw's flat records (0xFE: metadata).
-const (
-	flatRecordMagic   = 0xFF
-	flatMetadataMagic = 0xFE
-)
-
-// appendVarNum appends Tkrzw's variable-length number: 7 bits a byte, the
-// most significant first, every byte but the last with its top bit set.
-func appendVarNum(buf []byte, n uint64) []byte {
-	var groups [10]byte
-	i := len(groups) - 1
-	groups[i] = byte(n & 0x7f)
-	for n >>= 7; n > 0; n >>= 7 {
-		i--
-		groups[i] = byte(n&0x7f) | 0x80
+// withFile runs one of the C calls between a database and a File
+// (MS_EXPORT_FLAT, MS_IMPORT_FLAT, MS_EXPORT_KEYS).
+func (self *DBM) withFile(file *File, op C.int) *Status {
+	if self.dbm == nil {
+		return notOpen()
 	}
-	return append(buf, groups[i:]...)
-}
-
-// readVarNum reads appendVarNum's number; ok false when data ends first or
-// the number overflows.
-func readVarNum(data []byte) (n uint64, size int, ok bool) {
-	for i, b := range data {
-		if i >= 10 {
-			return 0, 0, false
-		}
-		n = n<<7 | uint64(b&0x7f)
-		if b&0x80 == 0 {
-			return n, i + 1, true
-		}
-	}
-	return 0, 0, false
-}
-
-func appendFlatRecord(buf, data []byte) []byte {
-	buf = append(buf, flatRecordMagic)
-	return append(appendVarNum(buf, uint64(len(data))), data...)
+	return file.with(func(f *C.MemstoredFile) C.ms_res { return C.ms_flat_records(self.dbm, f, op) })
 }
 
 // ExportToFlatRecords writes every record to destFile (emptied first) in
 // Tkrzw's flat-record format: the key, then the value, each as the byte
 // 0xFF, its size as a variable-length number, and its bytes.
 func (self *DBM) ExportToFlatRecords(destFile *File) *Status {
-	if self.dbm == nil {
-		return notOpen()
-	}
-	if st := destFile.Truncate(0); !st.IsOK() {
-		return st
-	}
-	var buf []byte
-	return self.eachRecord(func(k, v []byte) *Status {
-		buf = appendFlatRecord(appendFlatRecord(buf[:0], k), v)
-		_, st := destFile.Append(buf)
-		return st
-	})
+	return self.withFile(destFile, C.MS_EXPORT_FLAT)
 }
 
 // ImportFromFlatRecords stores the records of a file in Tkrzw's
 // flat-record format (see ExportToFlatRecords), overwriting; metadata
 // records are skipped. StatusBrokenDataError on a malformed file.
 func (self *DBM) ImportFromFlatRecords(srcFile *File) *Status {
-	if self.dbm == nil {
-		return notOpen()
-	}
-	size, st := srcFile.GetSize()
-	if !st.IsOK() {
-		return st
-	}
-	data, st := srcFile.Read(0, size)
-	if !st.IsOK() {
-		return st
-	}
-	var key []byte
-	haveKey := false
-	for len(data) > 0 {
-		magic := data[0]
-		n, step, ok := readVarNum(data[1:])
-		if (magic != flatRecordMagic && magic != flatMetadataMagic) || !ok ||
-			n > uint64(len(data)-1-step) {
-			return NewStatus2(StatusBrokenDataError, "invalid flat record")
-		}
-		body := data[1+step : 1+step+int(n)]
-		data = data[1+step+int(n):]
-		switch {
-		case magic == flatMetadataMagic && !haveKey:
-			continue
-		case magic == flatMetadataMagic:
-			return NewStatus2(StatusBrokenDataError, "invalid metadata position")
-		case !haveKey:
-			key, haveKey = body, true
-		default:
-			if st := self.Set(key, body, true); !st.IsOK() {
-				return st
-			}
-			haveKey = false
-		}
-	}
-	if haveKey {
-		return NewStatus2(StatusBrokenDataError, "odd number of records")
-	}
-	return NewStatus()
+	return self.withFile(srcFile, C.MS_IMPORT_FLAT)
 }
 
 // ExportKeysAsLines writes every key, one a line, to destFile (emptied
 // first).
 func (self *DBM) ExportKeysAsLines(destFile *File) *Status {
-	if self.dbm == nil {
-		return notOpen()
-	}
-	if st := destFile.Truncate(0); !st.IsOK() {
-		return st
-	}
-	return self.eachRecord(func(k, _ []byte) *Status {
-		_, st := destFile.Append(append(k, '\n'))
-		return st
-	})
+	return self.withFile(destFile, C.MS_EXPORT_KEYS)
 }

@@ -26,6 +26,8 @@ static ms_res ms_status(bool ok) {
 	return r;
 }
 
+ms_res ms_status_of(bool ok) { return ms_status(ok); }
+
 static ms_res ms_bytes(char* ptr, int32_t size) {
 	ms_res r = ms_status(true);
 	r.ptr = ptr;

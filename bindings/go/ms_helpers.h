@@ -27,6 +27,10 @@ typedef struct {
 enum { MS_FIRST, MS_LAST, MS_NEXT, MS_PREVIOUS, MS_REMOVE, MS_JUMP, MS_JUMP_LOWER,
 	MS_JUMP_UPPER, MS_SET };
 
+// The status of the call just made; `ok` false with a success status: a
+// helper's own failure (its malloc).
+ms_res ms_status_of(bool ok);
+
 ms_res ms_open(const char* path, bool writable, const char* params, MemstoredDBM** out);
 ms_res ms_close(MemstoredDBM* d);
 ms_res ms_get(MemstoredDBM* d, const char* k, int32_t ks);
@@ -82,5 +86,41 @@ ms_res ms_restore_database(const char* old_path, const char* new_path, const cha
 ms_res ms_get_timestamp(MemstoredDBM* d, double* out);
 ms_res ms_cas_and_get(MemstoredDBM* d, const char* k, int32_t ks, const char* e, int32_t es,
 		bool has_e, bool any_e, const char* v, int32_t vs, bool has_v, bool any_v);
+ms_res ms_get_file_size(MemstoredDBM* d, int64_t* out);
+ms_res ms_export(MemstoredDBM* d, MemstoredDBM* dest);
+ms_res ms_flat_records(MemstoredDBM* d, MemstoredFile* f, int op);
+enum { MS_EXPORT_FLAT, MS_IMPORT_FLAT, MS_EXPORT_KEYS };
+
+// Tkrzw's File (file.go) over memstored_file_*. Strings come back as ms_res
+// ptr/size (released with memstored_free); a search's lines as an array of
+// MemstoredStr, size their number.
+ms_res ms_file_open(const char* path, bool writable, const char* params, MemstoredFile** out);
+ms_res ms_file_close(MemstoredFile* f);
+ms_res ms_file_read(MemstoredFile* f, int64_t off, char* buf, int64_t size);
+ms_res ms_file_write(MemstoredFile* f, int64_t off, const char* buf, int64_t size);
+ms_res ms_file_append(MemstoredFile* f, const char* buf, int64_t size, int64_t* off);
+ms_res ms_file_truncate(MemstoredFile* f, int64_t size);
+ms_res ms_file_synchronize(MemstoredFile* f, bool hard);
+ms_res ms_file_get_size(MemstoredFile* f, int64_t* out);
+ms_res ms_file_get_path(MemstoredFile* f);
+ms_res ms_file_search(MemstoredFile* f, const char* mode, const char* p, int32_t ps,
+		int32_t capacity);
+
+// Tkrzw's Index (index.go) over memstored_index_*; the pair calls by number.
+enum { MS_INDEX_CHECK, MS_INDEX_ADD, MS_INDEX_REMOVE };
+enum { MS_INDEX_CLEAR, MS_INDEX_REBUILD, MS_INDEX_SYNC, MS_INDEX_SYNC_HARD };
+ms_res ms_index_open(const char* path, bool writable, const char* params, MemstoredIndex** out);
+ms_res ms_index_close(MemstoredIndex* x);
+ms_res ms_index_pair(MemstoredIndex* x, int op, const char* k, int32_t ks, const char* v,
+		int32_t vs, bool* out);
+ms_res ms_index_get_values(MemstoredIndex* x, const char* k, int32_t ks, int32_t max);
+ms_res ms_index_count(MemstoredIndex* x, int32_t* out);
+ms_res ms_index_get_file_path(MemstoredIndex* x);
+ms_res ms_index_do(MemstoredIndex* x, int op);
+ms_res ms_index_is_writable(MemstoredIndex* x, bool* out);
+ms_res ms_index_make_iterator(MemstoredIndex* x, MemstoredIndexIter** out);
+ms_res ms_index_iter_move(MemstoredIndexIter* it, int op, const char* k, int32_t ks,
+		const char* v, int32_t vs);
+ms_rec_res ms_index_iter_get(MemstoredIndexIter* it);
 
 #endif

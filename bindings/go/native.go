@@ -130,3 +130,17 @@ func takeString(ptr *C.char, size C.int32_t) string {
 func goBytes(ptr *C.char, n C.int32_t) []byte {
 	return C.GoBytes(unsafe.Pointer(ptr), C.int(n))
 }
+
+// takeStrs copies a returned array of n strings into Go strings and
+// releases it; never nil.
+func takeStrs(ptr *C.char, n C.int32_t) []string {
+	out := []string{}
+	if ptr == nil {
+		return out
+	}
+	for _, s := range unsafe.Slice((*C.MemstoredStr)(unsafe.Pointer(ptr)), int(n)) {
+		out = append(out, C.GoStringN(s.ptr, C.int(s.size)))
+	}
+	C.memstored_free(unsafe.Pointer(ptr))
+	return out
+}

@@ -344,9 +344,10 @@ bool memstored_dbm_is_writable(struct MemstoredDBM *dbm);
 // `dbm` is live.
 bool memstored_dbm_is_ordered(struct MemstoredDBM *dbm);
 
-// Keys matching a pattern: `mode` is contain, containcase, begin, end,
-// regex, edit, editbin, and on ordered databases upper, upperex, lower,
-// lowerex. At most `capacity` keys (0: all), in one allocation; their number
+// Keys matching a pattern: `mode` is contain, containcase, containword,
+// containcaseword (each also with `*`: several patterns, one a line),
+// begin, end, regex, edit, editbin, and on ordered databases upper,
+// upperex, lower, lowerex. At most `capacity` keys (0: all), in one allocation; their number
 // goes to `num_matched`.
 //
 // # Safety
@@ -574,7 +575,9 @@ int64_t memstored_file_get_size(struct MemstoredFile *f);
 char *memstored_file_get_path(struct MemstoredFile *f);
 
 // Lines of the file matching a pattern: `mode` is contain, containcase,
-// begin, end, regex, edit or editbin (any other: INVALID_ARGUMENT_ERROR).
+// containword, containcaseword (each also with `*`: several patterns, one
+// a line), begin, end, regex, edit or editbin (any other:
+// INVALID_ARGUMENT_ERROR).
 // At most `capacity` lines (0: all), in one allocation; their number goes
 // to `num_matched`.
 //

@@ -2,6 +2,7 @@
 //! binding needs. Each returns true / a pointer on success and false / NULL
 //! on failure, and sets the thread-local last status either way.
 
+use crate::handle;
 use crate::mem::{
     array, bytes, copy_to, give_bytes, give_pairs, give_strs, opt_bytes, text,
     MemstoredKeyValuePair, MemstoredStr,
@@ -26,9 +27,7 @@ pub struct MemstoredDBM {
 /// `dbm` is NULL or a live handle from `memstored_dbm_open`.
 pub(crate) unsafe fn db<'a>(dbm: *const MemstoredDBM) -> Outcome<&'a Arc<Db>> {
     // SAFETY: the caller's contract.
-    unsafe { dbm.as_ref() }
-        .map(|h| &h.db)
-        .ok_or_else(|| Failure::invalid("the database handle is NULL"))
+    unsafe { handle::live(dbm, "database") }.map(|h| &h.db)
 }
 
 /// Opens a database. `path` picks the engine as in memstored's names
@@ -49,7 +48,7 @@ pub unsafe extern "C" fn memstored_dbm_open(
         // SAFETY: the caller's contract.
         let (path, params) = unsafe { (text(path)?, text(params)?) };
         let db = Db::open(&with_params_text(path, params), writable)?;
-        Ok(Box::into_raw(Box::new(MemstoredDBM { db: Arc::new(db) })))
+        Ok(handle::give(MemstoredDBM { db: Arc::new(db) }))
     })
 }
 
@@ -60,12 +59,8 @@ pub unsafe extern "C" fn memstored_dbm_open(
 #[no_mangle]
 pub unsafe extern "C" fn memstored_dbm_close(dbm: *mut MemstoredDBM) -> bool {
     guard(false, || {
-        if dbm.is_null() {
-            return Err(Failure::invalid("the database handle is NULL"));
-        }
         // SAFETY: the caller hands the handle back exactly once.
-        let handle = unsafe { Box::from_raw(dbm) };
-        handle.db.close()?;
+        unsafe { handle::take(dbm, "database") }?.db.close()?;
         Ok(true)
     })
 }
@@ -644,9 +639,10 @@ pub fn search_mode(mode: &str) -> Outcome<SearchMode> {
     })
 }
 
-/// Keys matching a pattern: `mode` is contain, containcase, begin, end,
-/// regex, edit, editbin, and on ordered databases upper, upperex, lower,
-/// lowerex. At most `capacity` keys (0: all), in one allocation; their number
+/// Keys matching a pattern: `mode` is contain, containcase, containword,
+/// containcaseword (each also with `*`: several patterns, one a line),
+/// begin, end, regex, edit, editbin, and on ordered databases upper,
+/// upperex, lower, lowerex. At most `capacity` keys (0: all), in one allocation; their number
 /// goes to `num_matched`.
 ///
 /// # Safety

@@ -5,8 +5,8 @@
 
 use crate::dbm::{cas_value, db, MemstoredDBM};
 use crate::file::{file, MemstoredFile};
-use crate::mem::{bytes, give_bytes, text, MemstoredKeyValuePair};
-use crate::status::{guard, set_failure, Outcome, MEMSTORED_STATUS_INFEASIBLE_ERROR};
+use crate::mem::{bytes, give_bytes, give_record, text, MemstoredKeyValuePair};
+use crate::status::{guard, set_failure, MEMSTORED_STATUS_INFEASIBLE_ERROR};
 use memstored_engine::Db;
 use std::ffi::c_char;
 use std::ptr::null_mut;
@@ -33,37 +33,6 @@ pub unsafe extern "C" fn memstored_dbm_rekey(
         db(dbm)?.rekey(old, new, overwrite, copying)?;
         Ok(true)
     })
-}
-
-/// Hands out a popped record through Tkrzw's out-pointers (each NULL: not wanted).
-pub(crate) unsafe fn give_record(
-    (key, value): (Vec<u8>, bytes::Bytes),
-    key_ptr: *mut *mut c_char,
-    key_size: *mut i32,
-    value_ptr: *mut *mut c_char,
-    value_size: *mut i32,
-) -> Outcome<bool> {
-    // SAFETY: the caller's out-pointers are NULL or writable.
-    unsafe {
-        let k = if key_ptr.is_null() {
-            null_mut()
-        } else {
-            give_bytes(&key, key_size)?
-        };
-        if !value_ptr.is_null() {
-            match give_bytes(&value, value_size) {
-                Ok(v) => *value_ptr = v,
-                Err(e) => {
-                    crate::mem::memstored_free(k.cast());
-                    return Err(e);
-                }
-            }
-        }
-        if !key_ptr.is_null() {
-            *key_ptr = k;
-        }
-    }
-    Ok(true)
 }
 
 /// Takes the first record away and hands out its key and value (each
@@ -100,7 +69,9 @@ pub unsafe extern "C" fn memstored_dbm_pop_first_wait(
 ) -> bool {
     guard(false, || unsafe {
         let rec = db(dbm)?.pop_first(retry_wait)?;
-        give_record(rec, key_ptr, key_size, value_ptr, value_size)
+        let (k, v) = rec;
+        give_record(&k, &v, key_ptr, key_size, value_ptr, value_size)?;
+        Ok(true)
     })
 }
 

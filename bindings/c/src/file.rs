@@ -2,6 +2,7 @@
 //! writable open never follows a symlink).
 
 use crate::dbm::search_mode;
+use crate::handle;
 use crate::mem::{bytes, give_bytes, give_strs, text};
 use crate::status::{guard, Failure, Outcome};
 use memstored_engine::{File, FileOptions};
@@ -19,9 +20,7 @@ pub struct MemstoredFile {
 /// `f` is NULL or a live handle from `memstored_file_open`.
 pub(crate) unsafe fn file<'a>(f: *const MemstoredFile) -> Outcome<&'a File> {
     // SAFETY: the caller's contract.
-    unsafe { f.as_ref() }
-        .map(|h| &h.file)
-        .ok_or_else(|| Failure::invalid("the file handle is NULL"))
+    unsafe { handle::live(f, "file") }.map(|h| &h.file)
 }
 
 /// The `k=v,k=v` pairs of a parameter string.
@@ -54,7 +53,7 @@ pub unsafe extern "C" fn memstored_file_open(
         let opts = FileOptions::from_params(params_of(text(params)?)?)?;
         let file = File::new();
         file.open(text(path)?, writable, opts)?;
-        Ok(Box::into_raw(Box::new(MemstoredFile { file })))
+        Ok(handle::give(MemstoredFile { file }))
     })
 }
 
@@ -65,12 +64,8 @@ pub unsafe extern "C" fn memstored_file_open(
 #[no_mangle]
 pub unsafe extern "C" fn memstored_file_close(f: *mut MemstoredFile) -> bool {
     guard(false, || {
-        if f.is_null() {
-            return Err(Failure::invalid("the file handle is NULL"));
-        }
         // SAFETY: the caller hands the handle back exactly once.
-        let handle = unsafe { Box::from_raw(f) };
-        handle.file.close()?;
+        unsafe { handle::take(f, "file") }?.file.close()?;
         Ok(true)
     })
 }
@@ -197,7 +192,9 @@ pub unsafe extern "C" fn memstored_file_get_path(f: *mut MemstoredFile) -> *mut 
 }
 
 /// Lines of the file matching a pattern: `mode` is contain, containcase,
-/// begin, end, regex, edit or editbin (any other: INVALID_ARGUMENT_ERROR).
+/// containword, containcaseword (each also with `*`: several patterns, one
+/// a line), begin, end, regex, edit or editbin (any other:
+/// INVALID_ARGUMENT_ERROR).
 /// At most `capacity` lines (0: all), in one allocation; their number goes
 /// to `num_matched`.
 ///

@@ -1,8 +1,9 @@
 //! Tkrzw's Index (a secondary index: an ordered set of key-value pairs):
 //! `memstored_index_*` and its iterators, over the engine's `Index`.
 
-use crate::mem::{bytes, give_bytes, give_strs, text, MemstoredStr};
-use crate::status::{guard, Failure, Outcome};
+use crate::handle;
+use crate::mem::{bytes, give_bytes, give_record, give_strs, text, MemstoredStr};
+use crate::status::{guard, Outcome};
 use memstored_engine::{Index, IndexIter};
 use std::ffi::c_char;
 use std::ptr::null_mut;
@@ -20,16 +21,12 @@ pub struct MemstoredIndexIter {
 
 unsafe fn index<'a>(index: *const MemstoredIndex) -> Outcome<&'a Index> {
     // SAFETY: the caller's contract.
-    unsafe { index.as_ref() }
-        .map(|h| &h.index)
-        .ok_or_else(|| Failure::invalid("the index handle is NULL"))
+    unsafe { handle::live(index, "index") }.map(|h| &h.index)
 }
 
 unsafe fn iter<'a>(iter: *mut MemstoredIndexIter) -> Outcome<&'a mut IndexIter> {
     // SAFETY: the caller's contract.
-    unsafe { iter.as_mut() }
-        .map(|h| &mut h.iter)
-        .ok_or_else(|| Failure::invalid("the iterator handle is NULL"))
+    unsafe { handle::live_mut(iter, "iterator") }.map(|h| &mut h.iter)
 }
 
 /// Opens an index: a tree file when `path` ends in `.tkt`, else in memory
@@ -48,7 +45,7 @@ pub unsafe extern "C" fn memstored_index_open(
     guard(null_mut(), || unsafe {
         let index = Index::new();
         index.open(text(path)?, writable, text(params)?)?;
-        Ok(Box::into_raw(Box::new(MemstoredIndex { index })))
+        Ok(handle::give(MemstoredIndex { index }))
     })
 }
 
@@ -59,12 +56,8 @@ pub unsafe extern "C" fn memstored_index_open(
 #[no_mangle]
 pub unsafe extern "C" fn memstored_index_close(idx: *mut MemstoredIndex) -> bool {
     guard(false, || {
-        if idx.is_null() {
-            return Err(Failure::invalid("the index handle is NULL"));
-        }
         // SAFETY: the caller hands the handle back exactly once.
-        let handle = unsafe { Box::from_raw(idx) };
-        handle.index.close()?;
+        unsafe { handle::take(idx, "index") }?.index.close()?;
         Ok(true)
     })
 }
@@ -230,7 +223,7 @@ pub unsafe extern "C" fn memstored_index_make_iterator(
 ) -> *mut MemstoredIndexIter {
     guard(null_mut(), || unsafe {
         let iter = index(idx)?.iter()?;
-        Ok(Box::into_raw(Box::new(MemstoredIndexIter { iter })))
+        Ok(handle::give(MemstoredIndexIter { iter }))
     })
 }
 
@@ -240,10 +233,8 @@ pub unsafe extern "C" fn memstored_index_make_iterator(
 /// `it` is NULL or a live handle; it is dangling afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn memstored_index_iter_free(it: *mut MemstoredIndexIter) {
-    if !it.is_null() {
-        // SAFETY: the caller hands the handle back exactly once.
-        drop(unsafe { Box::from_raw(it) });
-    }
+    // SAFETY: the caller hands the handle back exactly once.
+    unsafe { handle::free(it) }
 }
 
 /// Runs a move; the outcome is the last status (Tkrzw's moves return nothing).
@@ -328,6 +319,7 @@ pub unsafe extern "C" fn memstored_index_iter_get(
 ) -> bool {
     guard(false, || unsafe {
         let (k, v) = iter(it)?.get()?;
-        crate::dbm_more::give_record((k, v.into()), key_ptr, key_size, value_ptr, value_size)
+        give_record(&k, &v, key_ptr, key_size, value_ptr, value_size)?;
+        Ok(true)
     })
 }

@@ -2,7 +2,8 @@
 //! is used by one thread at a time; other threads may write meanwhile.
 
 use crate::dbm::{db, MemstoredDBM};
-use crate::mem::{bytes, give_bytes};
+use crate::handle;
+use crate::mem::{bytes, give_bytes, give_record};
 use crate::status::{guard, Failure, Outcome, MEMSTORED_STATUS_NOT_FOUND_ERROR};
 use memstored_engine::{Cursor, Db};
 use std::ffi::c_char;
@@ -24,9 +25,7 @@ pub struct MemstoredDBMIter {
 /// used by another thread at the same time.
 unsafe fn cursor<'a>(iter: *mut MemstoredDBMIter) -> Outcome<&'a mut Cursor<'static>> {
     // SAFETY: the caller's contract.
-    unsafe { iter.as_mut() }
-        .map(|h| &mut h.cursor)
-        .ok_or_else(|| Failure::invalid("the iterator handle is NULL"))
+    unsafe { handle::live_mut(iter, "iterator") }.map(|h| &mut h.cursor)
 }
 
 /// A new iterator, on no record until `first`, `last` or a jump; release it
@@ -45,10 +44,7 @@ pub unsafe extern "C" fn memstored_dbm_make_iterator(
         // place never moves and which the handle keeps alive for as long as
         // the cursor (dropped first, see the struct).
         let cursor = unsafe { std::mem::transmute::<Cursor<'_>, Cursor<'static>>(db.cursor()) };
-        Ok(Box::into_raw(Box::new(MemstoredDBMIter {
-            cursor,
-            _db: db,
-        })))
+        Ok(handle::give(MemstoredDBMIter { cursor, _db: db }))
     })
 }
 
@@ -59,10 +55,8 @@ pub unsafe extern "C" fn memstored_dbm_make_iterator(
 #[no_mangle]
 pub unsafe extern "C" fn memstored_dbm_iter_free(iter: *mut MemstoredDBMIter) {
     guard((), || {
-        if !iter.is_null() {
-            // SAFETY: the caller hands the handle back exactly once.
-            drop(unsafe { Box::from_raw(iter) });
-        }
+        // SAFETY: the caller hands the handle back exactly once.
+        unsafe { handle::free(iter) };
         Ok(())
     })
 }
@@ -173,39 +167,6 @@ pub unsafe extern "C" fn memstored_dbm_iter_next(iter: *mut MemstoredDBMIter) ->
 #[no_mangle]
 pub unsafe extern "C" fn memstored_dbm_iter_previous(iter: *mut MemstoredDBMIter) -> bool {
     unsafe { moved(iter, |c| c.previous()) }
-}
-
-/// Hands a key and value out through optional out-pointers; on error
-/// nothing stays allocated.
-unsafe fn give_record(
-    key: &[u8],
-    value: &[u8],
-    key_ptr: *mut *mut c_char,
-    key_size: *mut i32,
-    value_ptr: *mut *mut c_char,
-    value_size: *mut i32,
-) -> Outcome<()> {
-    // SAFETY: the out-pointers are NULL or writable (the callers' contracts).
-    unsafe {
-        let k = if key_ptr.is_null() {
-            null_mut()
-        } else {
-            give_bytes(key, key_size)?
-        };
-        if !value_ptr.is_null() {
-            match give_bytes(value, value_size) {
-                Ok(v) => *value_ptr = v,
-                Err(e) => {
-                    libc::free(k.cast());
-                    return Err(e);
-                }
-            }
-        }
-        if !key_ptr.is_null() {
-            *key_ptr = k;
-        }
-    }
-    Ok(())
 }
 
 /// The current record: its key and value, each NUL-terminated and released

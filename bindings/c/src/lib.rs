@@ -12,6 +12,7 @@
 pub mod dbm;
 pub mod dbm_more;
 pub mod file;
+mod handle;
 pub mod index;
 pub mod iter;
 pub mod mem;

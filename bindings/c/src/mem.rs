@@ -246,3 +246,36 @@ pub unsafe extern "C" fn memstored_free(ptr: *mut c_void) {
     // SAFETY: every result is allocated by `malloc` above.
     unsafe { libc::free(ptr) }
 }
+
+/// Hands a key and value out through optional out-pointers; on error
+/// nothing stays allocated.
+pub(crate) unsafe fn give_record(
+    key: &[u8],
+    value: &[u8],
+    key_ptr: *mut *mut c_char,
+    key_size: *mut i32,
+    value_ptr: *mut *mut c_char,
+    value_size: *mut i32,
+) -> Outcome<()> {
+    // SAFETY: the out-pointers are NULL or writable (the callers' contracts).
+    unsafe {
+        let k = if key_ptr.is_null() {
+            std::ptr::null_mut()
+        } else {
+            give_bytes(key, key_size)?
+        };
+        if !value_ptr.is_null() {
+            match give_bytes(value, value_size) {
+                Ok(v) => *value_ptr = v,
+                Err(e) => {
+                    memstored_free(k.cast());
+                    return Err(e);
+                }
+            }
+        }
+        if !key_ptr.is_null() {
+            *key_ptr = k;
+        }
+    }
+    Ok(())
+}

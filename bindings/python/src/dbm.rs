@@ -14,12 +14,9 @@ use crate::iter::DbIter;
 use crate::ops::{self, Want};
 use crate::params;
 use crate::process;
-use crate::status::{
-    settle, Status, INVALID_ARGUMENT_ERROR, NOT_IMPLEMENTED_ERROR, PRECONDITION_ERROR,
-};
+use crate::status::{settle, Status, NOT_IMPLEMENTED_ERROR, PRECONDITION_ERROR};
 use crate::tkops;
-use memstored_engine::name::with_params;
-use memstored_engine::{restore, Db, SearchMode};
+use memstored_engine::{restore_database, Db, SearchMode};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -462,7 +459,7 @@ impl Dbm {
     /// Bytes in the database's files; in memory, the bytes the records take.
     #[pyo3(name = "GetFileSize")]
     fn get_file_size(&self, py: Python<'_>) -> PyResult<u64> {
-        self.value(py, false, |db| Ok(tkops::file_size(db)))
+        self.value(py, false, |db| Ok(db.file_size()))
     }
 
     /// Keys matching `pattern` under `mode` (begin, contain, containcase,
@@ -689,11 +686,11 @@ impl Dbm {
         Status::of(self.call(py, true, |db| Ok(db.export_keys_as_lines(&f)?)))
     }
 
-    /// Salvages the intact records of a damaged database into a new one
-    /// (the engine's restore). `class_name` (Tkrzw's, e.g. HashDBM) picks
-    /// the engine for paths without a telling extension; a sharded source
-    /// is found by its files, and restored into one shard; `end_offset`
-    /// other than -1 or 0 and `cipher_key` are NOT_IMPLEMENTED_ERROR.
+    /// Salvages the intact records of a damaged database into a new one:
+    /// the engine's `restore_database` (`class_name` Tkrzw's, e.g.
+    /// HashDBM; a sharded source found by its files and restored into as
+    /// many shards). `end_offset` other than -1 or 0 and `cipher_key` are
+    /// NOT_IMPLEMENTED_ERROR.
     #[staticmethod]
     #[pyo3(name = "RestoreDatabase", signature = (old_file_path, new_file_path, class_name = "", end_offset = -1, cipher_key = None))]
     fn restore_database(
@@ -704,30 +701,16 @@ impl Dbm {
         end_offset: i64,
         cipher_key: Option<&Bound<'_, PyAny>>,
     ) -> Status {
-        if end_offset > 0 || cipher_key.is_some_and(|c| !c.is_none()) {
+        if cipher_key.is_some_and(|c| !c.is_none()) {
             return Status::new(
                 NOT_IMPLEMENTED_ERROR,
-                "RestoreDatabase: end_offset and cipher_key are not implemented",
+                "RestoreDatabase: cipher_key is not implemented",
             );
         }
-        // The source's shard count from its files (num_shards=0), as
-        // Tkrzw's ShardDBM finds its shards.
-        let named = |path: &str, shards: &[(&str, &str)]| {
-            let class = (!class_name.is_empty()).then_some(("dbm", class_name));
-            let found = if path.contains("num_shards") {
-                &[][..]
-            } else {
-                shards
-            };
-            with_params(path, class.into_iter().chain(found.iter().copied()))
-        };
-        let names = named(old_file_path, &[("num_shards", "0")])
-            .and_then(|o| Ok((o, named(new_file_path, &[])?)));
-        let (old, new) = match names {
-            Ok(n) => n,
-            Err(bad) => return Status::new(INVALID_ARGUMENT_ERROR, bad.to_string()),
-        };
-        Status::of(py.detach(|| Ok(restore::restore(&old, &new).map(|_| ())?)))
+        Status::of(py.detach(|| {
+            let r = restore_database(old_file_path, new_file_path, class_name, end_offset);
+            Ok(r?)
+        }))
     }
 
     /// The number of records; 0 before Open, as in tkrzw-python.

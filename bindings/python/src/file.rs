@@ -6,30 +6,13 @@ use crate::convert::{data, to_py, to_str};
 use crate::params::value_text;
 use crate::status::{settle, Status};
 use memstored_engine::{FileOptions, SearchMode};
-use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::Arc;
 
-type Res<T> = Result<T, Status>;
-
 #[pyclass(module = "memstored", name = "File", frozen)]
 pub struct File {
     pub shared: Arc<memstored_engine::File>,
-    /// With Tkrzw's `padding` access option on a writable open: the block
-    /// size the file's length is rounded up to on close (0: none).
-    pad_to: Mutex<u64>,
-}
-
-impl File {
-    fn close_padded(&self) -> Res<()> {
-        let pad_to = std::mem::take(&mut *self.pad_to.lock());
-        if pad_to > 0 {
-            let size = self.shared.size()?;
-            self.shared.truncate(size.div_ceil(pad_to) * pad_to)?;
-        }
-        Ok(self.shared.close()?)
-    }
 }
 
 #[pymethods]
@@ -38,14 +21,13 @@ impl File {
     fn py_new() -> File {
         File {
             shared: Arc::default(),
-            pad_to: Mutex::new(0),
         }
     }
 
     /// Opens `path`; writable opens create it unless `no_create`.
-    /// `truncate`, `no_create` and `sync_hard` are the engine's; with
-    /// `access_options` naming `padding`, the length is rounded up to
-    /// `block_size` on close; Tkrzw's other file parameters are ignored.
+    /// The parameters are the engine's `FileOptions` (`truncate`,
+    /// `no_create`, `sync_hard`; `block_size` with `access_options` naming
+    /// `padding` rounds the length up on close).
     #[pyo3(name = "Open", signature = (path, writable, **params))]
     fn open(
         &self,
@@ -58,25 +40,14 @@ impl File {
         for (k, v) in params.into_iter().flat_map(|p| p.iter()) {
             pairs.push((k.str()?.to_str()?.to_string(), value_text(&v)?));
         }
-        let find = |key: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str())
-        };
-        let padding = find("access_options").is_some_and(|o| o.contains("padding"));
-        let block = find("block_size").and_then(|b| b.parse::<u64>().ok());
         let opened = FileOptions::from_params(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .and_then(|opts| self.shared.open(&path, writable, opts));
-        if opened.is_ok() && writable && padding {
-            *self.pad_to.lock() = block.unwrap_or(0);
-        }
         Ok(Status::of(opened.map_err(Status::from)))
     }
 
     #[pyo3(name = "Close")]
     fn close(&self) -> Status {
-        Status::of(self.close_padded())
+        Status::of(self.shared.close().map_err(Status::from))
     }
 
     #[pyo3(name = "Read", signature = (off, size, status = None))]

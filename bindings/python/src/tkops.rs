@@ -1,6 +1,6 @@
 //! tkrzw-python's DBM calls as tkrzw-python shapes them over the engine's:
-//! Increment with `INT64MIN`, SetAndGet, CompareExchangeAndGet, PopFirst,
-//! AppendMulti and GetFileSize. `DBM` and `AsyncDBM` both call these.
+//! Increment with `INT64MIN`, SetAndGet, CompareExchangeAndGet, PopFirst
+//! and AppendMulti. `DBM` and `AsyncDBM` both call these.
 
 use crate::ops::Want;
 use crate::status::{Status, DUPLICATION_ERROR};
@@ -81,31 +81,6 @@ pub fn pop_first(db: &Db) -> Res<(Vec<u8>, Bytes)> {
 pub fn append_multi(db: &Db, delim: &[u8], records: &[(Vec<u8>, Vec<u8>)]) -> Res<()> {
     let refs: Vec<(&[u8], &[u8])> = records.iter().map(|(k, v)| (&k[..], &v[..])).collect();
     Ok(db.append_multi(&refs, delim)?)
-}
-
-/// `PATH-00003-of-00010` for shard 3 of 10, `PATH` for a single shard:
-/// the engine's (and Tkrzw's) names of shard files.
-fn shard_file(path: &str, i: usize, n: usize) -> String {
-    if n == 1 {
-        path.to_string()
-    } else {
-        format!("{path}-{i:05}-of-{n:05}")
-    }
-}
-
-/// tkrzw's GetFileSize: the engine's figure, else (an in-memory engine
-/// saved to a path, as Tkrzw's TinyDBM is) the size of its files on disk
-/// as last saved.
-pub fn file_size(db: &Db) -> u64 {
-    let live = db.file_size();
-    if live > 0 || !db.name().kind.has_file() {
-        return live;
-    }
-    let n = db.shard_count();
-    (0..n)
-        .filter_map(|i| std::fs::metadata(shard_file(&db.name().path, i, n)).ok())
-        .map(|m| m.len())
-        .sum()
 }
 
 #[cfg(test)]

@@ -10,7 +10,6 @@ use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
 use memstored_c::dbm::{increment_or_read, set_and_get};
 use memstored_c::status::Failure;
 use memstored_engine::name::with_params;
-use memstored_engine::restore;
 use memstored_engine::Db;
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -24,6 +23,43 @@ pub struct Open {
     pub db: Arc<Db>,
     /// The encoding of result strings; None for binary.
     pub enc: Option<Index>,
+}
+
+/// A value read by `get` when it is small: copied onto the stack under the
+/// shard's lock (no heap copy to make and free per get, as the engine's
+/// `get` makes one); Ruby's string is made once the lock is released, since
+/// allocating it may run the GC.
+struct SmallValue {
+    buf: [u8; SMALL_VALUE],
+    len: usize,
+}
+
+/// Values up to this size are copied through a `SmallValue`.
+const SMALL_VALUE: usize = 128;
+
+impl Default for SmallValue {
+    fn default() -> Self {
+        SmallValue {
+            buf: [0; SMALL_VALUE],
+            len: 0,
+        }
+    }
+}
+
+impl SmallValue {
+    /// Keeps `v` when it fits; else returns a copy of it.
+    fn take(&mut self, v: &[u8]) -> Option<Vec<u8>> {
+        if v.len() > SMALL_VALUE {
+            return Some(v.to_vec());
+        }
+        self.buf[..v.len()].copy_from_slice(v);
+        self.len = v.len();
+        None
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
 }
 
 #[derive(Default)]
@@ -104,11 +140,16 @@ impl Dbm {
             _ => return Err(convert::arity(ruby, args.len(), 1, 2)),
         };
         let key = rstring(key)?;
-        let (result, enc) = rb_self.with(ruby, |o| (with_bytes(key, |k| o.db.get(k)), o.enc))?;
+        let mut small = SmallValue::default();
+        let (result, enc) = rb_self.with(ruby, |o| {
+            let got = with_bytes(key, |k| o.db.get_with(k, |v| small.take(v)));
+            (got, o.enc)
+        })?;
         match result {
-            Ok(v) => {
+            Ok(large) => {
                 convert::report(ruby, target, Ok(()))?;
-                Ok(Some(out(ruby, &v, enc)?))
+                let v = large.as_deref().unwrap_or(small.bytes());
+                Ok(Some(out(ruby, v, enc)?))
             }
             Err(e) => {
                 convert::report(ruby, target, Err(&e.into()))?;
@@ -370,17 +411,12 @@ impl Dbm {
     }
 }
 
-/// DBM.restore_native(old_path, new_path, params) -> Status: the engine's
-/// salvage of every intact record of old_path into a new database.
-pub fn restore(ruby: &Ruby, old: String, new: String, params: Vec<(String, String)>) -> Res<Value> {
-    let pairs = || params.iter().map(|(k, v)| (k, v));
-    let names = with_params(&old, pairs()).and_then(|o| Ok((o, with_params(&new, pairs())?)));
-    let (old, new) = match names {
-        Ok(names) => names,
-        Err(bad) => return status(ruby, Err(Failure::invalid(bad.to_string()))),
-    };
-    let result = gvl::without(|| restore::restore(&old, &new));
-    status(ruby, result.map(|_| ()).map_err(Failure::from))
+/// DBM.restore_native(old_path, new_path, class_name, end_offset) ->
+/// Status: the engine's `restore_database` (a sharded source found by its
+/// files, as Tkrzw's ShardDBM finds it).
+pub fn restore(ruby: &Ruby, old: String, new: String, class: String, end: i64) -> Res<Value> {
+    let result = gvl::without(|| memstored_engine::restore_database(&old, &new, &class, end));
+    status(ruby, result.map_err(Failure::from))
 }
 
 /// nil as None, anything else as its bytes.

@@ -68,7 +68,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     dbm.define_method("writable?", method!(dbm::Dbm::is_writable, 0))?;
     dbm.define_method("ordered?", method!(dbm::Dbm::is_ordered, 0))?;
     dbm.define_method("search", method!(dbm::Dbm::search, -1))?;
-    dbm.define_singleton_method("restore_native", function!(dbm::restore, 3))?;
+    dbm.define_singleton_method("restore_native", function!(dbm::restore, 4))?;
     dbm.define_method(
         "compare_exchange_and_get_native",
         method!(tkrzw::compare_exchange_and_get, -1),
@@ -79,7 +79,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     dbm.define_method("copy_file_data_native", method!(tkrzw::copy_file_data, 2))?;
     dbm.define_method("timestamp", method!(tkrzw::timestamp, 0))?;
     dbm.define_method("file_path", method!(tkrzw::file_path, 0))?;
-    dbm.define_method("file_size_native", method!(tkrzw::file_size, 0))?;
+    dbm.define_method("file_size", method!(tkrzw::file_size, 0))?;
     dbm.define_method("healthy?", method!(tkrzw::is_healthy, 0))?;
     dbm.define_method(
         "export_to_flat_records_native",

@@ -131,7 +131,9 @@ pub fn file_path(ruby: &Ruby, rb_self: &Dbm) -> Res<Option<String>> {
     Ok((!path.is_empty()).then(|| path.to_string()))
 }
 
-/// The engine's count of the database's file bytes (records' bytes in memory).
+/// The engine's count of the database's file bytes: an on-memory class
+/// kept in a file (.tiny, .cache, .stdhash), the file as last saved;
+/// otherwise in memory, the records' bytes.
 pub fn file_size(ruby: &Ruby, rb_self: &Dbm) -> Res<u64> {
     Ok(rb_self.open(ruby)?.db.file_size())
 }

@@ -73,7 +73,8 @@ impl Index {
         }
         // As Tkrzw's PolyIndex: a `.tkt` path is a file, any other (the
         // empty one included) an index in memory.
-        let name = if path.ends_with(".tkt") {
+        let in_file = path.ends_with(".tkt");
+        let name = if in_file {
             let p = if params.trim().is_empty() {
                 "dbm=tree".to_string()
             } else {
@@ -83,7 +84,9 @@ impl Index {
         } else {
             with_params_text("+", params)
         };
-        *slot = Some(Arc::new(Db::open(&name, writable)?));
+        // An index in memory opened read-only could only ever be empty:
+        // it is writable whatever `writable` says.
+        *slot = Some(Arc::new(Db::open(&name, writable || !in_file)?));
         Ok(())
     }
 
@@ -302,5 +305,17 @@ mod tests {
         ix.open(path, false, "").unwrap();
         assert!(!ix.is_writable());
         assert_eq!(ix.get_values(b"k", 0).unwrap(), vec![b"v".to_vec()]);
+    }
+
+    /// As the Go binding's own Index did before it rode on this one: an
+    /// index in memory opened read-only is still writable (else it could
+    /// only be empty).
+    #[test]
+    fn an_index_in_memory_is_writable_however_opened() {
+        let ix = Index::new();
+        ix.open("", false, "").unwrap();
+        assert!(ix.is_writable());
+        ix.add(b"k", b"v").unwrap();
+        assert!(ix.contains(b"k", b"v").unwrap());
     }
 }

@@ -1,5 +1,6 @@
-//! Key search (Tkrzw's SearchDBMModal): begin, contain, end, regex, edit
-//! distance, and on ordered databases the upper/lower bound scans.
+//! Key search (Tkrzw's SearchDBMModal): begin, contain (by case, by word,
+//! several patterns at once), end, regex, edit distance, and on ordered
+//! databases the upper/lower bound scans.
 
 use crate::db::Db;
 use crate::record::now_secs;
@@ -14,6 +15,15 @@ pub enum SearchMode {
     Contain,
     /// Keys containing the pattern, ignoring ASCII case.
     ContainCase,
+    /// Keys containing the pattern as a word: not inside a run of ASCII
+    /// letters and digits (Tkrzw's StrWordSearch).
+    ContainWord,
+    /// The same, ignoring ASCII case.
+    ContainCaseWord,
+    /// Tkrzw's `contain*` modes: the pattern holds several, one a line; a
+    /// key containing any of them matches (`case`: ignoring ASCII case;
+    /// `word`: as a word).
+    ContainBatch { case: bool, word: bool },
     /// Keys ending with the pattern.
     End,
     /// Keys matching a regular expression.
@@ -29,12 +39,20 @@ pub enum SearchMode {
 }
 
 impl SearchMode {
-    /// Parses Tkrzw's mode names: begin contain containcase end regex edit editbin upper upperinc lower lowerinc.
+    /// Parses Tkrzw's mode names: begin, contain, containcase,
+    /// containword, containcaseword (those four also with `*`), end, regex,
+    /// edit, editbin, upper, upperinc, lower, lowerinc.
     pub fn parse(s: &str) -> Result<SearchMode> {
         Ok(match s {
             "begin" => SearchMode::Begin,
             "contain" => SearchMode::Contain,
             "containcase" => SearchMode::ContainCase,
+            "containword" => SearchMode::ContainWord,
+            "containcaseword" => SearchMode::ContainCaseWord,
+            "contain*" => SearchMode::ContainBatch { case: false, word: false },
+            "containcase*" => SearchMode::ContainBatch { case: true, word: false },
+            "containword*" => SearchMode::ContainBatch { case: false, word: true },
+            "containcaseword*" => SearchMode::ContainBatch { case: true, word: true },
             "end" => SearchMode::End,
             "regex" => SearchMode::Regex,
             "edit" => SearchMode::Edit,
@@ -45,7 +63,7 @@ impl SearchMode {
             "lowerinc" => SearchMode::Lower { inclusive: true },
             _ => {
                 return Err(Error::InvalidArgument(format!(
-                    "search mode {s:?}: expected begin, contain, containcase, end, regex, edit, editbin, upper, upperinc, lower or lowerinc"
+                    "search mode {s:?}: expected begin, contain, containcase, containword, containcaseword (or one of those four with *), end, regex, edit, editbin, upper, upperinc, lower or lowerinc"
                 )))
             }
         })
@@ -344,18 +362,12 @@ fn match_keys(
         ),
         _ => None,
     };
-    let lower_pat = pattern.to_ascii_lowercase();
-    let finder = memchr::memmem::Finder::new(match mode {
-        SearchMode::ContainCase => &lower_pat[..],
-        _ => pattern,
-    });
+    let contains = Contains::new(mode, pattern);
     let hit = |k: &[u8]| match mode {
         SearchMode::Begin => k.starts_with(pattern),
         SearchMode::End => k.ends_with(pattern),
-        SearchMode::Contain => finder.find(k).is_some(),
-        SearchMode::ContainCase => finder.find(&k.to_ascii_lowercase()).is_some(),
         SearchMode::Regex => regex.as_ref().is_some_and(|r| r.is_match(k)),
-        _ => false,
+        _ => contains.as_ref().is_some_and(|c| c.hit(k)),
     };
     let mut out = Vec::new();
     for k in keys {
@@ -368,6 +380,81 @@ fn match_keys(
         }
     }
     Ok(out)
+}
+
+/// The contain modes' test: one pattern or several (lowercased when the
+/// case is ignored), each as a substring or as a word.
+struct Contains {
+    finders: Vec<memchr::memmem::Finder<'static>>,
+    case: bool,
+    word: bool,
+}
+
+impl Contains {
+    /// None for a mode that is not a contain mode.
+    fn new(mode: SearchMode, pattern: &[u8]) -> Option<Contains> {
+        let (case, word, batch) = match mode {
+            SearchMode::Contain => (false, false, false),
+            SearchMode::ContainCase => (true, false, false),
+            SearchMode::ContainWord => (false, true, false),
+            SearchMode::ContainCaseWord => (true, true, false),
+            SearchMode::ContainBatch { case, word } => (case, word, true),
+            _ => return None,
+        };
+        let patterns: Vec<&[u8]> = if batch {
+            // Tkrzw's StrSplit(pattern, '\n', true): empty lines skipped.
+            pattern
+                .split(|b| *b == b'\n')
+                .filter(|p| !p.is_empty())
+                .collect()
+        } else {
+            vec![pattern]
+        };
+        let finders = patterns
+            .into_iter()
+            .map(|p| {
+                let p = if case {
+                    p.to_ascii_lowercase()
+                } else {
+                    p.to_vec()
+                };
+                memchr::memmem::Finder::new(&p).into_owned()
+            })
+            .collect();
+        Some(Contains {
+            finders,
+            case,
+            word,
+        })
+    }
+
+    fn hit(&self, key: &[u8]) -> bool {
+        let lowered;
+        let text = if self.case {
+            lowered = key.to_ascii_lowercase();
+            &lowered[..]
+        } else {
+            key
+        };
+        self.finders.iter().any(|f| {
+            if self.word {
+                f.find_iter(text)
+                    .any(|at| is_word_at(text, at, f.needle().len()))
+            } else {
+                f.find(text).is_some()
+            }
+        })
+    }
+}
+
+/// Whether `text[at..at + len]` stands as a word: Tkrzw's StrWordSearch
+/// refuses a match only where an ASCII letter or digit continues a letter
+/// or digit of the match across its start or its end.
+fn is_word_at(text: &[u8], at: usize, len: usize) -> bool {
+    let alnum = |i: usize| text.get(i).is_some_and(u8::is_ascii_alphanumeric);
+    let joined_before = at > 0 && alnum(at - 1) && alnum(at);
+    let joined_after = len > 0 && alnum(at + len) && alnum(at + len - 1);
+    !joined_before && !joined_after
 }
 
 /// [`match_keys`] without limits, `capacity` 0 meaning all: for lines of a

@@ -351,4 +351,50 @@ mod tests {
             .search(SearchMode::Upper { inclusive: true }, b"0", 0)
             .is_err());
     }
+
+    /// Tkrzw's SearchTextFileModal test (tkrzw_dbm_common_impl_test.cc):
+    /// lines "1" to "100", the word and several-pattern modes counted as
+    /// Tkrzw counts them.
+    #[test]
+    fn searches_lines_by_word_and_by_several_patterns() {
+        let (_d, path) = temp("words.txt");
+        let f = File::new();
+        f.open(&path, true, FileOptions::default()).unwrap();
+        for i in 1..=100 {
+            f.append(format!("{i}\n").as_bytes()).unwrap();
+        }
+        let n = |mode: &str, pat: &str| {
+            f.search(SearchMode::parse(mode).unwrap(), pat.as_bytes(), 0)
+                .unwrap()
+                .len()
+        };
+        assert_eq!(n("containcase", "1"), 20);
+        assert_eq!(n("containword", "1"), 1);
+        assert_eq!(n("containcaseword", "1"), 1);
+        assert_eq!(n("contain*", "2\n3"), 36);
+        assert_eq!(n("containcase*", "2\n3"), 36);
+        assert_eq!(n("containword*", "2\n3"), 2);
+        assert_eq!(n("containcaseword*", "2\n3"), 2);
+        f.truncate(0).unwrap();
+        f.append(b"apple pie\nApple\nbanana split\npineapple\nx-APPLE-y\n")
+            .unwrap();
+        let lines = |mode: &str, pat: &str| {
+            let found = f.search(SearchMode::parse(mode).unwrap(), pat.as_bytes(), 0);
+            found
+                .unwrap()
+                .into_iter()
+                .map(|l| String::from_utf8(l).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines("containword", "apple"), ["apple pie"]);
+        assert_eq!(
+            lines("containcaseword", "APPLE"),
+            ["apple pie", "Apple", "x-APPLE-y"]
+        );
+        assert_eq!(
+            lines("containword*", "split\n\npie"),
+            ["apple pie", "banana split"]
+        );
+        assert!(SearchMode::parse("begin*").is_err());
+    }
 }

@@ -8,7 +8,7 @@ module Memstored
   # (bindings/ruby/src/file.rs; a writable open never follows a symlink).
   # Tkrzw's implementation choices (`file`, `alloc_*`, `no_lock`, ...) are
   # accepted and change nothing, but for `block_size` with the
-  # `access_options` "padding": the size is padded to a multiple of
+  # `access_options` "padding": the engine pads the size to a multiple of
   # block_size on close, as Tkrzw's padded files are.
   #
   # Inside `module Memstored`, `File` is this class; Ruby's is `::File`.
@@ -27,22 +27,12 @@ module Memstored
       return status unless status.ok?
 
       @encoding = encoding ? Encoding.find(encoding) : nil
-      padded = writable && all["access_options"].to_s.split(":").include?("padding")
-      @padding = padded ? all["block_size"].to_i : 0
       status
     end
 
-    # Closes the file (padding its size first when opened so). -> Status.
+    # Closes the file (the engine pads its size first when opened so). -> Status.
     def close
-      path = get_path
-      size = get_size
-      status = close_native
-      if status.ok? && @padding.to_i.positive? && (size % @padding).nonzero?
-        ::File.truncate(path, size + @padding - (size % @padding))
-      end
-      status
-    rescue SystemCallError => e
-      Status.new(Status::SYSTEM_ERROR, e.message)
+      close_native
     end
 
     def destruct

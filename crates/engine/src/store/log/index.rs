@@ -139,6 +139,17 @@ pub(crate) trait LogIndex: Send + Sync + Sized + 'static {
         }
         None
     }
+    /// Every record, as `for_each`, one window of `budget` positions at a
+    /// time (in log order within a window only): for writing a hint, which
+    /// then holds one window's locations instead of every record's (the
+    /// compact index's `for_each` gathers all offsets to sort them: 80 MB
+    /// at 10M records, allocated at close on top of the index).
+    fn for_each_windowed(&self, log: &LogReader<'_>, budget: usize, f: &mut dyn FnMut(&[u8], Loc)) {
+        let mut from = Some(0);
+        while let Some(at) = from {
+            from = self.for_each_window(log, at, budget, f);
+        }
+    }
     /// The window position of `key` (`Store::window_of`).
     fn window_of(&self, _log: &LogReader<'_>, _key: &[u8]) -> Option<usize> {
         None

@@ -38,6 +38,11 @@ const MIN_MAP: u64 = 64 << 20;
 /// copy); shorter ones are copied, which is cheaper than sharing the map.
 const ZERO_COPY_MIN: usize = 4096;
 
+/// Index positions (table groups of 8 slots) a hint is written from at a
+/// time: the locations of one window, 32K records at most (~0.5 MB), are
+/// what closing holds beside the index.
+const HINT_WINDOW: usize = 1 << 12;
+
 /// A value inside a read map: keeps the map alive while a `Bytes` points into it.
 struct MapSlice {
     map: Arc<FileMap>,
@@ -514,7 +519,8 @@ impl<I: LogIndex> Store for LogStore<I> {
             self.synchronize(true)?;
             let end = self.flushed;
             let (index, log) = (&self.index, self.log());
-            let mut each = |f: &mut dyn FnMut(&[u8], Loc)| index.for_each(&log, f);
+            let mut each =
+                |f: &mut dyn FnMut(&[u8], Loc)| index.for_each_windowed(&log, HINT_WINDOW, f);
             // The data is durable now; the hint only spares the next open a
             // scan. Failing to write it (a read-only directory, a full disk)
             // must not fail the close: callers would report a write as

@@ -26,7 +26,7 @@ import java.util.Map;
  * libmemstored) answer NOT_IMPLEMENTED_ERROR naming the C function.
  * {@link #increment} stores decimal text, not Tkrzw's 8 big-endian bytes.
  */
-public class DBM {
+public class DBM extends NativeObject {
   private static final Status NOT_OPENED = new Status(Status.PRECONDITION_ERROR, "not opened");
 
   /**
@@ -38,65 +38,12 @@ public class DBM {
   /** {@link #ANY_BYTES} for the String calls. Compared by identity. */
   public static final String ANY_STRING = new String("\0");
 
-  /** The C handle; NULL while not open. Volatile so a closed handle is seen by every thread. */
-  private volatile MemorySegment handle = MemorySegment.NULL;
-
-  public DBM() {}
-
-  /** Closes the database if it is open. */
-  public void destruct() {
-    if (isOpen()) {
-      close();
-    }
-  }
-
-  /**
-   * Opens a database.
-   *
-   * @param params parameters such as {@code truncate=true}, {@code num_buckets=1000}; null: none
-   */
-  public Status open(String path, boolean writable, Map<String, String> params) {
-    if (isOpen()) {
-      return new Status(Status.PRECONDITION_ERROR, "opened already");
-    }
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment h = (MemorySegment) Native.OPEN.invokeExact(
-          arena.allocateFrom(path), writable, arena.allocateFrom(joinParams(params)));
-      if (h.address() == 0) {
-        return Native.last();
-      }
-      handle = h;
-      return new Status();
-    } catch (Throwable t) {
-      throw Native.fail(t);
-    }
-  }
-
-  /** Opens with parameters as {@code "k=v,k=v"}. */
-  public Status open(String path, boolean writable, String params) {
-    return open(path, writable, parseParams(params));
-  }
-
-  public Status open(String path, boolean writable) {
-    return open(path, writable, (Map<String, String>) null);
-  }
-
-  /** Closes the database; the handle is released even when closing reports an error. */
-  public Status close() {
-    MemorySegment h = handle;
-    if (h.address() == 0) {
-      return NOT_OPENED.clone();
-    }
-    handle = MemorySegment.NULL;
-    try {
-      return done((boolean) Native.CLOSE.invokeExact(h));
-    } catch (Throwable t) {
-      throw Native.fail(t);
-    }
+  public DBM() {
+    super("memstored_dbm", Native.OPEN, Native.CLOSE);
   }
 
   public boolean isOpen() {
-    return handle.address() != 0;
+    return opened();
   }
 
   public boolean contains(byte[] key) {
@@ -608,7 +555,7 @@ public class DBM {
   public Status appendMulti(Map<byte[], byte[]> records, byte[] delim) {
     byte[][][] kv = Records.of(records);
     byte[] d = delim == null ? new byte[0] : delim;
-    return extra(NativeExtra.APPEND_MULTI, "memstored_dbm_append_multi", h -> {
+    return call(NativeExtra.APPEND_MULTI, "memstored_dbm_append_multi", h -> {
       try (Arena arena = Arena.ofConfined()) {
         return done((boolean) NativeExtra.APPEND_MULTI.invokeExact(h,
             Native.pairs(arena, kv[0], kv[1]), kv[0].length, Native.copyIn(arena, d), d.length));
@@ -630,7 +577,7 @@ public class DBM {
       out.status = NativeExtra.missing("MEMSTORED_ANY_DATA");
       return out;
     }
-    out.status = extra(NativeExtra.COMPARE_EXCHANGE_AND_GET,
+    out.status = call(NativeExtra.COMPARE_EXCHANGE_AND_GET,
         "memstored_dbm_compare_exchange_and_get", h -> {
           int[] size = new int[1];
           try (Arena arena = Arena.ofConfined()) {
@@ -658,7 +605,7 @@ public class DBM {
    * old key; DUPLICATION_ERROR when the new key exists and {@code overwrite} is false. Atomic.
    */
   public Status rekey(byte[] oldKey, byte[] newKey, boolean overwrite, boolean copying) {
-    return extra(NativeExtra.REKEY, "memstored_dbm_rekey", h -> {
+    return call(NativeExtra.REKEY, "memstored_dbm_rekey", h -> {
       try (Arena arena = Arena.ofConfined()) {
         return done((boolean) NativeExtra.REKEY.invokeExact(h, Native.copyIn(arena, oldKey),
             oldKey.length, Native.copyIn(arena, newKey), newKey.length, overwrite, copying));
@@ -673,7 +620,7 @@ public class DBM {
   /** Removes the first record and gives it as {key, value}; null (NOT_FOUND_ERROR) when empty. */
   public byte[][] popFirst(Status status) {
     byte[][][] out = new byte[1][][];
-    Status s = extra(NativeExtra.POP_FIRST, "memstored_dbm_pop_first", h -> {
+    Status s = call(NativeExtra.POP_FIRST, "memstored_dbm_pop_first", h -> {
       try (Arena arena = Arena.ofConfined()) {
         MemorySegment ptrs = arena.allocate(ADDRESS, 2);
         MemorySegment sizes = arena.allocate(JAVA_INT, 2);
@@ -711,7 +658,7 @@ public class DBM {
    * Tkrzw's queues do, so that {@link #popFirst} on an ordered database takes the oldest.
    */
   public Status pushLast(byte[] value, double wtime) {
-    return extra(NativeExtra.PUSH_LAST, "memstored_dbm_push_last", h -> {
+    return call(NativeExtra.PUSH_LAST, "memstored_dbm_push_last", h -> {
       try (Arena arena = Arena.ofConfined()) {
         return done((boolean) NativeExtra.PUSH_LAST.invokeExact(h, Native.copyIn(arena, value),
             value.length, wtime));
@@ -726,7 +673,7 @@ public class DBM {
   /** The total size of the database's files in bytes; -1 on failure. */
   public long getFileSize() {
     long[] out = {-1};
-    extra(NativeExtra.GET_FILE_SIZE, "memstored_dbm_get_file_size", h -> {
+    call(NativeExtra.GET_FILE_SIZE, "memstored_dbm_get_file_size", h -> {
       out[0] = (long) NativeExtra.GET_FILE_SIZE.invokeExact(h);
       return new Status();
     });
@@ -736,7 +683,7 @@ public class DBM {
   /** The database's file path; null on failure or for an in-memory database. */
   public String getFilePath() {
     String[] out = {null};
-    extra(NativeExtra.GET_FILE_PATH, "memstored_dbm_get_file_path", h -> {
+    call(NativeExtra.GET_FILE_PATH, "memstored_dbm_get_file_path", h -> {
       MemorySegment p = (MemorySegment) NativeExtra.GET_FILE_PATH.invokeExact(h);
       out[0] = p.address() == 0 ? null : Native.takeString(p);
       return new Status();
@@ -747,7 +694,7 @@ public class DBM {
   /** The time of the last modification in seconds since the epoch; NaN on failure. */
   public double getTimestamp() {
     double[] out = {Double.NaN};
-    extra(NativeExtra.GET_TIMESTAMP, "memstored_dbm_get_timestamp", h -> {
+    call(NativeExtra.GET_TIMESTAMP, "memstored_dbm_get_timestamp", h -> {
       out[0] = (double) NativeExtra.GET_TIMESTAMP.invokeExact(h);
       return new Status();
     });
@@ -757,7 +704,7 @@ public class DBM {
   /** True when the database is open and its files passed their checks. */
   public boolean isHealthy() {
     boolean[] out = {false};
-    extra(NativeExtra.IS_HEALTHY, "memstored_dbm_is_healthy", h -> {
+    call(NativeExtra.IS_HEALTHY, "memstored_dbm_is_healthy", h -> {
       out[0] = (boolean) NativeExtra.IS_HEALTHY.invokeExact(h);
       return new Status();
     });
@@ -766,7 +713,7 @@ public class DBM {
 
   /** Copies the database's files to {@code destPath} (a consistent snapshot). */
   public Status copyFileData(String destPath, boolean syncHard) {
-    return extra(NativeExtra.COPY_FILE_DATA, "memstored_dbm_copy_file_data", h -> {
+    return call(NativeExtra.COPY_FILE_DATA, "memstored_dbm_copy_file_data", h -> {
       try (Arena arena = Arena.ofConfined()) {
         return done((boolean) NativeExtra.COPY_FILE_DATA.invokeExact(h,
             arena.allocateFrom(destPath), syncHard));
@@ -780,7 +727,7 @@ public class DBM {
     if (dest.address() == 0) {
       return new Status(Status.PRECONDITION_ERROR, "the destination is not opened");
     }
-    return extra(NativeExtra.EXPORT, "memstored_dbm_export",
+    return call(NativeExtra.EXPORT, "memstored_dbm_export",
         h -> done((boolean) NativeExtra.EXPORT.invokeExact(h, dest)));
   }
 
@@ -827,31 +774,6 @@ public class DBM {
     }
   }
 
-  /** The handle, for the classes whose calls take a database (iterators, AsyncDBM). */
-  MemorySegment handle() {
-    return handle;
-  }
-
-  /** A call through one of the newer C functions: NOT_IMPLEMENTED_ERROR when absent. */
-  private interface ExtraCall {
-    Status run(MemorySegment h) throws Throwable;
-  }
-
-  private Status extra(MethodHandle mh, String function, ExtraCall body) {
-    MemorySegment h = handle;
-    if (h.address() == 0) {
-      return NOT_OPENED.clone();
-    }
-    if (mh == null) {
-      return NativeExtra.missing(function);
-    }
-    try {
-      return body.run(h);
-    } catch (Throwable t) {
-      throw Native.fail(t);
-    }
-  }
-
   private interface ProcessorCall {
     boolean run(MemorySegment h, Processors.Call call, Arena arena) throws Throwable;
   }
@@ -859,7 +781,7 @@ public class DBM {
   /** A call taking record processors; their exceptions are rethrown after it returns. */
   private Status withProcessors(MethodHandle mh, String function, RecordProcessor[] procs,
       ProcessorCall body) {
-    return extra(mh, function, h -> {
+    return call(mh, function, h -> {
       try (Processors.Call call = new Processors.Call(procs); Arena arena = Arena.ofConfined()) {
         return done(body.run(h, call, arena));
       }
@@ -871,7 +793,7 @@ public class DBM {
     if (f.address() == 0) {
       return new Status(Status.PRECONDITION_ERROR, "the file is not opened");
     }
-    return extra(mh, function, h -> done((boolean) mh.invokeExact(h, f)));
+    return call(mh, function, h -> done((boolean) mh.invokeExact(h, f)));
   }
 
   /** A String value as bytes, {@link #ANY_STRING} as {@link #ANY_BYTES}. */
@@ -959,11 +881,6 @@ public class DBM {
       }
     }
     return out;
-  }
-
-  /** SUCCESS for a true result, else this thread's last status. */
-  private static Status done(boolean ok) {
-    return ok ? new Status() : Native.last();
   }
 
   private static <T> T notOpened(Status status, T result) {

@@ -8,70 +8,15 @@ import static memstored.Native.utf8;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import java.util.Map;
 
 /**
  * A plain file, as tkrzw-java's {@code File}: positional reads and writes, appends, and the
  * target of {@link DBM#exportToFlatRecords} and {@link DBM#exportKeysAsLines}. Many threads may
  * use one open file.
  */
-public class File {
-  private volatile MemorySegment handle = MemorySegment.NULL;
-
-  public File() {}
-
-  /** Closes the file if it is open. */
-  public void destruct() {
-    if (handle.address() != 0) {
-      close();
-    }
-  }
-
-  /**
-   * Opens a file; params such as {@code truncate=true}; Tkrzw's {@code file}, {@code block_size}
-   * and {@code access_options} are accepted.
-   */
-  public Status open(String path, boolean writable, Map<String, String> params) {
-    if (handle.address() != 0) {
-      return new Status(Status.PRECONDITION_ERROR, "opened already");
-    }
-    if (NativeExtra.FILE_OPEN == null) {
-      return NativeExtra.missing("memstored_file_open");
-    }
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment h = (MemorySegment) NativeExtra.FILE_OPEN.invokeExact(
-          arena.allocateFrom(path), writable, arena.allocateFrom(DBM.joinParams(params)));
-      if (h.address() == 0) {
-        return Native.last();
-      }
-      handle = h;
-      return new Status();
-    } catch (Throwable t) {
-      throw Native.fail(t);
-    }
-  }
-
-  public Status open(String path, boolean writable, String params) {
-    return open(path, writable, Utility.parseParams(params));
-  }
-
-  public Status open(String path, boolean writable) {
-    return open(path, writable, (Map<String, String>) null);
-  }
-
-  /** Closes the file; the handle is released even when closing reports an error. */
-  public Status close() {
-    MemorySegment h = handle;
-    if (h.address() == 0) {
-      return notOpened();
-    }
-    handle = MemorySegment.NULL;
-    try {
-      return done((boolean) NativeExtra.FILE_CLOSE.invokeExact(h));
-    } catch (Throwable t) {
-      throw Native.fail(t);
-    }
+public class File extends NativeObject {
+  public File() {
+    super("memstored_file", NativeExtra.FILE_OPEN, NativeExtra.FILE_CLOSE);
   }
 
   /** Reads {@code size} bytes at {@code off} into {@code buf}; INFEASIBLE_ERROR past the end. */
@@ -235,7 +180,7 @@ public class File {
   /** "memstored.File(path=..., size=N)", or "memstored.File(unopened)". */
   @Override
   public String toString() {
-    if (handle.address() == 0) {
+    if (!opened()) {
       return "memstored.File(unopened)";
     }
     String path = getPath();
@@ -243,28 +188,6 @@ public class File {
         + getSize() + ")";
   }
 
-  MemorySegment handle() {
-    return handle;
-  }
-
-  private interface FileCall {
-    Status run(MemorySegment h) throws Throwable;
-  }
-
-  private Status call(MethodHandle mh, String function, FileCall body) {
-    MemorySegment h = handle;
-    if (h.address() == 0) {
-      return notOpened();
-    }
-    if (mh == null) {
-      return NativeExtra.missing(function);
-    }
-    try {
-      return body.run(h);
-    } catch (Throwable t) {
-      throw Native.fail(t);
-    }
-  }
 
   private static MemorySegment copy(Arena arena, byte[] buf, long size) {
     MemorySegment seg = arena.allocate(Math.max(1, size));
@@ -272,13 +195,7 @@ public class File {
     return seg;
   }
 
-  private static Status done(boolean ok) {
-    return ok ? new Status() : Native.last();
-  }
 
-  private static Status notOpened() {
-    return new Status(Status.PRECONDITION_ERROR, "not opened");
-  }
 
   private static byte[] fill(Status status, Status s) {
     return fill(status, s, null);

@@ -7,65 +7,14 @@ import static memstored.Native.utf8;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.util.Map;
 
 /**
  * A secondary index, as tkrzw-java's {@code Index}: an ordered set of (key, value) pairs, where
  * one key may have many values. Many threads may use one open index.
  */
-public class Index {
-  private volatile MemorySegment handle = MemorySegment.NULL;
-
-  public Index() {}
-
-  /** Closes the index if it is open. */
-  public void destruct() {
-    if (handle.address() != 0) {
-      close();
-    }
-  }
-
-  /** Opens an index; the path and params are as for an ordered {@link DBM}. */
-  public Status open(String path, boolean writable, Map<String, String> params) {
-    if (handle.address() != 0) {
-      return new Status(Status.PRECONDITION_ERROR, "opened already");
-    }
-    if (NativeExtra.INDEX_OPEN == null) {
-      return NativeExtra.missing("memstored_index_open");
-    }
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment h = (MemorySegment) NativeExtra.INDEX_OPEN.invokeExact(
-          arena.allocateFrom(path), writable, arena.allocateFrom(DBM.joinParams(params)));
-      if (h.address() == 0) {
-        return Native.last();
-      }
-      handle = h;
-      return new Status();
-    } catch (Throwable t) {
-      throw Native.fail(t);
-    }
-  }
-
-  public Status open(String path, boolean writable, String params) {
-    return open(path, writable, Utility.parseParams(params));
-  }
-
-  public Status open(String path, boolean writable) {
-    return open(path, writable, (Map<String, String>) null);
-  }
-
-  /** Closes the index; the handle is released even when closing reports an error. */
-  public Status close() {
-    MemorySegment h = handle;
-    if (h.address() == 0) {
-      return new Status(Status.PRECONDITION_ERROR, "not opened");
-    }
-    handle = MemorySegment.NULL;
-    try {
-      return done((boolean) NativeExtra.INDEX_CLOSE.invokeExact(h));
-    } catch (Throwable t) {
-      throw Native.fail(t);
-    }
+public class Index extends NativeObject {
+  public Index() {
+    super("memstored_index", NativeExtra.INDEX_OPEN, NativeExtra.INDEX_CLOSE);
   }
 
   /** True when the pair is in the index. */
@@ -163,7 +112,7 @@ public class Index {
   }
 
   public boolean isOpen() {
-    return handle.address() != 0;
+    return opened();
   }
 
   public boolean isWritable() {
@@ -191,29 +140,10 @@ public class Index {
   /** "memstored.Index(path=..., count=N)", or "memstored.Index(unopened)". */
   @Override
   public String toString() {
-    if (handle.address() == 0) {
+    if (!opened()) {
       return "memstored.Index(unopened)";
     }
     return "memstored.Index(path=" + Iterator.quote(getFilePath()) + ", count=" + count() + ")";
-  }
-
-  private interface IndexCall {
-    Status run(MemorySegment h) throws Throwable;
-  }
-
-  private Status call(MethodHandle mh, String function, IndexCall body) {
-    MemorySegment h = handle;
-    if (h.address() == 0) {
-      return new Status(Status.PRECONDITION_ERROR, "not opened");
-    }
-    if (mh == null) {
-      return NativeExtra.missing(function);
-    }
-    try {
-      return body.run(h);
-    } catch (Throwable t) {
-      throw Native.fail(t);
-    }
   }
 
   /** check, add or remove: (index, key, key size, value, value size) -> bool. */
@@ -226,7 +156,4 @@ public class Index {
     });
   }
 
-  private static Status done(boolean ok) {
-    return ok ? new Status() : Native.last();
-  }
 }
