@@ -139,9 +139,29 @@ pub(crate) fn rss() -> i64 {
         .map_or(0, |kb| kb * 1000)
 }
 
+/// "00" to "99", for `format_key`'s two digits at a time.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
 /// Writes `n` as `%08d` into `buf`, returning the used tail. No allocation.
+/// Keys below 10^8 (every key of a run of up to 100M records) take four
+/// pairs of digits from a table: the digit loop with its zero padding was
+/// ~100 instructions a key, a sixth of a whole get (issue 46).
 #[inline]
 pub fn format_key(n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    if n < 100_000_000 {
+        let mut v = n as usize;
+        for i in (0..4).rev() {
+            let pair = (v % 100) * 2;
+            v /= 100;
+            buf[i * 2..i * 2 + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        }
+        return &buf[..8];
+    }
     let mut i = buf.len();
     let mut v = n;
     loop {
@@ -380,7 +400,10 @@ mod tests {
         let mut b = [0u8; 20];
         assert_eq!(format_key(0, &mut b), b"00000000");
         assert_eq!(format_key(123, &mut b), b"00000123");
+        assert_eq!(format_key(99_999_999, &mut b), b"99999999");
+        assert_eq!(format_key(100_000_000, &mut b), b"100000000");
         assert_eq!(format_key(123_456_789, &mut b), b"123456789");
+        assert_eq!(format_key(1_020_304, &mut b), b"01020304");
         assert_eq!(format_key(u64::MAX, &mut b), b"18446744073709551615");
     }
 

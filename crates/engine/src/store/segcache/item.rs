@@ -51,7 +51,19 @@ const MAX_VARINT: usize = 10;
 /// file format's decoder in `format.rs` also refuses longer encodings than
 /// needed; segments are memory only and hold just what `encode` wrote, so
 /// this one need not.)
+#[inline]
 fn get_varint(buf: &[u8], at: &mut usize) -> Option<u64> {
+    // One byte for most: a short value's length, a CAS near its base.
+    let b = *buf.get(*at)?;
+    if b < 0x80 {
+        *at += 1;
+        return Some(u64::from(b));
+    }
+    get_long_varint(buf, at)
+}
+
+/// `get_varint` past its one-byte case.
+fn get_long_varint(buf: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     for i in 0..MAX_VARINT {
         let b = *buf.get(*at)?;

@@ -248,6 +248,20 @@ impl SegCache {
         self.table.find(hash, |loc| key_at(segs, loc) == key)
     }
 
+    /// A read of the item in `slot` for the eviction hand (its reference
+    /// bit). Only a cache that evicts ever reads the bit back: without a
+    /// cap, a pass over a segment keeps every item (`make_byte_room`'s
+    /// quota of 0), so an uncapped `*` skips it and a read writes nothing.
+    /// Setting it was a store into the slot's line on the first read of
+    /// every item, a line then moved between the cores when two threads
+    /// read (issue 46).
+    #[inline]
+    fn reference(&self, slot: usize) {
+        if self.evict && (self.cap_bytes > 0 || self.cap_recs > 0) {
+            self.table.access(slot).reference();
+        }
+    }
+
     fn item_at(&self, loc: Loc) -> Option<item::ItemRef<'_>> {
         let seg = self.segs.get(loc.seg as usize)?.as_ref()?;
         item::decode(seg.get(loc.off as usize..)?, self.cas_base_of(loc.seg))
@@ -675,9 +689,30 @@ impl Store for SegCache {
     }
     fn get(&self, key: &[u8]) -> Result<Option<Record>> {
         Ok(self.slot_of(key).and_then(|s| {
-            self.table.access(s).reference();
+            self.reference(s);
             self.record_at(s)
         }))
+    }
+    /// The value borrowed where it lies (in its segment, or kept aside):
+    /// no `Bytes` made, so no allocation and no copy for a read that only
+    /// looks at it (`Db::get_with`).
+    fn get_with(&self, key: &[u8], f: &mut dyn FnMut(&[u8], &Meta)) -> Result<bool> {
+        let Some(s) = self.slot_of(key) else {
+            return Ok(false);
+        };
+        self.reference(s);
+        let Some(it) = self.item_at(self.table.loc(s)) else {
+            return Ok(false);
+        };
+        let value = match it.value {
+            item::Value::Inline(v) => v,
+            item::Value::External(i, _) => match self.big.get(i as usize) {
+                Some(Some(b)) => b,
+                _ => return Ok(false),
+            },
+        };
+        f(value, &it.meta);
+        Ok(true)
     }
     fn fetch(&self, key: &[u8], bump: bool) -> Result<Option<(Record, Option<Access>)>> {
         Ok(self.slot_of(key).and_then(|s| {

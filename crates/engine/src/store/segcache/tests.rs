@@ -552,3 +552,32 @@ fn the_newest_round_of_a_churn_is_kept_over_rounds_read_before() {
         );
     }
 }
+
+/// A read of a cache without a cap writes nothing (issue 46): nothing is
+/// ever evicted from it, so the reference bit a read set for the hand only
+/// dirtied the slot's line. A capped cache still marks what is read.
+/// `get_with` hands out the value where it lies, inline or kept aside.
+#[test]
+fn reads_mark_items_for_the_hand_only_in_a_capped_cache() {
+    let big = vec![b'x'; EXTERNAL_MIN];
+    for cap in [0, 1 << 30] {
+        let mut c = SegCache::new(cap, 0);
+        c.put_slice(b"small", b"value", meta(1)).unwrap();
+        c.put_slice(b"big", &big, meta(2)).unwrap();
+        for (k, want, cas) in [(&b"small"[..], &b"value"[..], 1), (b"big", &big[..], 2)] {
+            let mut seen = None;
+            let found = c
+                .get_with(k, &mut |v, m| seen = Some((v.to_vec(), m.cas)))
+                .unwrap();
+            assert!(found);
+            assert_eq!(seen, Some((want.to_vec(), cas)));
+            assert_eq!(
+                c.get(k).unwrap().map(|r| r.value.to_vec()),
+                Some(want.to_vec())
+            );
+            let slot = c.slot_of(k).unwrap();
+            assert_eq!(c.table.access(slot).take_reference(), cap > 0, "cap {cap}");
+        }
+        assert!(!c.get_with(b"absent", &mut |_, _| panic!()).unwrap());
+    }
+}
