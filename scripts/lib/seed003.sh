@@ -90,12 +90,16 @@ phase() {
       ;;
     rpc)
       out=$("$MEMSTORE" bench --address "127.0.0.1:$SERVER_PORT" --protocol rpc --multi "$bulk" \
-        --threads "$THREADS" --iter "$ITER" "--${ph}_only" 2>&1)
+        --threads "$THREADS" --iter "$ITER" "--${ph}_only" --json)
       ;;
   esac
   t1=$(date +%s.%N)
   c1=$(cpu_ticks "$SERVER_PID")
-  errors=$(grep -ci 'error' <<<"$out" || true)
+  if [ "$proto" = rpc ]; then
+    errors=$(python3 -c 'import json, sys; print(sum(p["errors"] for p in json.loads(sys.argv[1])["phases"]))' "$out")
+  else
+    errors=$(grep -ci 'error' <<<"$out" || true)
+  fi
   python3 - "$server" "$proto" "$bulk" "$rep" "$ph" "$records" "$t0" "$t1" "$((c1 - c0))" "$HZ" "$errors" >>"$SEED_RAW" <<'EOF'
 import sys
 server, proto, bulk, rep, ph, records, t0, t1, ticks, hz, errors = sys.argv[1:]
