@@ -405,7 +405,8 @@ fn bulk_requests_over_many_shards_keep_request_order() {
         .iter()
         .zip(&values)
         .enumerate()
-        .map(|(i, (k, v))| (0, &k[..], &v[..], if i % 2 == 0 { xt } else { XT_MAX }))
+        // A negative xt is minus an absolute time.
+        .map(|(i, (k, v))| (0, &k[..], &v[..], if i % 2 == 0 { -xt } else { XT_MAX }))
         .collect();
     s.write_all(&set_bulk(0, &recs)).unwrap();
     assert_eq!(read_hits(&mut s, SET_BULK), Some(200));
