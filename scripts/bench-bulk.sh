@@ -28,11 +28,20 @@
 # Writes docs/bench/bulk.md, docs/bench/bulk-raw.tsv and docs/bench/bulk.png
 # (scripts/plot_bulk.py).
 #
+# PART=seed003 runs only seed 003's 18 rows as issue 47 measures them
+# (scripts/lib/seed003.sh): the seed's store
+# (`casket.kct#bnum=2000000#opts=ls#ktopts=p`), a fresh server per run,
+# memstored against `ktserver -th 8`, server CPU per record (/proc
+# utime+stime over each phase) beside wall time, median of REPS alternating;
+# writes docs/bench/bulk-seed003.tsv and prints the table (markdown). KT_DIR
+# is Kyoto Tycoon's install prefix (bin/, lib/).
+#
 #   scripts/bench-bulk.sh                         # the full run (~20-40 min here)
 #   ITER=20000 REPS=1 scripts/bench-bulk.sh       # a quick smoke run
 #   REPORT_ONLY=1 scripts/bench-bulk.sh           # re-render from bulk-raw.tsv
 #   KT_DIR=/path/to/kyototycoon scripts/bench-bulk.sh   # with the KT rows
 #   BIN_DIR=/path/to/release scripts/bench-bulk.sh      # prebuilt memstored + memstore
+#   PART=seed003 KT_DIR=/opt/kt scripts/bench-bulk.sh   # seed 003's table, server CPU per record
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -49,7 +58,7 @@ if [ "${REPORT_ONLY:-0}" = 1 ]; then
   exec python3 scripts/plot_bulk.py "$RAW_OUT" "$META_OUT" "$OUT_DIR"
 fi
 
-if ! command -v memcached >/dev/null 2>&1; then
+if [ "${PART:-}" != seed003 ] && ! command -v memcached >/dev/null 2>&1; then
   echo "installing memcached..." >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq && apt-get install -y -qq memcached >/dev/null
@@ -76,6 +85,14 @@ trap cleanup EXIT
 
 # shellcheck source=scripts/lib/ports.sh
 . "$ROOT/scripts/lib/ports.sh"
+
+if [ "${PART:-}" = seed003 ]; then
+  : "${KT_DIR:?PART=seed003 needs KT_DIR, the Kyoto Tycoon install prefix}"
+  # shellcheck source=scripts/lib/seed003.sh
+  . "$ROOT/scripts/lib/seed003.sh"
+  seed003
+  exit 0
+fi
 
 # memstored as a cache like memcached's 1 GiB one, two worker threads like memcached -t 2.
 MS_CMD="memstored -s '*#capsiz=1024m' -l 127.0.0.1:0 -R 2"

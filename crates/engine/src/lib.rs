@@ -59,6 +59,7 @@ pub use arith::Origin;
 pub use db::Db;
 pub use index::{Index, IndexIter};
 pub use iter::{Cursor, CursorPlace};
+pub use multi::{BatchError, BatchPut};
 pub use name::{Compression, DbName, EngineKind, SyncMode};
 pub use ops::{Lookup, StoreMode, StoreOptions};
 pub use queue::{push_at, time_key, wall_time};

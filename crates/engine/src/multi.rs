@@ -1,11 +1,66 @@
 //! Calls over several keys. `compare_exchange_multi` is atomic across shards:
 //! it holds every involved shard's write lock while it checks and writes.
+//! `put_batch`, `lookup_batch` and `remove_batch` are not atomic: they
+//! group a bulk request's records by shard and take each shard's lock once
+//! for its group, so a request of 100 records costs one lock (and one
+//! writability check) per shard instead of one per record.
 
 use crate::db::Db;
+use crate::ops::Lookup;
 use crate::record::now_secs;
-use crate::shard::Action;
+use crate::shard::{Action, Shard};
 use crate::status::{Error, Result};
 use bytes::Bytes;
+
+/// One record of [`Db::put_batch`]: stored as a plain set (no condition,
+/// no CAS given) stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchPut<'a> {
+    pub key: &'a [u8],
+    /// Copied into the store, so it may borrow a request's buffer.
+    pub value: &'a [u8],
+    pub flags: u32,
+    /// Absolute expiry (0 = never).
+    pub expires_at: u64,
+}
+
+/// Why a batch stopped, where, and how many of its records were done before.
+#[derive(Debug)]
+pub struct BatchError {
+    /// Records stored or removed before the failure.
+    pub done: usize,
+    /// The position of the record that failed.
+    pub at: usize,
+    pub error: Error,
+}
+
+/// Positions `0..n` grouped by the shard `shard_of` gives each, in request
+/// order within a group, as `(shard, position)` pairs sorted by shard.
+fn by_shard(n: usize, shards: usize, shard_of: impl Fn(usize) -> usize) -> Vec<(u32, u32)> {
+    // Positions and shard numbers fit u32: a request holds far fewer records.
+    let mut order: Vec<(u32, u32)> = (0..n)
+        .map(|i| (if shards == 1 { 0 } else { shard_of(i) as u32 }, i as u32))
+        .collect();
+    if shards > 1 {
+        order.sort_unstable();
+    }
+    order
+}
+
+/// Calls `f` once per group of `order` (one shard's positions).
+fn each_group<E>(
+    order: &[(u32, u32)],
+    mut f: impl FnMut(usize, &mut dyn Iterator<Item = usize>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    let mut rest = order;
+    while let Some(&(shard, _)) = rest.first() {
+        let len = rest.iter().take_while(|(s, _)| *s == shard).count();
+        let (group, tail) = rest.split_at(len);
+        f(shard as usize, &mut group.iter().map(|&(_, i)| i as usize))?;
+        rest = tail;
+    }
+    Ok(())
+}
 
 impl Db {
     /// Checks every `(key, expected)` (`None` = must be absent) and, only if all
@@ -57,6 +112,89 @@ impl Db {
         Ok(())
     }
 
+    /// The shard of position `i`'s key, for `by_shard`.
+    fn batch_order<'k>(&self, n: usize, key: impl Fn(usize) -> &'k [u8]) -> Vec<(u32, u32)> {
+        by_shard(n, self.shards.len(), |i| self.shard_index(key(i)))
+    }
+
+    fn shard_at(&self, i: usize) -> &Shard {
+        &self.shards[i]
+    }
+
+    /// Stores every record as [`Db::set`] with overwrite would, each
+    /// involved shard's write lock taken once for all its records (grouped
+    /// by shard, in request order within a shard). Not atomic: other
+    /// clients may see one shard's records before another's. The first
+    /// failure stops the batch; records of the shards done before it stay
+    /// stored (`BatchError::done` says how many).
+    pub fn put_batch(&self, records: &[BatchPut<'_>]) -> std::result::Result<(), BatchError> {
+        let fail = |done, at| move |error| BatchError { done, at, error };
+        self.check_client_write().map_err(fail(0, 0))?;
+        let order = self.batch_order(records.len(), |i| records[i].key);
+        let mut done = 0;
+        each_group(&order, |shard, group| {
+            let shard = self.shard_at(shard);
+            let mut state = shard.state.write();
+            shard.mark_dirty();
+            for i in group {
+                let r = &records[i];
+                state
+                    .put_slice(r.key, r.value, r.flags, r.expires_at)
+                    .map_err(fail(done, i))?;
+                done += 1;
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes every key present (absent and expired ones are skipped, as
+    /// [`Db::remove`] skips them with `NotFound`), each involved
+    /// shard's write lock taken once; how many were removed. Stops at the
+    /// first failure, as [`Db::put_batch`] does.
+    pub fn remove_batch(&self, keys: &[&[u8]]) -> std::result::Result<usize, BatchError> {
+        let fail = |done, at| move |error| BatchError { done, at, error };
+        self.check_client_write().map_err(fail(0, 0))?;
+        let order = self.batch_order(keys.len(), |i| keys[i]);
+        let mut done = 0;
+        each_group(&order, |shard, group| {
+            let shard = self.shard_at(shard);
+            let mut state = shard.state.write();
+            for i in group {
+                let key = keys[i];
+                // As `remove`: only a live record is removed.
+                if state.live_meta_now(key).map_err(fail(done, i))?.is_none() {
+                    continue;
+                }
+                shard.mark_dirty();
+                state.apply(key, Action::Remove).map_err(fail(done, i))?;
+                done += 1;
+            }
+            Ok(())
+        })?;
+        Ok(done)
+    }
+
+    /// Looks every key up as [`Db::lookup`] does (a client's fetch, counted
+    /// in the item's access state), each involved shard's read lock taken
+    /// once; `seen(i, lookup)` is called for every position, grouped by
+    /// shard (in request order within a shard).
+    pub fn lookup_batch(&self, keys: &[&[u8]], mut seen: impl FnMut(usize, Lookup)) -> Result<()> {
+        let order = self.batch_order(keys.len(), |i| keys[i]);
+        let now = now_secs();
+        each_group(&order, |shard, group| {
+            let state = self.shard_at(shard).state.read();
+            for i in group {
+                let found = match state.store.fetch(keys[i], true)? {
+                    None => Lookup::Missing,
+                    Some((r, _)) if r.meta.is_expired(now) => Lookup::Expired,
+                    Some((r, _)) => Lookup::Hit(r),
+                };
+                seen(i, found);
+            }
+            Ok(())
+        })
+    }
+
     /// The values of the keys that exist, in the order asked.
     pub fn get_multi(&self, keys: &[&[u8]]) -> Result<Vec<(Vec<u8>, Bytes)>> {
         let mut out = Vec::with_capacity(keys.len());
@@ -89,5 +227,38 @@ impl Db {
             }
         }
         first_err.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The groups `each_group` calls back with, as (shard, positions).
+    fn groups(order: &[(u32, u32)]) -> Vec<(usize, Vec<usize>)> {
+        let mut out = Vec::new();
+        each_group::<()>(order, |shard, group| {
+            out.push((shard, group.collect()));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn each_shard_is_visited_once_with_its_positions_in_request_order() {
+        let shard_of = [2, 0, 2, 1, 0, 2];
+        let order = by_shard(shard_of.len(), 3, |i| shard_of[i]);
+        assert_eq!(
+            groups(&order),
+            vec![(0, vec![1, 4]), (1, vec![3]), (2, vec![0, 2, 5])]
+        );
+    }
+
+    #[test]
+    fn one_shard_is_one_group_in_request_order() {
+        let order = by_shard(4, 1, |_| unreachable!("one shard needs no hash"));
+        assert_eq!(groups(&order), vec![(0, vec![0, 1, 2, 3])]);
+        assert!(groups(&by_shard(0, 3, |_| 0)).is_empty());
     }
 }

@@ -387,3 +387,50 @@ fn records_are_shared_with_the_memcached_protocols() {
     let got = get(&mut s, &[b"mc"]).unwrap();
     assert_eq!((&got[0].value[..], got[0].xt), (&b"hi"[..], at - 1));
 }
+
+/// A bulk request is applied one shard at a time (each shard's lock taken
+/// once): records spread over every shard still come back in request
+/// order, repeats and misses included, short values (copied into the
+/// reply) and long ones (referenced) alike, each with its own xt.
+#[test]
+fn bulk_requests_over_many_shards_keep_request_order() {
+    let srv = Server::start(&["-s", "*#num_shards=5"]);
+    let mut s = srv.connect();
+    let keys: Vec<Vec<u8>> = (0..200).map(|i| format!("{i:08}").into_bytes()).collect();
+    let values: Vec<Vec<u8>> = (0..200)
+        .map(|i| vec![b'a' + (i % 26) as u8; if i % 7 == 0 { 5000 } else { i % 40 }])
+        .collect();
+    let xt = now() + 3600;
+    let recs: Vec<(u16, &[u8], &[u8], i64)> = keys
+        .iter()
+        .zip(&values)
+        .enumerate()
+        // A negative xt is minus an absolute time.
+        .map(|(i, (k, v))| (0, &k[..], &v[..], if i % 2 == 0 { -xt } else { XT_MAX }))
+        .collect();
+    s.write_all(&set_bulk(0, &recs)).unwrap();
+    assert_eq!(read_hits(&mut s, SET_BULK), Some(200));
+    // Backwards, with repeats and a miss between.
+    let mut asked: Vec<&[u8]> = keys.iter().rev().map(|k| &k[..]).collect();
+    asked.insert(50, b"missing");
+    asked.push(&keys[3]);
+    asked.push(&keys[3]);
+    let got = get(&mut s, &asked).unwrap();
+    let want: Vec<&[u8]> = asked.iter().copied().filter(|k| *k != b"missing").collect();
+    assert_eq!(got.len(), want.len());
+    for (r, k) in got.iter().zip(want) {
+        let i: usize = std::str::from_utf8(k).unwrap().parse().unwrap();
+        assert_eq!((&r.key[..], &r.value), (k, &values[i]));
+        assert_eq!(r.xt, if i % 2 == 0 { xt } else { XT_MAX }, "xt of {i}");
+    }
+    let odd: Vec<(u16, &[u8])> = keys
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|k| (0, &k[..]))
+        .collect();
+    s.write_all(&keys_req(REMOVE_BULK, 0, &odd)).unwrap();
+    assert_eq!(read_hits(&mut s, REMOVE_BULK), Some(100));
+    // The even ones are left; key 3 (asked twice more) is gone.
+    assert_eq!(get(&mut s, &asked).unwrap().len(), 100);
+}

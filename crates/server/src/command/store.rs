@@ -206,7 +206,7 @@ pub fn count_refused_for_memory(srv: &Server) {
     bump(&srv.counters.here().store_no_memory);
 }
 
-fn drop_stale(srv: &Server, key: &[u8]) {
+pub(super) fn drop_stale(srv: &Server, key: &[u8]) {
     if let Err(e) = srv.db.remove(key) {
         if !e.is_not_found() {
             tracing::debug!("dropping the old value of a refused set: {e}");

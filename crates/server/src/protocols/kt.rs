@@ -19,13 +19,12 @@
 //! - The protocol has no authentication, so a server with `--sasl-file`
 //!   refuses these connections outright (`connection::sniff`).
 
-use crate::command::{Delete, Get, Outcome, Store, StoreKind};
-use crate::protocols::out::Out;
+use crate::command::{DeleteMany, GetMany, Outcome, StoreMany};
+use crate::protocols::out::{Out, SPLICE_FROM};
 use crate::protocols::session::{Cx, Flow, Session};
 use crate::state::replication::{StreamRequest, StreamSlot, Wire, MAX_STREAMS};
 use crate::state::server::Server;
-use bytes::Bytes;
-use memstored_engine::Record;
+use memstored_engine::{BatchPut, Record};
 use memstored_protocol::kt::ulog::FLAG_WHITE_SID;
 use memstored_protocol::kt::{
     self, KeyRecord, KtFramer, Limits, Refusal, Request, SetRecord, MAGIC_REMOVE_BULK,
@@ -187,56 +186,75 @@ fn flush_others(srv: &Server) -> Result<(), Outcome> {
     Ok(())
 }
 
-/// Stores each record in its database until one fails; how many were stored.
+/// Calls `f` with each run of consecutive records that name one database
+/// (in practice the whole request: clients name one), and that database;
+/// records naming no database are skipped. Stops at `f`'s first error.
+fn by_database<'r, R, E>(
+    srv: &Server,
+    records: &'r [R],
+    dbidx: impl Fn(&R) -> u16,
+    mut f: impl FnMut(&Server, &'r [R]) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut rest = records;
+    while let Some(first) = rest.first() {
+        let idx = dbidx(first);
+        let len = rest.iter().take_while(|r| dbidx(r) == idx).count();
+        let (run, tail) = rest.split_at(len);
+        if let Some(db) = database(srv, idx) {
+            f(db, run)?;
+        }
+        rest = tail;
+    }
+    Ok(())
+}
+
+/// Stores each record in its database until one fails; how many were
+/// stored. Each run of one database's records is one `StoreMany` (each
+/// shard's lock taken once, keys and values borrowed from the request).
 fn set_bulk(srv: &Server, records: &[SetRecord]) -> Result<u32, Outcome> {
     let now = memstored_engine::now_secs();
-    let mut hits = 0u32;
-    let result = records.iter().try_for_each(|r| {
-        let Some(db) = database(srv, r.dbidx) else {
-            return Ok(());
-        };
-        let cmd = Store {
-            // Copied: the request's slices share the read buffer's memory.
-            key: Bytes::copy_from_slice(&r.key),
-            value: Bytes::copy_from_slice(&r.value),
-            kind: StoreKind::Set,
-            flags: 0,
-            expires_at: kt::expires_at(r.xt, now),
-            cas: None,
-        };
-        match cmd.apply(db) {
-            Outcome::Stored { .. } => {
-                hits = hits.saturating_add(1);
-                Ok(())
-            }
-            o => Err(o),
-        }
-    });
+    let mut hits = 0usize;
+    let mut batch = Vec::with_capacity(records.len());
+    let result = by_database(
+        srv,
+        records,
+        |r| r.dbidx,
+        |db, run| {
+            batch.clear();
+            batch.extend(run.iter().map(|r| BatchPut {
+                key: &r.key,
+                value: &r.value,
+                flags: 0,
+                expires_at: kt::expires_at(r.xt, now),
+            }));
+            let r = StoreMany { records: &batch }.apply(db);
+            hits += r.as_ref().map_or_else(|(done, _)| *done, |n| *n);
+            r.map(|_| ()).map_err(|(_, o)| o)
+        },
+    );
     flush_others(srv)?;
-    result.map(|()| hits)
+    result.map(|()| u32::try_from(hits).unwrap_or(u32::MAX))
 }
 
 /// Removes each key from its database; absent keys are not hits, any other
 /// failure ends the request.
 fn remove_bulk(srv: &Server, keys: &[KeyRecord]) -> Result<u32, Outcome> {
-    let mut hits = 0u32;
-    let result = keys.iter().try_for_each(|k| {
-        let Some(db) = database(srv, k.dbidx) else {
-            return Ok(());
-        };
-        let cmd = Delete {
-            key: Bytes::copy_from_slice(&k.key),
-            cas: None,
-        };
-        match cmd.apply(db) {
-            Outcome::Deleted => hits = hits.saturating_add(1),
-            Outcome::NotFound => {}
-            o => return Err(o),
-        }
-        Ok(())
-    });
+    let mut hits = 0usize;
+    let mut batch: Vec<&[u8]> = Vec::with_capacity(keys.len());
+    let result = by_database(
+        srv,
+        keys,
+        |k| k.dbidx,
+        |db, run| {
+            batch.clear();
+            batch.extend(run.iter().map(|k| &k.key[..]));
+            let r = DeleteMany { keys: &batch }.apply(db);
+            hits += r.as_ref().map_or_else(|(done, _)| *done, |n| *n);
+            r.map(|_| ()).map_err(|(_, o)| o)
+        },
+    );
     flush_others(srv)?;
-    result.map(|()| hits)
+    result.map(|()| u32::try_from(hits).unwrap_or(u32::MAX))
 }
 
 /// The live records of the keys, each from its database, in request order
@@ -251,13 +269,18 @@ fn get_bulk<'k>(
 ) -> Result<Vec<(&'k KeyRecord, Record)>, Outcome> {
     let limit = crate::protocols::rpc::max_reply(srv);
     let mut total = 0usize;
-    let mut found = Vec::new();
-    for k in keys {
-        let Some(db) = database(srv, k.dbidx) else {
-            continue;
-        };
-        match Get::new(k.key.clone()).apply(db) {
-            Outcome::Found(r) => {
+    let mut found = Vec::with_capacity(keys.len());
+    let mut batch: Vec<&[u8]> = Vec::with_capacity(keys.len());
+    by_database(
+        srv,
+        keys,
+        |k| k.dbidx,
+        |db, run| {
+            batch.clear();
+            batch.extend(run.iter().map(|k| &k.key[..]));
+            let records = GetMany { keys: &batch }.apply(db)?;
+            for (k, r) in run.iter().zip(records) {
+                let Some(r) = r else { continue };
                 total = total.saturating_add(k.key.len().saturating_add(r.value.len()));
                 if total > limit {
                     return Err(Outcome::TooLarge {
@@ -267,22 +290,27 @@ fn get_bulk<'k>(
                 }
                 found.push((k, r));
             }
-            Outcome::NotFound => {}
-            o => return Err(o),
-        }
-    }
+            Ok(())
+        },
+    )?;
     Ok(found)
 }
 
-/// get_bulk's reply; values go out without a copy.
+/// get_bulk's reply, in one pass: short values copied into the framing
+/// buffer, longer ones referenced without a copy.
 fn encode_found(found: &[(&KeyRecord, Record)], out: &mut Out) {
     let hits = u32::try_from(found.len()).unwrap_or(u32::MAX);
+    let heads: usize = found
+        .iter()
+        .map(|(k, r)| 18 + k.key.len() + r.value.len().min(SPLICE_FROM))
+        .sum();
+    out.buf().reserve(5 + heads);
     kt::encode_get_head(hits, out.buf());
     for (k, r) in found {
         let xt = kt::xt_of(r.meta.expires_at);
         kt::encode_record_head(k.dbidx, k.key.len(), r.value.len(), xt, out.buf());
         out.put(&k.key);
-        out.value(r.value.clone());
+        out.value_or_copy(&r.value);
     }
 }
 

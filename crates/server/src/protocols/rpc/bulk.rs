@@ -2,13 +2,16 @@
 //! map whose `_`-prefixed keys are the records and whose other keys are the
 //! options (`DB`, `xt`, `atomic`, present = true). With `atomic`, each is
 //! one step of the command layer (`command::StoreAll`, `command::ReadAll`),
-//! so other clients see all or nothing.
+//! so other clients see all or nothing; without it, one batch command each
+//! (`command::StoreMany`, `DeleteMany`, `GetMany`), which takes each
+//! shard's lock once for the request.
 
 use super::kt::{listing, records, underscored};
 use super::{code, Args, Reply, RpcError, RpcResult};
-use crate::command::{Delete, Get, Outcome, ReadAll, Store, StoreAll, StoreKind};
+use crate::command::{DeleteMany, GetMany, Outcome, ReadAll, StoreAll, StoreMany};
 use crate::state::server::Server;
 use bytes::Bytes;
+use memstored_engine::BatchPut;
 use memstored_protocol::rpc::Value;
 
 fn num(n: usize) -> Value {
@@ -47,21 +50,19 @@ pub fn set_bulk(srv: &Server, params: &[Value]) -> RpcResult {
             o => Err(RpcError::from_outcome(o)),
         };
     }
-    for (k, v) in &pairs {
-        let cmd = Store {
-            key: Bytes::copy_from_slice(k),
-            value: Bytes::copy_from_slice(v),
-            kind: StoreKind::Set,
+    let batch: Vec<BatchPut> = pairs
+        .iter()
+        .map(|&(key, value)| BatchPut {
+            key,
+            value,
             flags: 0,
             expires_at: expires_at.unwrap_or(0),
-            cas: None,
-        };
-        match cmd.apply(srv) {
-            Outcome::Stored { .. } => {}
-            o => return Err(RpcError::from_outcome(o)),
-        }
+        })
+        .collect();
+    match (StoreMany { records: &batch }).apply(srv) {
+        Ok(n) => Ok(num(n)),
+        Err((_, o)) => Err(RpcError::from_outcome(o)),
     }
-    Ok(num(pairs.len()))
 }
 
 /// Each of `keys`' values at one instant (`None`: absent); `remove`: the
@@ -85,19 +86,10 @@ pub fn remove_bulk(srv: &Server, params: &[Value]) -> RpcResult {
         let values = atomic_read(srv, &keys, true)?;
         return Ok(num(values.iter().filter(|v| v.is_some()).count()));
     }
-    let mut n = 0;
-    for k in keys {
-        let cmd = Delete {
-            key: Bytes::copy_from_slice(k),
-            cas: None,
-        };
-        match cmd.apply(srv) {
-            Outcome::Deleted => n += 1,
-            Outcome::NotFound => {}
-            o => return Err(RpcError::from_outcome(o)),
-        }
+    match (DeleteMany { keys: &keys }).apply(srv) {
+        Ok(n) => Ok(num(n)),
+        Err((_, o)) => Err(RpcError::from_outcome(o)),
     }
-    Ok(num(n))
 }
 
 /// `get_bulk([inmap{_key: "", ..., DB, atomic}])` → `{num: "found", _key:
@@ -115,15 +107,13 @@ pub fn get_bulk(srv: &Server, params: &[Value]) -> Result<Reply, RpcError> {
                 .filter_map(|(k, v)| Some((*k, v?)))
                 .collect()
         } else {
-            let mut out = Vec::with_capacity(keys.len());
-            for k in keys {
-                match Get::new(Bytes::copy_from_slice(k)).apply(srv) {
-                    Outcome::Found(r) => out.push((k, r.value)),
-                    Outcome::NotFound => {}
-                    o => return Err(RpcError::from_outcome(o)),
-                }
-            }
-            out
+            let records = GetMany { keys: &keys }
+                .apply(srv)
+                .map_err(RpcError::from_outcome)?;
+            keys.iter()
+                .zip(records)
+                .filter_map(|(k, r)| Some((*k, r?.value)))
+                .collect()
         };
     let limit = super::max_reply(srv);
     let total = found

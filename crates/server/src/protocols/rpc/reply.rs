@@ -12,10 +12,6 @@ use memstored_protocol::rpc::{
     encode_bin_head, encode_map_head, encode_str_head, encode_value, Value,
 };
 
-/// Values below this size are copied into the framing buffer: an iovec
-/// entry costs more than copying a few bytes.
-const SPLICE_FROM: usize = 256;
-
 /// A result: a plain value, a record value by reference, or a map of them.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
@@ -68,11 +64,7 @@ impl Reply {
                 } else {
                     encode_bin_head(bin_len(b), out.buf());
                 }
-                if b.len() < SPLICE_FROM {
-                    out.put(b);
-                } else {
-                    out.value(b.clone());
-                }
+                out.value_or_copy(b);
             }
             Reply::Map(m) => {
                 encode_map_head(u32::try_from(m.len()).unwrap_or(u32::MAX), out.buf());

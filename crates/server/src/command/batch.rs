@@ -1,0 +1,131 @@
+//! Bulk requests that are not atomic (Kyoto Tycoon's binary set_bulk,
+//! remove_bulk and get_bulk; kt-msgpack's and KT HTTP's set_bulk,
+//! remove_bulk and get_bulk without `atomic`): one engine batch call per
+//! request, which takes each shard's lock once for all of that shard's
+//! records, and counters moved once per request. Each record is counted as
+//! `Store`, `Delete` and `Get` count one (`cmd_set`, `get_hits`, ...), and
+//! a refused record does to the rest of the request what a failing `Store`
+//! in a loop did: the records before it are stored, none after it.
+
+use super::{check_size, Outcome};
+use crate::state::counters::add;
+use crate::state::server::Server;
+use memstored_engine::{BatchError, BatchPut, Error, Lookup, Record};
+
+/// Stores records as plain sets (`StoreKind::Set` without a CAS).
+#[derive(Debug, Clone, Copy)]
+pub struct StoreMany<'k> {
+    pub records: &'k [BatchPut<'k>],
+}
+
+impl StoreMany<'_> {
+    /// How many records were stored: all of them, or, with the outcome
+    /// that stopped it (`TooLarge`, `NoMemory`, `ReadOnly`, `Failed`), those
+    /// before the refused one (a value over `-I` is refused before anything
+    /// after it is stored; an engine failure stops at its shard).
+    pub fn apply(&self, srv: &Server) -> Result<usize, (usize, Outcome)> {
+        let c = srv.counters.here();
+        let cap = srv.cfg.max_item_size;
+        // A value over `-I` ends the request there: the records before it
+        // are stored, it and those after it are not.
+        let fits = self
+            .records
+            .iter()
+            .position(|r| check_size(r.value.len(), cap).is_err())
+            .unwrap_or(self.records.len());
+        let (head, refused) = self.records.split_at(fits);
+        let result = srv.db.put_batch(head);
+        let stored = match &result {
+            Ok(()) => head.len(),
+            Err(e) => e.done,
+        };
+        add(&c.total_items, stored as u64);
+        match result {
+            Err(BatchError { done, at, error }) => {
+                add(&c.cmd_set, done as u64 + 1);
+                let counter = match error {
+                    Error::TooLarge { .. } => Some(&c.store_too_large),
+                    Error::NoMemory { .. } => Some(&c.store_no_memory),
+                    _ => None,
+                };
+                if let Some(counter) = counter {
+                    add(counter, 1);
+                    super::store::drop_stale(srv, head[at].key);
+                }
+                Err((done, Outcome::from_error(error)))
+            }
+            Ok(()) => match refused.first() {
+                None => {
+                    add(&c.cmd_set, stored as u64);
+                    Ok(stored)
+                }
+                Some(r) => {
+                    let o = super::store::refuse_oversized(
+                        srv,
+                        r.key,
+                        super::StoreKind::Set,
+                        r.value.len() as u64,
+                    );
+                    add(&c.cmd_set, stored as u64);
+                    Err((stored, o))
+                }
+            },
+        }
+    }
+}
+
+/// Removes keys; absent ones are skipped.
+#[derive(Debug, Clone, Copy)]
+pub struct DeleteMany<'k> {
+    pub keys: &'k [&'k [u8]],
+}
+
+impl DeleteMany<'_> {
+    /// How many records were removed, or, with the outcome that stopped it
+    /// (`ReadOnly`, `Failed`), how many were before it.
+    pub fn apply(&self, srv: &Server) -> Result<usize, (usize, Outcome)> {
+        let c = srv.counters.here();
+        let result = srv.db.remove_batch(self.keys);
+        let (removed, tried, err) = match result {
+            Ok(n) => (n, self.keys.len(), None),
+            Err(BatchError { done, error, .. }) => (done, done, Some(error)),
+        };
+        add(&c.delete_hits, removed as u64);
+        add(&c.delete_misses, (tried - removed.min(tried)) as u64);
+        match err {
+            None => Ok(removed),
+            Some(e) => Err((removed, Outcome::from_error(e))),
+        }
+    }
+}
+
+/// Reads keys, each as `Get` without touch reads one.
+#[derive(Debug, Clone, Copy)]
+pub struct GetMany<'k> {
+    pub keys: &'k [&'k [u8]],
+}
+
+impl GetMany<'_> {
+    /// Each key's live record (`None`: absent or expired), in request order;
+    /// or `Failed`.
+    pub fn apply(&self, srv: &Server) -> Result<Vec<Option<Record>>, Outcome> {
+        let c = srv.counters.here();
+        let mut found: Vec<Option<Record>> = vec![None; self.keys.len()];
+        let (mut hits, mut expired) = (0u64, 0u64);
+        let r = srv.db.lookup_batch(self.keys, |i, l| match l {
+            Lookup::Hit(r) => {
+                hits += 1;
+                found[i] = Some(r);
+            }
+            Lookup::Expired => expired += 1,
+            Lookup::Missing => {}
+        });
+        r.map_err(Outcome::from_error)?;
+        let n = self.keys.len() as u64;
+        add(&c.cmd_get, n);
+        add(&c.get_hits, hits);
+        add(&c.get_misses, n - hits);
+        add(&c.get_expired, expired);
+        Ok(found)
+    }
+}
