@@ -13,6 +13,7 @@ mod framer;
 mod tests;
 pub mod tsv;
 pub mod ulog;
+pub mod ulog_read;
 
 pub use framer::{KtFramer, Limits};
 

@@ -6,6 +6,7 @@
 pub mod ulog;
 
 pub mod grpc_follow;
+pub mod kt_follow;
 pub mod kt_stream;
 pub mod master;
 pub mod replica;
@@ -26,6 +27,9 @@ pub struct ReplicaArgs {
     /// log from this server's saved position, apply every update, and
     /// reconnect after failures. Needs --ulog-dir (the position is kept
     /// there, in `replication.rts`) and a --server-id of its own.
+    /// `kt://HOST:PORT` follows a Kyoto Tycoon master (`ktserver -ulog`)
+    /// as `ktserver -mhost HOST -mport PORT` does (position in
+    /// `kt-replication.rts`; a --server-id other than 0).
     #[arg(long = "replicate-from", value_name = "HOST:PORT")]
     pub replicate_from: Option<String>,
     /// Let clients write to a replica too (a dual master). Without it a
@@ -119,6 +123,12 @@ pub fn start(
             "--replicate-from needs --ulog-dir (the replica's position is kept there)".into(),
         );
     };
+    let kt = master.starts_with(kt_follow::SCHEME);
+    if kt && ulog.server_id == 0 {
+        // A master leaves out the messages logged under the asking
+        // slave's id, and ktserver's -sid is 0 unless given.
+        return Err(format!("--replicate-from {master} needs a --server-id other than 0: a Kyoto Tycoon master leaves out every update logged under the replica's id, and 0 is ktserver's default -sid"));
+    }
     let dbs = crate::state::databases::all(srv);
     if dbs.iter().any(|db| !db.is_writable()) {
         return Err("--replicate-from cannot be combined with --read-only: the replica writes what it applies".into());
@@ -138,7 +148,11 @@ pub fn start(
     }
     let fsync =
         crate::replication::ulog::strictest_sync(&dbs) == memstored_engine::SyncMode::Always;
-    let path = rts::path_in(dir);
+    let path = if kt {
+        kt_follow::rts_path_in(dir)
+    } else {
+        rts::path_in(dir)
+    };
     let (rts, saved) =
         rts::Rts::open(&path, fsync).map_err(|e| format!("{}: {e}", path.display()))?;
     // A store without files starts empty: a position saved by an earlier
@@ -147,11 +161,18 @@ pub fn start(
     let start_ts = if persistent { saved } else { 0 };
     let status = Arc::new(crate::state::replication::replica_status::Status::default());
     let _ = srv.replication.replica.set(status.clone());
+    let (wire, start_ts) = if kt {
+        // Kyoto Tycoon's position is its nanoseconds; `stats` shows µs.
+        let pos = kt_follow::KtPosition::new(start_ts);
+        (replica::Wire::Kt(pos), start_ts / 1000)
+    } else {
+        (replica::Wire::Rpc, start_ts)
+    };
     let follower = replica::Follower {
         server_id: ulog.server_id,
         dbs,
         rts: Some(rts),
-        wire: replica::Wire::Rpc,
+        wire,
         status,
         max_item: srv.cfg.max_item_size,
     };

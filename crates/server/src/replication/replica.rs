@@ -33,7 +33,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// No frame from the master for this long: the connection is dead.
-const DEAD_AFTER: Duration = Duration::from_secs(5);
+pub(super) const DEAD_AFTER: Duration = Duration::from_secs(5);
 /// How often a blocked read looks at the stop flag.
 const POLL: Duration = Duration::from_millis(100);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -107,6 +107,9 @@ pub enum Wire {
     Rpc,
     /// Tkrzw-RPC's Replicate on the master's gRPC port (`--repl_master`).
     Grpc(super::grpc_follow::GrpcOptions),
+    /// Kyoto Tycoon's replication command on a `ktserver`'s port
+    /// (`--replicate-from kt://HOST:PORT`), from the exact position kept.
+    Kt(super::kt_follow::KtPosition),
 }
 
 /// The largest frame a replica with item limit `max_item` reads: a batch
@@ -150,6 +153,7 @@ impl Follower {
             let r = match &self.wire {
                 Wire::Rpc => self.follow(&master, stop),
                 Wire::Grpc(o) => super::grpc_follow::follow(&self, o, &master, stop),
+                Wire::Kt(p) => super::kt_follow::follow(&self, p, &master, stop),
             };
             self.status.connected.store(false, Relaxed);
             match r {
@@ -178,44 +182,26 @@ impl Follower {
         }
     }
 
-    fn connect(master: &str) -> io::Result<TcpStream> {
-        let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
-        for a in master.to_socket_addrs()? {
-            match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {
-                Ok(s) => return Ok(s),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
-    }
-
     /// One connection: the request, the answer, then batches until it ends.
     fn follow(&self, master: &str, stop: &AtomicBool) -> Result<(), Ended> {
-        let generation = self.status.generation.load(Relaxed);
-        let mut sock = Self::connect(master)?;
-        sock.set_nodelay(true)?;
-        sock.set_read_timeout(Some(POLL))?;
-        sock.set_write_timeout(Some(DEAD_AFTER))?;
-        self.status.connects.fetch_add(1, Relaxed);
+        if master.starts_with(super::kt_follow::SCHEME) {
+            return Err(Ended::Refused(format!(
+                "{master} is a Kyoto Tycoon master: a replica started with --replicate-from HOST:PORT follows memstored masters only; restart it with --replicate-from {master}"
+            )));
+        }
+        let mut conn = Conn::open(master, &self.status)?;
         let skew = self.status.skew_us.swap(0, Relaxed);
         let applied = self.status.applied_ts.load(Relaxed).saturating_sub(skew);
         let from = if applied == 0 { 0 } else { applied + 1 };
         let mut out = BytesMut::new();
         let params = [Value::from(from), Value::from(self.server_id)];
         rpc::encode_request(1, wire::METHOD, &params, &mut out);
-        sock.write_all(&out)?;
+        conn.sock.write_all(&out)?;
         tracing::info!("replicating from {master} (timestamps from {from})");
-        let mut conn = Conn {
-            generation,
-            status: self.status.clone(),
-            sock,
-            buf: BytesMut::with_capacity(1 << 16),
-            decoder: Decoder::new(Limits::with_max_frame(max_frame(self.max_item))),
-            max_item: self.max_item,
-        };
+        let mut decoder = Decoder::new(Limits::with_max_frame(max_frame(self.max_item)));
         let mut acks = false;
         loop {
-            match conn.next(stop)? {
+            match self.next(&mut conn, &mut decoder, stop)? {
                 Message::Response(r) => {
                     let head = r.into_result().map_err(|e| Ended::Refused(e.to_string()))?;
                     let field = |name| match &head {
@@ -259,6 +245,32 @@ impl Follower {
                     )))
                 }
             }
+        }
+    }
+
+    /// The next frame; reads until one is whole, giving up after
+    /// `DEAD_AFTER` (or three heartbeats) without one.
+    fn next(
+        &self,
+        conn: &mut Conn,
+        decoder: &mut Decoder,
+        stop: &AtomicBool,
+    ) -> Result<Message, Ended> {
+        let since = Instant::now();
+        loop {
+            match decoder.decode(&conn.buf) {
+                Ok(Parse::Complete(m, used)) => {
+                    conn.buf.advance(used);
+                    return Ok(m);
+                }
+                Ok(Parse::Incomplete) => {}
+                Err(rpc::FrameError::TooLarge { limit }) => {
+                    let what = format!("a frame over {limit} bytes");
+                    return Err(Ended::TooLarge(what, self.max_item));
+                }
+                Err(e) => return Err(Ended::Malformed(e.to_string())),
+            }
+            conn.read_more(stop, since, DEAD_AFTER.max(HEARTBEAT * 3))?;
         }
     }
 
@@ -329,69 +341,90 @@ impl Follower {
 }
 
 /// The socket and what was read from it.
-struct Conn {
+pub(super) struct Conn {
     /// `Status::generation` when connected: a change ends the connection.
     generation: u64,
     status: Arc<Status>,
-    sock: TcpStream,
-    buf: BytesMut,
-    decoder: Decoder,
-    max_item: u64,
+    pub(super) sock: TcpStream,
+    pub(super) buf: BytesMut,
 }
 
 impl Conn {
-    /// The next frame; reads until one is whole, checking `stop` between
-    /// reads and giving up after `DEAD_AFTER` without one.
-    fn next(&mut self, stop: &AtomicBool) -> Result<Message, Ended> {
-        let since = Instant::now();
-        loop {
-            match self.decoder.decode(&self.buf) {
-                Ok(Parse::Complete(m, used)) => {
-                    self.buf.advance(used);
-                    return Ok(m);
-                }
-                Ok(Parse::Incomplete) => {}
-                Err(rpc::FrameError::TooLarge { limit }) => {
-                    let what = format!("a frame over {limit} bytes");
-                    return Err(Ended::TooLarge(what, self.max_item));
-                }
-                Err(e) => return Err(Ended::Malformed(e.to_string())),
+    /// Connects to `master` (HOST:PORT) and counts the connection.
+    pub(super) fn open(master: &str, status: &Arc<Status>) -> Result<Conn, Ended> {
+        let generation = status.generation.load(Relaxed);
+        let sock = connect(master)?;
+        sock.set_nodelay(true)?;
+        sock.set_read_timeout(Some(POLL))?;
+        sock.set_write_timeout(Some(DEAD_AFTER))?;
+        status.connects.fetch_add(1, Relaxed);
+        Ok(Conn {
+            generation,
+            status: status.clone(),
+            sock,
+            buf: BytesMut::with_capacity(1 << 16),
+        })
+    }
+
+    /// Whether `changemaster` was called since this connection was made:
+    /// nothing more read on it may be applied.
+    pub(super) fn switched(&self) -> bool {
+        self.status.generation.load(Relaxed) != self.generation
+    }
+
+    /// Reads what the master sent next into `buf`, waiting at most `POLL`;
+    /// first ends the connection when this server stops, the master was
+    /// changed, or no frame came for `silent` since `since`.
+    pub(super) fn read_more(
+        &mut self,
+        stop: &AtomicBool,
+        since: Instant,
+        silent: Duration,
+    ) -> Result<(), Ended> {
+        if stop.load(Relaxed) {
+            return Err(Ended::Stopping);
+        }
+        if self.switched() {
+            return Err(Ended::Switched);
+        }
+        if since.elapsed() > silent {
+            return Err(Ended::Silent(since.elapsed()));
+        }
+        if self.buf.capacity() - self.buf.len() < 1 << 15 {
+            self.buf.reserve(1 << 16);
+        }
+        let len = self.buf.len();
+        self.buf.resize(self.buf.capacity(), 0);
+        let read = self.sock.read(&mut self.buf[len..]);
+        self.buf.truncate(len + *read.as_ref().unwrap_or(&0));
+        match read {
+            // Told to change master while the read waited: that, not the
+            // end of a stream it no longer wants, is why it ends.
+            Ok(0) | Err(_) if self.switched() => Err(Ended::Switched),
+            Ok(0) => Err(Ended::Closed),
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                Ok(())
             }
-            if stop.load(Relaxed) {
-                return Err(Ended::Stopping);
-            }
-            if self.status.generation.load(Relaxed) != self.generation {
-                return Err(Ended::Switched);
-            }
-            if since.elapsed() > DEAD_AFTER.max(HEARTBEAT * 3) {
-                return Err(Ended::Silent(since.elapsed()));
-            }
-            if self.buf.capacity() - self.buf.len() < 1 << 15 {
-                self.buf.reserve(1 << 16);
-            }
-            let len = self.buf.len();
-            self.buf.resize(self.buf.capacity(), 0);
-            match self.sock.read(&mut self.buf[len..]) {
-                Ok(0) => {
-                    self.buf.truncate(len);
-                    return Err(Ended::Closed);
-                }
-                Ok(n) => self.buf.truncate(len + n),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    self.buf.truncate(len)
-                }
-                Err(e) => {
-                    self.buf.truncate(len);
-                    return Err(e.into());
-                }
-            }
+            Err(e) => Err(e.into()),
         }
     }
+}
+
+fn connect(master: &str) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+    for a in master.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
 }
