@@ -421,7 +421,11 @@ fn bulk_requests_over_many_shards_keep_request_order() {
     for (r, k) in got.iter().zip(want) {
         let i: usize = std::str::from_utf8(k).unwrap().parse().unwrap();
         assert_eq!((&r.key[..], &r.value), (k, &values[i]));
-        assert_eq!(r.xt, if i.is_multiple_of(2) { xt } else { XT_MAX }, "xt of {i}");
+        assert_eq!(
+            r.xt,
+            if i.is_multiple_of(2) { xt } else { XT_MAX },
+            "xt of {i}"
+        );
     }
     let odd: Vec<(u16, &[u8])> = keys
         .iter()
