@@ -9,8 +9,8 @@
 # binary, memstored text, memcached text, memstored RPC), REPS rounds, and
 # the table gives the median.
 #
-# Part 1b (when KT_DIR names a Kyoto Tycoon build: ktserver, ktremotetest
-# and its libraries): seed 003's own client, `ktremotetest bulk -th THREADS
+# Part 1b (when KT_DIR names a Kyoto Tycoon install prefix: bin/ktserver,
+# bin/ktremotetest, lib/): seed 003's own client, `ktremotetest bulk -th THREADS
 # [-bin] -set|-get -bulk B ITER`, over KT's HTTP RPC and KT's binary
 # protocol, against memstored's --kt-listen port and against `ktserver`
 # (both a 1 GiB cache, `*#capsiz=1024m`), alternating; with the RPC rows of
@@ -39,7 +39,7 @@
 #   scripts/bench-bulk.sh                         # the full run (~20-40 min here)
 #   ITER=20000 REPS=1 scripts/bench-bulk.sh       # a quick smoke run
 #   REPORT_ONLY=1 scripts/bench-bulk.sh           # re-render from bulk-raw.tsv
-#   KT_DIR=/path/to/kyototycoon scripts/bench-bulk.sh   # with the KT rows
+#   KT_DIR=/opt/kt scripts/bench-bulk.sh          # with the KT rows (KT's install prefix)
 #   BIN_DIR=/path/to/release scripts/bench-bulk.sh      # prebuilt memstored + memstore
 #   PART=seed003 KT_DIR=/opt/kt scripts/bench-bulk.sh   # seed 003's table, server CPU per record
 set -euo pipefail
@@ -86,10 +86,11 @@ trap cleanup EXIT
 # shellcheck source=scripts/lib/ports.sh
 . "$ROOT/scripts/lib/ports.sh"
 
+# shellcheck source=scripts/lib/seed003.sh
+. "$ROOT/scripts/lib/seed003.sh" # start_kt_port (part 1b) and seed003
+
 if [ "${PART:-}" = seed003 ]; then
   : "${KT_DIR:?PART=seed003 needs KT_DIR, the Kyoto Tycoon install prefix}"
-  # shellcheck source=scripts/lib/seed003.sh
-  . "$ROOT/scripts/lib/seed003.sh"
   seed003
   exit 0
 fi
@@ -158,44 +159,23 @@ done
 echo "load_after_bulk	$(uptime)" >>"$WORK/meta.txt"
 
 # ---- Part 1b: Kyoto Tycoon's protocols, memstored vs ktserver ----
-# start_on_free_port NAME PORTVAR CMD...: runs CMD with {PORT} replaced by
-# ports from KT_PORT_BASE upward until the server answers `ktremotemgr
-# report` on it; sets PORTVAR and appends the pid to PIDS.
-start_on_free_port() {
-  local name=$1 var=$2 port pid i
-  shift 2
-  for port in $(seq "${KT_PORT_BASE:-20000}" "$(( ${KT_PORT_BASE:-20000} + 200 ))"); do
-    "${@//\{PORT\}/$port}" >"$WORK/$name.out" 2>&1 &
-    pid=$!
-    for i in $(seq 1 1500); do
-      if ! kill -0 "$pid" 2>/dev/null; then break; fi
-      if "$KT_DIR/ktremotemgr" report -port "$port" >/dev/null 2>&1; then
-        PIDS+=("$pid")
-        printf -v "$var" '%s' "$port"
-        return 0
-      fi
-      sleep 0.02
-    done
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  echo "$name: could not start on any port from ${KT_PORT_BASE:-20000}" >&2
-  return 1
-}
-
-if [ -n "${KT_DIR:-}" ] && [ -x "$KT_DIR/ktserver" ] && [ -x "$KT_DIR/ktremotetest" ]; then
-  export LD_LIBRARY_PATH="$KT_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -n "${KT_DIR:-}" ] && [ -x "$KT_DIR/bin/ktserver" ] && [ -x "$KT_DIR/bin/ktremotetest" ]; then
+  export LD_LIBRARY_PATH="$KT_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   PIDS=()
   KT_STORE='*#capsiz=1024m'
-  start_on_free_port memstored-kt MSKT_PORT "$MEMSTORED" -u "$(server_user)" -s "$KT_STORE" -l 127.0.0.1:0 -R 2 --kt-listen '127.0.0.1:{PORT}'
-  KT_PORT_BASE=$((MSKT_PORT + 1)) start_on_free_port ktserver KT_PORT \
-    "$KT_DIR/ktserver" -host 127.0.0.1 -port '{PORT}' -th 2 -log "$WORK/ktserver.log" "$KT_STORE"
+  pushd "$WORK" >/dev/null
+  start_kt_port memstored-kt "$MEMSTORED" -u "$(server_user)" -s "$KT_STORE" -l 127.0.0.1:0 -R 2 --kt-listen '127.0.0.1:{PORT}'
+  MSKT_PORT=$SERVER_PORT
+  KT_PORT_BASE=$((MSKT_PORT + 1)) start_kt_port ktserver \
+    "$KT_DIR/bin/ktserver" -host 127.0.0.1 -port '{PORT}' -th 2 -log "$WORK/ktserver.log" "$KT_STORE"
+  KT_PORT=$SERVER_PORT
+  popd >/dev/null
   {
     echo "kt_memstored_cmd	memstored -s '$KT_STORE' -R 2 --kt-listen PORT"
     echo "kt_ktserver_cmd	ktserver -host 127.0.0.1 -port PORT -th 2 '$KT_STORE'"
-    echo "kt_version	$("$KT_DIR/ktserver" --version 2>&1 | head -n1)"
+    echo "kt_version	$("$KT_DIR/bin/ktserver" --version 2>&1 | head -n1)"
     echo "kt_bench_cmd	ktremotetest bulk -th $THREADS [-bin] -set|-get -bulk B -port PORT $ITER"
   } >>"$WORK/meta.txt"
   total=$((REPS * $(echo $BULKS | wc -w) * 4))
@@ -210,7 +190,7 @@ if [ -n "${KT_DIR:-}" ] && [ -x "$KT_DIR/ktserver" ] && [ -x "$KT_DIR/ktremotete
         n=$((n + 1))
         echo "[$n/$total] rep $rep bulk $bulk $server $proto ($(cut -d' ' -f1-3 /proc/loadavg))" >&2
         for phase in set get; do
-          out=$("$KT_DIR/ktremotetest" bulk -th "$THREADS" "${bin[@]}" "-$phase" -bulk "$bulk" -port "$port" "$ITER" 2>&1)
+          out=$("$KT_DIR/bin/ktremotetest" bulk -th "$THREADS" "${bin[@]}" "-$phase" -bulk "$bulk" -port "$port" "$ITER" 2>&1)
           python3 - "$server" "$proto" "$bulk" "$rep" "$phase" "$((THREADS * ITER))" "$out" >>"$RAW" <<'EOF2'
 import sys
 server, proto, bulk, rep, phase, records, out = sys.argv[1:]

@@ -1,7 +1,8 @@
 # Seed 003's 18 rows (shared/seeds/003): KT HTTP, KT binary and
 # MessagePack-RPC; set and get; bulk 1, 10 and 100; memstored against
 # ktserver, with server CPU per record beside wall time. Sourced by
-# scripts/bench-bulk.sh (`PART=seed003`), which sets ROOT, WORK, MEMSTORED,
+# scripts/bench-bulk.sh (`PART=seed003`; its KT rows use start_kt_port too),
+# which sets ROOT, WORK, MEMSTORED,
 # MEMSTORE, KT_DIR, THREADS, ITER, REPS, BULKS, OUT_DIR and PIDS.
 #
 # Each run is a fresh server (a new, empty store directory): set, then get,
