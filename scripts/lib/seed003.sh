@@ -142,5 +142,5 @@ seed003() {
     done
   done
   cp "$SEED_RAW" "$OUT_DIR/bulk-seed003.tsv"
-  python3 "$ROOT/scripts/seed003_table.py" "$OUT_DIR/bulk-seed003.tsv"
+  python3 "$ROOT/scripts/seed003_table.py" "$OUT_DIR/bulk-seed003.tsv" "$OUT_DIR/bulk-seed003.png"
 }
