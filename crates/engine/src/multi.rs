@@ -1,5 +1,6 @@
-//! Calls over several keys. `compare_exchange_multi` is atomic across shards:
-//! it holds every involved shard's write lock while it checks and writes.
+//! Calls over several keys. `compare_exchange_multi` and `read_multi` are
+//! atomic across shards: they hold every involved shard's write lock while
+//! they check, read and write.
 //! `put_batch`, `lookup_batch` and `remove_batch` are not atomic: they
 //! group a bulk request's records by shard and take each shard's lock once
 //! for its group, so a request of 100 records costs one lock (and one
@@ -110,6 +111,30 @@ impl Db {
             self.shards[self.shard_index(key)].mark_dirty();
         }
         Ok(())
+    }
+
+    /// Every key's value at one instant (`None`: absent or expired), read
+    /// under every involved shard's write lock at once; with `remove`, the
+    /// present ones removed in that same step (Kyoto Tycoon's atomic
+    /// get_bulk and remove_bulk). One pass: reading first and checking by
+    /// `compare_exchange_multi` after read every record twice.
+    pub fn read_multi(&self, keys: &[&[u8]], remove: bool) -> Result<Vec<Option<Bytes>>> {
+        if remove {
+            self.check_client_write()?;
+        }
+        let mut locked = self.lock_shards(keys);
+        let now = now_secs();
+        let mut values = Vec::with_capacity(keys.len());
+        for key in keys {
+            let state = locked.state(key)?;
+            let value = state.live(key, now)?.map(|r| r.value);
+            if remove && value.is_some() {
+                state.apply(key, Action::Remove)?;
+                self.shards[self.shard_index(key)].mark_dirty();
+            }
+            values.push(value);
+        }
+        Ok(values)
     }
 
     /// The shard of position `i`'s key, for `by_shard`.
@@ -253,6 +278,27 @@ mod tests {
             groups(&order),
             vec![(0, vec![1, 4]), (1, vec![3]), (2, vec![0, 2, 5])]
         );
+    }
+
+    #[test]
+    fn read_multi_reads_live_records_and_removes_them_in_one_step() {
+        let db = Db::open("*", true).unwrap();
+        let put = |key: &'static [u8], value: &'static [u8], expires_at| BatchPut {
+            key,
+            value,
+            flags: 0,
+            expires_at,
+        };
+        db.put_batch(&[put(b"a", b"1", 0), put(b"b", b"2", 0), put(b"old", b"x", 1)])
+            .unwrap();
+        let v = |s: &'static [u8]| Some(Bytes::from_static(s));
+        let read = db.read_multi(&[b"a", b"zz", b"old", b"b"], false).unwrap();
+        assert_eq!(read, vec![v(b"1"), None, None, v(b"2")]);
+        // Removing: a key named twice is removed once, the rest kept.
+        let removed = db.read_multi(&[b"a", b"a", b"zz"], true).unwrap();
+        assert_eq!(removed, vec![v(b"1"), None, None]);
+        assert!(db.get_record(b"a").unwrap().is_none());
+        assert_eq!(db.get(b"b").unwrap(), Bytes::from_static(b"2"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The atomic bulk calls (Kyoto Tycoon's `set_bulk`, `remove_bulk` and
-//! `get_bulk` with `atomic`): one engine `compare_exchange_multi`, which
-//! holds the write locks of every shard involved, so other clients see all
-//! of it or none. Counted record by record as `Store`, `Delete` and `Get`
+//! `get_bulk` with `atomic`): one engine call (`compare_exchange_multi`,
+//! `read_multi`) that holds the write locks of every shard involved, so
+//! other clients see all of it or none. Counted record by record as `Store`, `Delete` and `Get`
 //! count the same calls without `atomic`.
 
 use super::{check_size, Outcome};
@@ -9,9 +9,6 @@ use crate::state::counters::{add, bump};
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::Error;
-
-/// How often an atomic read retries when records change under it.
-const TRIES: usize = 1000;
 
 /// Stores every record, with one expiry, in one step.
 #[derive(Debug, Clone)]
@@ -66,8 +63,8 @@ pub struct ReadAll<'k> {
 }
 
 impl ReadAll<'_> {
-    /// Each key's value (`None`: absent), or why not: `Exists` (records
-    /// kept changing under every try), `ReadOnly`, `Failed`.
+    /// Each key's value (`None`: absent), or why not: `ReadOnly` (a
+    /// removal on a read-only store), `Failed`.
     pub fn apply(&self, srv: &Server) -> Result<Vec<Option<Bytes>>, Outcome> {
         let values = self.snapshot(srv)?;
         let c = srv.counters.here();
@@ -84,37 +81,11 @@ impl ReadAll<'_> {
         Ok(values)
     }
 
-    /// The values, checked by a compare_exchange_multi (which holds every
-    /// involved shard's lock) to be one instant's.
+    /// The values at one instant: read (and removed) under every involved
+    /// shard's lock at once.
     fn snapshot(&self, srv: &Server) -> Result<Vec<Option<Bytes>>, Outcome> {
-        let db = &srv.db;
-        for _ in 0..TRIES {
-            let mut values = Vec::with_capacity(self.keys.len());
-            for k in self.keys {
-                let r = db.get_record(k).map_err(Outcome::from_error)?;
-                values.push(r.map(|r| r.value));
-            }
-            let expected: Vec<(&[u8], Option<&[u8]>)> = self
-                .keys
-                .iter()
-                .zip(&values)
-                .map(|(k, v)| (*k, v.as_deref()))
-                .collect();
-            let desired: Vec<(&[u8], Option<&[u8]>)> = if self.remove {
-                expected
-                    .iter()
-                    .filter(|(_, v)| v.is_some())
-                    .map(|(k, _)| (*k, None))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            match db.compare_exchange_multi(&expected, &desired) {
-                Ok(()) => return Ok(values),
-                Err(Error::ValueMismatch(_)) => continue,
-                Err(e) => return Err(Outcome::from_error(e)),
-            }
-        }
-        Err(Outcome::Exists)
+        srv.db
+            .read_multi(self.keys, self.remove)
+            .map_err(Outcome::from_error)
     }
 }

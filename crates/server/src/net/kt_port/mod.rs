@@ -38,6 +38,7 @@ mod framing;
 mod http;
 mod ops;
 mod rest;
+mod tsv_bulk;
 mod tsv_rpc;
 
 pub use conn::serve;

@@ -6,7 +6,8 @@
 //! carries `DB`, `xt`, `_`-prefixed bulk records...). The result map goes
 //! back as TSV in the request's `colenc`, or, for a request without one, in
 //! the encoding KT's server would pick; an error as `ERROR\tmessage` with
-//! KT's status code.
+//! KT's status code. Plain set_bulk/get_bulk/remove_bulk calls take a
+//! shorter way with the same replies (`tsv_bulk.rs`).
 
 use super::http::Shared;
 use super::http::{reply, Reply};
@@ -30,7 +31,13 @@ pub(super) async fn call(
     if let Some(q) = query {
         tsv::parse_form(q.as_bytes(), &mut input);
     }
-    let enc = match content_type.map(tsv::body_kind) {
+    let kind = content_type.map(tsv::body_kind);
+    if query.is_none() && matches!(kind, Some(BodyKind::Tsv(None))) {
+        if let Some(r) = super::tsv_bulk::call(srv, &name, body) {
+            return r;
+        }
+    }
+    let enc = match kind {
         Some(BodyKind::Tsv(enc)) => {
             tsv::parse_tsv(body, enc, &mut input);
             enc
@@ -68,7 +75,7 @@ pub(super) async fn call(
     }
 }
 
-fn error_reply(e: &RpcError, enc: Option<ColEnc>) -> Reply {
+pub(super) fn error_reply(e: &RpcError, enc: Option<ColEnc>) -> Reply {
     let out = vec![(b"ERROR".to_vec(), e.message.clone().into_bytes())];
     tsv_reply(status(e), out, enc)
 }
@@ -90,7 +97,7 @@ fn positional(method: &str) -> &'static [&'static str] {
 
 /// `[positional..., {every input record}]`. A missing positional stops the
 /// list there, so the procedure reports it (400) instead of shifting.
-fn params(method: &str, input: TsvMap) -> Vec<Value> {
+pub(super) fn params(method: &str, input: TsvMap) -> Vec<Value> {
     let mut params: Vec<Value> = positional(method)
         .iter()
         .map_while(|k| input.get(k.as_bytes()).map(|v| Value::Binary(v.clone())))
@@ -118,7 +125,7 @@ fn text(v: Value) -> Vec<u8> {
 /// `std::map`: a map's records; nothing for nil; for the procedures beyond
 /// KT that return other shapes, an array as `num` and `_ELEMENT` → its
 /// index, a single value as `result`.
-fn output(v: Value) -> Vec<(Vec<u8>, Vec<u8>)> {
+pub(super) fn output(v: Value) -> Vec<(Vec<u8>, Vec<u8>)> {
     let map: TsvMap = match v {
         Value::Nil => TsvMap::new(),
         Value::Map(m) => m.into_iter().map(|(k, v)| (text(k), text(v))).collect(),
@@ -153,7 +160,7 @@ fn status(e: &RpcError) -> u16 {
     }
 }
 
-fn tsv_reply(code: u16, out: Vec<(Vec<u8>, Vec<u8>)>, enc: Option<ColEnc>) -> Reply {
+pub(super) fn tsv_reply(code: u16, out: Vec<(Vec<u8>, Vec<u8>)>, enc: Option<ColEnc>) -> Reply {
     let enc = enc.or_else(|| tsv::best_encoding(&out));
     reply(
         code,

@@ -38,15 +38,34 @@ fn bulk_keys<'a>(a: &Args<'a>) -> Result<Vec<&'a [u8]>, RpcError> {
 /// `set_bulk([inmap{_key: value, ..., DB, xt, atomic}])` → `{num: "stored"}`.
 pub fn set_bulk(srv: &Server, params: &[Value]) -> RpcResult {
     let a = bulk_args(params)?;
-    let expires_at = a.expiry()?;
+    let expires_at = a.expiry()?.unwrap_or(0);
     let pairs = records(&a)?;
-    if a.opt_bool("atomic").unwrap_or(false) {
+    store_records(srv, &pairs, expires_at, atomic(&a)).map(num)
+}
+
+/// `atomic` named in the bulk map (present = true, KT's rule).
+fn atomic(a: &Args<'_>) -> bool {
+    a.opt_bool("atomic").unwrap_or(false)
+}
+
+/// Stores `pairs` (key, value, each key once), all with `expires_at`: with
+/// `atomic` as one step (`StoreAll`: all or nothing for other clients),
+/// else as one batch command (each shard's lock taken once). How many were
+/// stored. set_bulk's work, shared with the TSV-RPC port's plain form
+/// (`net::kt_port::tsv_bulk`), as are the two below.
+pub fn store_records(
+    srv: &Server,
+    pairs: &[(&[u8], &[u8])],
+    expires_at: u64,
+    atomic: bool,
+) -> Result<usize, RpcError> {
+    if atomic {
         let all = StoreAll {
-            records: &pairs,
-            expires_at: expires_at.unwrap_or(0),
+            records: pairs,
+            expires_at,
         };
         return match all.apply(srv) {
-            Outcome::Done => Ok(num(pairs.len())),
+            Outcome::Done => Ok(pairs.len()),
             o => Err(RpcError::from_outcome(o)),
         };
     }
@@ -56,25 +75,20 @@ pub fn set_bulk(srv: &Server, params: &[Value]) -> RpcResult {
             key,
             value,
             flags: 0,
-            expires_at: expires_at.unwrap_or(0),
+            expires_at,
         })
         .collect();
-    match (StoreMany { records: &batch }).apply(srv) {
-        Ok(n) => Ok(num(n)),
-        Err((_, o)) => Err(RpcError::from_outcome(o)),
-    }
+    (StoreMany { records: &batch })
+        .apply(srv)
+        .map_err(|(_, o)| RpcError::from_outcome(o))
 }
 
 /// Each of `keys`' values at one instant (`None`: absent); `remove`: the
 /// present ones removed in the same step.
 fn atomic_read(srv: &Server, keys: &[&[u8]], remove: bool) -> Result<Vec<Option<Bytes>>, RpcError> {
-    ReadAll { keys, remove }.apply(srv).map_err(|o| match o {
-        Outcome::Exists => RpcError::new(
-            code::LOGICAL,
-            "records kept changing; the atomic bulk call gave up",
-        ),
-        o => RpcError::from_outcome(o),
-    })
+    ReadAll { keys, remove }
+        .apply(srv)
+        .map_err(RpcError::from_outcome)
 }
 
 /// `remove_bulk([inmap{_key: "", ..., DB, atomic}])` → `{num: "removed"}`
@@ -82,39 +96,60 @@ fn atomic_read(srv: &Server, keys: &[&[u8]], remove: bool) -> Result<Vec<Option<
 pub fn remove_bulk(srv: &Server, params: &[Value]) -> RpcResult {
     let a = bulk_args(params)?;
     let keys = bulk_keys(&a)?;
-    if a.opt_bool("atomic").unwrap_or(false) {
-        let values = atomic_read(srv, &keys, true)?;
-        return Ok(num(values.iter().filter(|v| v.is_some()).count()));
+    remove_records(srv, &keys, atomic(&a)).map(num)
+}
+
+/// Removes the present ones of `keys` (each named once), in one step with
+/// `atomic`, else as one batch command: how many were removed.
+pub fn remove_records(srv: &Server, keys: &[&[u8]], atomic: bool) -> Result<usize, RpcError> {
+    if atomic {
+        let values = atomic_read(srv, keys, true)?;
+        return Ok(values.iter().filter(|v| v.is_some()).count());
     }
-    match (DeleteMany { keys: &keys }).apply(srv) {
-        Ok(n) => Ok(num(n)),
-        Err((_, o)) => Err(RpcError::from_outcome(o)),
-    }
+    (DeleteMany { keys })
+        .apply(srv)
+        .map_err(|(_, o)| RpcError::from_outcome(o))
 }
 
 /// `get_bulk([inmap{_key: "", ..., DB, atomic}])` → `{num: "found", _key:
 /// value, ...}` for the keys present (values referenced, not copied). A key
 /// named twice is looked up once and answered once, as the reply is a map.
-/// A reply whose values would exceed [`super::max_reply`] is refused (41).
 pub fn get_bulk(srv: &Server, params: &[Value]) -> Result<Reply, RpcError> {
     let a = bulk_args(params)?;
     let keys = bulk_keys(&a)?;
-    let found: Vec<(&[u8], Bytes)> =
-        if a.opt_bool("atomic").unwrap_or(false) && srv.db.is_writable() {
-            let values = atomic_read(srv, &keys, false)?;
-            keys.iter()
-                .zip(values)
-                .filter_map(|(k, v)| Some((*k, v?)))
-                .collect()
-        } else {
-            let records = GetMany { keys: &keys }
-                .apply(srv)
-                .map_err(RpcError::from_outcome)?;
-            keys.iter()
-                .zip(records)
-                .filter_map(|(k, r)| Some((*k, r?.value)))
-                .collect()
-        };
+    let found = found_records(srv, &keys, atomic(&a))?;
+    Ok(listing(
+        found.len(),
+        found
+            .into_iter()
+            .map(|(k, v)| (underscored(k), Reply::Bin(v))),
+    ))
+}
+
+/// The present ones of `keys` (each named once) with their values, in
+/// `keys`' order: read at one instant with `atomic` on a writable store,
+/// else as one batch command. Refused (41) when the keys and values found
+/// would exceed [`super::max_reply`].
+pub fn found_records<'k>(
+    srv: &Server,
+    keys: &[&'k [u8]],
+    atomic: bool,
+) -> Result<Vec<(&'k [u8], Bytes)>, RpcError> {
+    let found: Vec<(&[u8], Bytes)> = if atomic && srv.db.is_writable() {
+        let values = atomic_read(srv, keys, false)?;
+        keys.iter()
+            .zip(values)
+            .filter_map(|(k, v)| Some((*k, v?)))
+            .collect()
+    } else {
+        let records = GetMany { keys }
+            .apply(srv)
+            .map_err(RpcError::from_outcome)?;
+        keys.iter()
+            .zip(records)
+            .filter_map(|(k, r)| Some((*k, r?.value)))
+            .collect()
+    };
     let limit = super::max_reply(srv);
     let total = found
         .iter()
@@ -126,12 +161,7 @@ pub fn get_bulk(srv: &Server, params: &[Value]) -> Result<Reply, RpcError> {
             format!("the reply would hold {total} bytes, over the limit of {limit}"),
         ));
     }
-    Ok(listing(
-        found.len(),
-        found
-            .into_iter()
-            .map(|(k, v)| (underscored(k), Reply::Bin(v))),
-    ))
+    Ok(found)
 }
 
 /// Drops repeated keys, keeping each first occurrence in place.

@@ -59,6 +59,7 @@ mod tkrzw;
 
 use crate::command::{Absence, Outcome};
 use crate::state::server::Server;
+pub use bulk::{found_records, remove_records, store_records};
 pub use kt::{expiry_to_xt, expiry_to_xt_secs, xt_to_expiry};
 use memstored_engine::Error;
 pub use memstored_protocol::rpc::Value;
