@@ -26,6 +26,8 @@ S3-FIFO simulated on the same streams; and memcslap's churn run on a warm
 scripts/plot_cache_policy.py draws cache-policy.png).
 
     BIN_DIR=target/release scripts/bench-cache.py policy
+    SCALE=3 STREAMS="Zipf(0.99)" MEMCSLAP=0 OUT_DIR=/tmp/x BIN_DIR=... scripts/bench-cache.py policy
+      (the streams over 3x the keys; only the Zipf stream; no memcslap run)
 """
 import os
 import pwd
@@ -368,11 +370,18 @@ def policy_main():
     streams = {
         # Over twice as many keys as memcached holds, so that the caches are
         # full and evicting long before the counted requests.
-        "Zipf(0.99)": (cache_sim.zipf(2 * c, WARM + COUNT), WARM),
-        "scan-then-reuse": (cache_sim.scan_reuse(c // 2, c, 2 * c, 4), 2 * c),
-        "churn": (cache_sim.churn(c // 2, 2), 15 * c),
+        # (made when run: each is millions of requests)
+        "Zipf(0.99)": (lambda: cache_sim.zipf(2 * c, WARM + COUNT), WARM),
+        "scan-then-reuse": (lambda: cache_sim.scan_reuse(c // 2, c, 2 * c, 4), 2 * c),
+        "churn": (lambda: cache_sim.churn(c // 2, 2), 15 * c),
     }
-    for name, (stream, warm) in streams.items():
+    # STREAMS="Zipf(0.99)" (names as above, space-separated) runs only those;
+    # MEMCSLAP=0 leaves out the memcslap churn run.
+    only = os.environ.get("STREAMS", "").split()
+    for name, (make, warm) in streams.items():
+        if only and name not in only:
+            continue
+        stream = make()
         items = {}
         for side in ("memcached", "memstored"):
             print(f"{name} on {side} -m {limit}: {len(stream)} requests", file=sys.stderr)
@@ -386,7 +395,7 @@ def policy_main():
                 ratio, sim = cache_sim.simulate(kind, items[at], stream, warm)
                 rows.append((name, f"{kind} ({sim}) at {at}'s items", round(ratio, 4)))
         write_policy(rows, started)
-    for side in ("memcached", "memstored"):
+    for side in ("memcached", "memstored") if os.environ.get("MEMCSLAP", "1") != "0" else ():
         print(f"memcslap churn on {side}", file=sys.stderr)
         for r, conc, misses in memcslap_churn(side, 2):
             rows.append((f"memcslap round {r} concurrency {conc}: misses", side, misses))

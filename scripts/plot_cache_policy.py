@@ -40,7 +40,7 @@ def main():
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     ratios = {}
     for r in policy:
-        if "memcslap" in r["workload"] or "items" in r["cache"]:
+        if "memcslap" in r["workload"] or r["cache"] in ("memstored items", "memcached items"):
             continue
         name = r["cache"].split(" ")[0]
         if r["cache"] in ("memstored", "memcached") or r["cache"].endswith("at memstored's items"):
@@ -50,7 +50,7 @@ def main():
         xs = [w + (i - 1.5) * 0.2 for w in range(len(ratios))]
         ax.bar(xs, [v.get(name, 0) for v in ratios.values()], 0.2, label=name, color=color)
     ax.set_xticks(range(len(ratios)))
-    ax.set_xticklabels(list(ratios), fontsize=8)
+    ax.set_xticklabels([w.replace(", ", ",\n") for w in ratios], fontsize=8)
     ax.set_title("hit ratio, -m 64 (simulations: memstored's item count)")
     ax.legend(fontsize=8)
     ax = axes[1]
@@ -63,6 +63,7 @@ def main():
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels([l.replace("round ", "r").replace(" concurrency ", " c") for l in labels],
                        fontsize=8)
+    ax.set_ylim(bottom=0, top=max([float(r["value"]) for r in runs] + [10]) * 1.1)
     ax.set_title("memcslap churn on a warm 512 MiB server: misses per run")
     ax.legend(fontsize=8)
     values_panel(axes[2], values)
