@@ -45,11 +45,13 @@ enum Proc {
     Remove,
 }
 
+/// A body's records, (key, value) slices of it.
+type Records<'b> = Vec<(&'b [u8], &'b [u8])>;
+
 /// The body's records (`_KEY\tVALUE` lines, the `_` taken off) and
 /// whether it says `atomic` (an empty value, as KT's client sends it), or
 /// `None` when a line names anything else or there is no record. Lines are
 /// split as `tsv::parse_tsv` splits them.
-type Records<'b> = Vec<(&'b [u8], &'b [u8])>;
 fn plain_records(body: &[u8]) -> Option<(Records<'_>, bool)> {
     let (mut out, mut atomic) = (Vec::new(), false);
     for line in body.split(|&b| b == b'\n') {
@@ -69,7 +71,7 @@ fn plain_records(body: &[u8]) -> Option<(Records<'_>, bool)> {
 
 /// The records in key order, a key named twice keeping its last value:
 /// the input map's rule ("a later key replaces an earlier one").
-fn last_of_each<'r, 'b>(records: &'r mut Vec<(&'b [u8], &'b [u8])>) -> &'r [(&'b [u8], &'b [u8])] {
+fn last_of_each<'r, 'b>(records: &'r mut Records<'b>) -> &'r [(&'b [u8], &'b [u8])] {
     records.sort_by(|a, b| a.0.cmp(b.0)); // stable: a key's records stay in request order
     let mut kept = 0;
     for i in 0..records.len() {
