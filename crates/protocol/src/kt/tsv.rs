@@ -105,18 +105,24 @@ pub fn content_type(enc: Option<ColEnc>) -> String {
 /// before it dropped), key and value split at the first tab; lines without
 /// a tab are skipped. Columns are decoded with `enc`.
 pub fn parse_tsv(body: &[u8], enc: Option<ColEnc>, map: &mut TsvMap) {
-    for line in body.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(tab) = line.iter().position(|&b| b == b'\t') else {
-            continue;
-        };
-        let (k, v) = (&line[..tab], &line[tab + 1..]);
+    for (k, v) in tsv_lines(body) {
         let (k, v) = match enc {
             Some(e) => (e.decode(k), e.decode(v)),
             None => (k.to_vec(), v.to_vec()),
         };
         map.insert(k, v);
     }
+}
+
+/// A TSV body's `key<TAB>value` lines as they are (not decoded), split at
+/// each line's first tab; a trailing CR is dropped and a line without a tab
+/// skipped.
+pub fn tsv_lines(body: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    body.split(|&b| b == b'\n').filter_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let tab = line.iter().position(|&b| b == b'\t')?;
+        Some((&line[..tab], &line[tab + 1..]))
+    })
 }
 
 /// Adds the records of a query string or HTML-form body to `map`:

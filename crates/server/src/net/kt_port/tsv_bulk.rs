@@ -51,15 +51,10 @@ type Records<'b> = Vec<(&'b [u8], &'b [u8])>;
 /// The body's records (`_KEY\tVALUE` lines, the `_` taken off) and
 /// whether it says `atomic` (an empty value, as KT's client sends it), or
 /// `None` when a line names anything else or there is no record. Lines are
-/// split as `tsv::parse_tsv` splits them.
+/// `tsv::tsv_lines`, as the general path's.
 fn plain_records(body: &[u8]) -> Option<(Records<'_>, bool)> {
     let (mut out, mut atomic) = (Vec::new(), false);
-    for line in body.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(tab) = line.iter().position(|&b| b == b'\t') else {
-            continue;
-        };
-        let (key, value) = (&line[..tab], &line[tab + 1..]);
+    for (key, value) in tsv::tsv_lines(body) {
         match key.strip_prefix(b"_") {
             Some(key) => out.push((key, value)),
             None if key == b"atomic" && value.is_empty() => atomic = true,
