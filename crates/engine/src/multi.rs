@@ -155,6 +155,35 @@ impl Db {
     pub fn put_batch(&self, records: &[BatchPut<'_>]) -> std::result::Result<(), BatchError> {
         let fail = |done, at| move |error| BatchError { done, at, error };
         self.check_client_write().map_err(fail(0, 0))?;
+        self.put_grouped(records, |done, at, error| Err(fail(done, at)(error)))
+    }
+
+    /// Stores every record as an independent set, each involved shard's
+    /// write lock taken once: a record that fails (too large for the cache,
+    /// no memory to evict into, a failing write) goes to `failed` with its
+    /// position and error, and the others are still stored, as separate
+    /// sets would be (memcached's quiet SETQ runs). `Err` only when no
+    /// record may be stored (a read-only database).
+    pub fn put_each(
+        &self,
+        records: &[BatchPut<'_>],
+        mut failed: impl FnMut(usize, Error),
+    ) -> Result<()> {
+        self.check_client_write()?;
+        self.put_grouped(records, |_, at, error| {
+            failed(at, error);
+            Ok(())
+        })
+    }
+
+    /// Stores records grouped by shard, each shard's write lock taken once;
+    /// `failed(done, at, error)` says whether a failure stops the batch
+    /// (`Err`) or is passed over (`Ok`). `done`: records stored before it.
+    fn put_grouped<E>(
+        &self,
+        records: &[BatchPut<'_>],
+        mut failed: impl FnMut(usize, usize, Error) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
         let order = self.batch_order(records.len(), |i| records[i].key);
         let mut done = 0;
         each_group(&order, |shard, group| {
@@ -163,10 +192,10 @@ impl Db {
             shard.mark_dirty();
             for i in group {
                 let r = &records[i];
-                state
-                    .put_slice(r.key, r.value, r.flags, r.expires_at)
-                    .map_err(fail(done, i))?;
-                done += 1;
+                match state.put_slice(r.key, r.value, r.flags, r.expires_at) {
+                    Ok(_) => done += 1,
+                    Err(e) => failed(done, i, e)?,
+                }
             }
             Ok(())
         })

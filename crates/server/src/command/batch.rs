@@ -43,16 +43,7 @@ impl StoreMany<'_> {
         match result {
             Err(BatchError { done, at, error }) => {
                 add(&c.cmd_set, done as u64 + 1);
-                let counter = match error {
-                    Error::TooLarge { .. } => Some(&c.store_too_large),
-                    Error::NoMemory { .. } => Some(&c.store_no_memory),
-                    _ => None,
-                };
-                if let Some(counter) = counter {
-                    add(counter, 1);
-                    super::store::drop_stale(srv, head[at].key);
-                }
-                Err((done, Outcome::from_error(error)))
+                Err((done, failed_set(srv, head[at].key, error)))
             }
             Ok(()) => match refused.first() {
                 None => {
@@ -72,6 +63,73 @@ impl StoreMany<'_> {
             },
         }
     }
+}
+
+/// Stores records as independent plain sets (a binary SETQ run): unlike
+/// [`StoreMany`], a refused record does not stop the others.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreEach<'k> {
+    pub records: &'k [BatchPut<'k>],
+}
+
+impl StoreEach<'_> {
+    /// The position and outcome of each record not stored (`TooLarge`,
+    /// `NoMemory`, `Failed`), in no particular order; `Err` when none may
+    /// be stored (`ReadOnly`). Counted as that many `Store`s of kind `Set`.
+    pub fn apply(&self, srv: &Server) -> Result<Vec<(usize, Outcome)>, Outcome> {
+        let c = srv.counters.here();
+        let cap = srv.cfg.max_item_size;
+        let oversized = |r: &BatchPut<'_>| check_size(r.value.len(), cap).is_err();
+        let mut refused = Vec::new();
+        // The engine calls back under a shard's lock: what a failure does
+        // to the store (`drop_stale`) waits until the batch is done.
+        let mut failed = Vec::new();
+        let result = if self.records.iter().any(oversized) {
+            // Rare (a framer refuses a value over `-I` before it gets
+            // here): the ones that fit are stored as a batch of their own.
+            let mut fit = Vec::with_capacity(self.records.len());
+            let mut at = Vec::with_capacity(self.records.len());
+            for (i, r) in self.records.iter().enumerate() {
+                if oversized(r) {
+                    let size = r.value.len() as u64;
+                    let o = super::store::refuse_oversized(srv, r.key, super::StoreKind::Set, size);
+                    refused.push((i, o));
+                } else {
+                    fit.push(*r);
+                    at.push(i);
+                }
+            }
+            srv.db.put_each(&fit, |i, e| failed.push((at[i], e)))
+        } else {
+            srv.db.put_each(self.records, |i, e| failed.push((i, e)))
+        };
+        // `refuse_oversized` counted its own.
+        let sets = self.records.len() - refused.len();
+        add(&c.cmd_set, sets as u64);
+        if let Err(e) = result {
+            return Err(Outcome::from_error(e));
+        }
+        add(&c.total_items, (sets - failed.len()) as u64);
+        for (i, e) in failed {
+            refused.push((i, failed_set(srv, self.records[i].key, e)));
+        }
+        Ok(refused)
+    }
+}
+
+/// A set the engine refused, counted as `Store` counts it.
+fn failed_set(srv: &Server, key: &[u8], e: Error) -> Outcome {
+    let c = srv.counters.here();
+    let counter = match e {
+        Error::TooLarge { .. } => Some(&c.store_too_large),
+        Error::NoMemory { .. } => Some(&c.store_no_memory),
+        _ => None,
+    };
+    if let Some(counter) = counter {
+        add(counter, 1);
+        super::store::drop_stale(srv, key);
+    }
+    Outcome::from_error(e)
 }
 
 /// Removes keys; absent ones are skipped.

@@ -5,7 +5,7 @@
 //! protocols wrap those commands in [`Detailed`] and everything else runs
 //! them bare: a wire cannot count by forgetting to say it does not.
 
-use super::{Delete, Get, Outcome, Store};
+use super::{Delete, Get, GetMany, Outcome, Store, StoreEach};
 use crate::state::server::Server;
 use memstored_engine::Record;
 
@@ -42,6 +42,29 @@ impl Detailed<Delete> {
     /// [`Delete::apply`], counted as a delete of the key whatever it does.
     pub fn apply(&self, srv: &Server) -> Outcome {
         srv.detail.delete(&self.0.key);
+        self.0.apply(srv)
+    }
+}
+
+impl Detailed<GetMany<'_>> {
+    /// [`GetMany::apply`], each key counted as a get of it (a hit if
+    /// found), as the text multi-get and binary GETQ runs are in memcached.
+    pub fn apply(&self, srv: &Server) -> Result<Vec<Option<Record>>, Outcome> {
+        let found = self.0.apply(srv)?;
+        for (key, r) in self.0.keys.iter().zip(&found) {
+            srv.detail.get(key, r.is_some());
+        }
+        Ok(found)
+    }
+}
+
+impl Detailed<StoreEach<'_>> {
+    /// [`StoreEach::apply`], each record counted as a set of its key
+    /// whatever it does, as [`Detailed::<Store>::apply`] counts one.
+    pub fn apply(&self, srv: &Server) -> Result<Vec<(usize, Outcome)>, Outcome> {
+        for r in self.0.records {
+            srv.detail.set(r.key);
+        }
         self.0.apply(srv)
     }
 }

@@ -47,7 +47,7 @@ pub use access::{Inspect, LastAccess};
 pub use admin::ChangeMaster;
 pub use arith::{Arith, Increment, IncrementDouble, Origin};
 pub use auth::{authenticate, AuthState, MAX_FAILED_ATTEMPTS};
-pub use batch::{DeleteMany, GetMany, StoreMany};
+pub use batch::{DeleteMany, GetMany, StoreEach, StoreMany};
 pub use bulk::{ReadAll, StoreAll};
 pub use crawl::{crawler_stats, start_vacuum};
 pub use delete::{Delete, Invalidate, RemoveValue};

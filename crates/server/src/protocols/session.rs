@@ -129,6 +129,13 @@ pub trait Session {
         false
     }
 
+    /// Runs requests `serve` gathered and has not answered yet (binary
+    /// quiet runs, served as one batch), appending their replies.
+    /// [`process`] calls it before a refusal is answered and before it
+    /// returns, so every request read is answered before the connection
+    /// writes, reads more or closes.
+    fn settle(&mut self, _cx: &mut Cx<'_>) {}
+
     /// Requests started and not yet answered (answers come through `Cx::late`).
     fn in_flight(&self) -> usize {
         0
@@ -172,6 +179,18 @@ pub fn process<S: Session>(
     cs: &mut ConnState,
     rbuf: &mut BytesMut,
 ) -> Step {
+    let step = serve_all(s, cx, cs, rbuf);
+    s.settle(cx);
+    step
+}
+
+/// [`process`] less the final `settle`.
+fn serve_all<S: Session>(
+    s: &mut S,
+    cx: &mut Cx<'_>,
+    cs: &mut ConnState,
+    rbuf: &mut BytesMut,
+) -> Step {
     loop {
         if cs.discard(rbuf) {
             return Step::NeedInput(0);
@@ -190,12 +209,14 @@ pub fn process<S: Session>(
         let flow = match s.framer().next(rbuf) {
             Frame::Request(r) => s.serve(cx, r),
             Frame::Refused { answer, skip } => {
+                s.settle(cx);
                 let flow = s.refuse(cx, answer, false);
                 cs.skip = skip;
                 flow
             }
             Frame::Incomplete { need } => return Step::NeedInput(need),
             Frame::Close(answer) => {
+                s.settle(cx);
                 if let Some(a) = answer {
                     s.refuse(cx, a, true);
                 }

@@ -6,7 +6,9 @@ pub mod cachedump;
 pub mod meta;
 
 use crate::command::store::refuse_oversized;
-use crate::command::{self, Arith, Delete, Detailed, Flush, Get, Number, Outcome, Store, Touch};
+use crate::command::{
+    self, Arith, Delete, Detailed, Flush, Get, GetMany, Number, Outcome, Store, Touch,
+};
 use crate::protocols::out::Out;
 use crate::protocols::session::{Cx, Flow, Session};
 use crate::protocols::stats;
@@ -234,6 +236,9 @@ fn values(
     return_cas: bool,
     out: &mut Out,
 ) -> bool {
+    if touch.is_none() && keys.len() > 1 {
+        return batched_values(srv, &keys, return_cas, out);
+    }
     // Only multi-key gets pay for remembering what was found.
     let mut seen: Option<HashMap<Bytes, Option<Record>>> = (keys.len() > 1).then(HashMap::new);
     for key in keys {
@@ -261,6 +266,46 @@ fn values(
                 reply(&o, false, out);
                 return false;
             }
+        }
+    }
+    true
+}
+
+/// A multi-key `get`/`gets`: the distinct keys read in one batch
+/// (`GetMany`: each shard's lock taken once for all of its keys), then the
+/// `VALUE` blocks written in the order asked. A key named again is counted
+/// as another get of what its first naming found (`Get::repeat`) and
+/// answered with the same bytes, so a line naming one large compressed
+/// value many times holds one decompressed copy, not one per naming.
+fn batched_values(srv: &Server, keys: &[Bytes], return_cas: bool, out: &mut Out) -> bool {
+    let mut first: HashMap<&[u8], usize> = HashMap::with_capacity(keys.len());
+    let mut distinct: Vec<&[u8]> = Vec::with_capacity(keys.len());
+    let slots: Vec<usize> = keys
+        .iter()
+        .map(|k| {
+            *first.entry(k.as_ref()).or_insert_with(|| {
+                distinct.push(k.as_ref());
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    let found = match Detailed(GetMany { keys: &distinct }).apply(srv) {
+        Ok(found) => found,
+        Err(o) => {
+            reply(&o, false, out);
+            return false;
+        }
+    };
+    let mut named = vec![false; distinct.len()];
+    for (key, &slot) in keys.iter().zip(&slots) {
+        let Some(r) = found.get(slot) else { continue };
+        if std::mem::replace(&mut named[slot], true) {
+            let again = Detailed(Get::new(key.clone()));
+            if let Outcome::Found(r) = again.repeat(srv, r.as_ref()) {
+                value_block(key, r, return_cas, out);
+            }
+        } else if let Some(r) = r {
+            value_block(key, r.clone(), return_cas, out);
         }
     }
     true

@@ -1,5 +1,7 @@
 //! memcached binary protocol: framing checks and dispatch to the engine.
 
+mod quiet;
+
 use crate::command::store::refuse_oversized;
 use crate::command::{
     Absence, Arith, Delete, Detailed, Flush, Get, Number, Outcome, Store, StoreKind, Touch,
@@ -21,6 +23,8 @@ use std::sync::Arc;
 pub struct BinarySession {
     framer: BinaryFramer,
     auth: crate::command::AuthState,
+    /// Quiet gets or sets read and not yet run.
+    quiet: quiet::QuietRun,
 }
 
 impl BinarySession {
@@ -30,6 +34,7 @@ impl BinarySession {
                 max_value: srv.cfg.max_item_size,
             },
             auth: crate::command::AuthState::default(),
+            quiet: quiet::QuietRun::default(),
         }
     }
 
@@ -68,9 +73,20 @@ impl Session for BinarySession {
     fn serve(&mut self, cx: &mut Cx<'_>, req: Request) -> Flow {
         let head = ResponseHead::reply_to(&req.header);
         if !self.may_run(cx.srv, req.header.opcode()) {
+            self.settle(cx);
             return refuse_unauthenticated(Some(head), cx.out);
         }
-        self.execute(cx.srv, req, head, cx.out)
+        match self.quiet.gather(cx.srv, head, req.command, cx.out) {
+            Ok(()) => Flow::Continue,
+            Err(cmd) => {
+                self.settle(cx);
+                self.execute(cx.srv, cmd, head, cx.out)
+            }
+        }
+    }
+
+    fn settle(&mut self, cx: &mut Cx<'_>) {
+        self.quiet.run(cx.srv, cx.out);
     }
 
     fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal, closing: bool) -> Flow {
@@ -122,7 +138,7 @@ impl BinarySession {
     fn execute(
         &mut self,
         srv: &Arc<Server>,
-        req: Request,
+        command: Command,
         head: ResponseHead,
         out: &mut Out,
     ) -> Flow {
@@ -130,7 +146,7 @@ impl BinarySession {
         // command on, cost a GET about 20 instructions more); a family that
         // does not serve what it is given hands it to `control`, which
         // answers anything.
-        let served = match req.command {
+        let served = match command {
             cmd @ (Command::Get { .. } | Command::GetAndTouch { .. } | Command::Touch { .. }) => {
                 read(srv, head, cmd, out)
             }
