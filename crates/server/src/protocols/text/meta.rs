@@ -168,7 +168,7 @@ pub fn get(srv: &Server, m: MetaGet, out: &mut Out) {
     // so a client holding the current version gets `HD` and no bytes.
     if f.return_value && f.compare_cas != Some(r.meta.cas) {
         encode_meta_value_head(r.value.len(), &rets, out.buf());
-        out.value(r.value);
+        out.value_or_copy(&r.value);
         out.put(CRLF);
     } else {
         encode_meta(MetaStatus::Hd, &rets, out.buf());

@@ -260,7 +260,7 @@ fn values(
             },
         };
         match o {
-            Outcome::Found(r) => value_block(key, r, return_cas, out),
+            Outcome::Found(r) => value_block(key, &r, return_cas, out),
             Outcome::NotFound => {}
             o => {
                 reply(&o, false, out);
@@ -278,17 +278,19 @@ fn values(
 /// answered with the same bytes, so a line naming one large compressed
 /// value many times holds one decompressed copy, not one per naming.
 fn batched_values(srv: &Server, keys: &[Bytes], return_cas: bool, out: &mut Out) -> bool {
-    let mut first: HashMap<&[u8], usize> = HashMap::with_capacity(keys.len());
+    let first = first_namings(keys);
     let mut distinct: Vec<&[u8]> = Vec::with_capacity(keys.len());
-    let slots: Vec<usize> = keys
-        .iter()
-        .map(|k| {
-            *first.entry(k.as_ref()).or_insert_with(|| {
-                distinct.push(k.as_ref());
-                distinct.len() - 1
-            })
-        })
-        .collect();
+    // For each position, its key's place in `distinct`.
+    let mut slots: Vec<u32> = Vec::with_capacity(keys.len());
+    for (i, key) in keys.iter().enumerate() {
+        let f = first[i] as usize;
+        if f == i {
+            slots.push(distinct.len() as u32);
+            distinct.push(key);
+        } else {
+            slots.push(slots[f]);
+        }
+    }
     let found = match Detailed(GetMany { keys: &distinct }).apply(srv) {
         Ok(found) => found,
         Err(o) => {
@@ -296,26 +298,45 @@ fn batched_values(srv: &Server, keys: &[Bytes], return_cas: bool, out: &mut Out)
             return false;
         }
     };
-    let mut named = vec![false; distinct.len()];
-    for (key, &slot) in keys.iter().zip(&slots) {
-        let Some(r) = found.get(slot) else { continue };
-        if std::mem::replace(&mut named[slot], true) {
+    for (i, key) in keys.iter().enumerate() {
+        let Some(r) = found.get(slots[i] as usize) else {
+            continue;
+        };
+        if first[i] as usize != i {
             let again = Detailed(Get::new(key.clone()));
             if let Outcome::Found(r) = again.repeat(srv, r.as_ref()) {
-                value_block(key, r, return_cas, out);
+                value_block(key, &r, return_cas, out);
             }
         } else if let Some(r) = r {
-            value_block(key, r.clone(), return_cas, out);
+            value_block(key, r, return_cas, out);
         }
     }
     true
 }
 
+/// For each position, the first position naming the same key. By sorting
+/// positions by key: no hashing of client-chosen keys, so no input makes
+/// it slower than `n log n` comparisons.
+fn first_namings(keys: &[Bytes]) -> Vec<u32> {
+    // A request's keys fit in u32 positions (a line part holds far fewer).
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]).then(a.cmp(&b)));
+    let mut first: Vec<u32> = (0..keys.len() as u32).collect();
+    let mut run_start = None::<u32>;
+    for &p in &order {
+        match run_start {
+            Some(s) if keys[s as usize] == keys[p as usize] => first[p as usize] = s,
+            _ => run_start = Some(p),
+        }
+    }
+    first
+}
+
 /// `VALUE <key> <flags> <len> [<cas>]`, the value as its own piece, `\r\n`.
-fn value_block(key: &[u8], r: memstored_engine::Record, return_cas: bool, out: &mut Out) {
+fn value_block(key: &[u8], r: &memstored_engine::Record, return_cas: bool, out: &mut Out) {
     let cas = return_cas.then_some(r.meta.cas);
     encode_value_head(key, r.meta.flags, r.value.len(), cas, out.buf());
-    out.value(r.value);
+    out.value_or_copy(&r.value);
     out.put(CRLF);
 }
 
