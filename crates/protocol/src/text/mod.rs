@@ -15,6 +15,7 @@
 //! 4. Replies: [`response`] writes status lines and value headers into a
 //!    `BytesMut`; values go out as their own `Bytes`.
 
+pub mod auth;
 mod error;
 mod framer;
 mod line;

@@ -235,6 +235,9 @@ pub struct Args {
     /// Replication (`--replicate-from`, ...; crate::replication).
     #[command(flatten)]
     pub replica: crate::replication::ReplicaArgs,
+    /// memcached's `-Y` and `-d` (app::mc_flags).
+    #[command(flatten)]
+    pub mc: crate::app::mc_flags::McFlags,
     /// Print help.
     #[arg(short = 'h', long = "help", action = clap::ArgAction::Help)]
     pub help: Option<bool>,

@@ -2,7 +2,9 @@
 
 pub mod cli;
 pub mod config;
+pub mod daemon;
 pub mod extended;
+pub mod mc_flags;
 pub mod privileges;
 pub mod runfiles;
 pub mod signals;

@@ -24,14 +24,22 @@ impl StopSignals {
         })
     }
 
-    /// Waits for SIGINT or SIGTERM, synchronizing the stores on every SIGHUP.
-    pub async fn wait(mut self, dbs: Vec<Arc<Db>>) -> &'static str {
+    /// Waits for SIGINT or SIGTERM, synchronizing the stores on every SIGHUP
+    /// (and reading `-Y`'s authfile again, as memcached does on SIGHUP).
+    pub async fn wait(
+        mut self,
+        dbs: Vec<Arc<Db>>,
+        auth: Option<Arc<crate::state::ascii_auth::AsciiAuth>>,
+    ) -> &'static str {
         loop {
             tokio::select! {
                 _ = self.term.recv() => return "SIGTERM",
                 _ = self.int.recv() => return "SIGINT",
                 _ = self.hup.recv() => {
                     tracing::info!("SIGHUP: synchronizing the store");
+                    if let Some(Err(why)) = auth.as_ref().map(|a| a.reload()) {
+                        tracing::error!("SIGHUP: {why}; the users read before stay");
+                    }
                     for db in &dbs {
                         sync(db, false).await;
                     }

@@ -46,6 +46,7 @@ fn io(what: String, source: std::io::Error) -> StartError {
 pub fn run(mut args: cli::Args) -> Result<(), StartError> {
     args.take_memcached_socket();
     let (extended, credentials) = check_flags(&args)?;
+    let ascii_auth = crate::app::mc_flags::McFlags::ascii_auth(&args).map_err(StartError::Flags)?;
     let tls = tls_of(&args, &extended)?;
     let grpc_tls = args.tkrzw.auth.as_ref().map(read_tls).transpose()?;
     let stores = args.stores_to_open();
@@ -101,6 +102,11 @@ pub fn run(mut args: cli::Args) -> Result<(), StartError> {
         }
         None => None,
     };
+    // Before anything starts a thread (stores, the update log, the runtimes).
+    let daemon = match args.mc.daemon {
+        true => Some(crate::app::daemon::daemonize(args.verbose > 0).map_err(StartError::Flags)?),
+        false => None,
+    };
     let (mut dbs, ulog) = open_stores(stores, &args)?;
     let (store, db) = dbs.remove(0);
     if let Some(p) = &args.pid_file {
@@ -111,6 +117,10 @@ pub fn run(mut args: cli::Args) -> Result<(), StartError> {
     }
     let mut cfg = config_of(&args, store, listen, credentials.is_some())?;
     cfg.tls = tls.as_ref().map(|(settings, _)| settings.clone());
+    if ascii_auth.is_some() {
+        // As memcached: with -Y the memcached port speaks text only.
+        cfg.binding = crate::state::server::Binding::Ascii;
+    }
     let (runtime, workers) = runtimes(&cfg)?;
     let started = Started {
         extended,
@@ -126,6 +136,8 @@ pub fn run(mut args: cli::Args) -> Result<(), StartError> {
         ulog,
         replica: args.replica.clone(),
         ulog_args: args.ulog.clone(),
+        ascii_auth,
+        daemon,
     };
     let result = runtime.block_on(serve(
         db.clone(),
@@ -425,6 +437,10 @@ struct Started {
     ulog: Option<Arc<memstored_engine::ulog::UpdateLog>>,
     replica: crate::replication::ReplicaArgs,
     ulog_args: crate::replication::ulog::UlogArgs,
+    /// `-Y`'s users, read.
+    ascii_auth: Option<Arc<crate::state::ascii_auth::AsciiAuth>>,
+    /// `-d`: told once the server serves.
+    daemon: Option<crate::app::daemon::Daemon>,
 }
 
 /// Binds `--unix-socket`'s listener with the access mask `mask` (`-a`). A
@@ -556,7 +572,11 @@ async fn serve(
             Arc::new(Server::new(db, cfg, None, stop_rx.clone()))
         })
         .collect();
-    let srv = Arc::new(Server::new(db.clone(), cfg, credentials, stop_rx).with_others(others));
+    let srv = Arc::new(
+        Server::new(db.clone(), cfg, credentials, stop_rx)
+            .with_others(others)
+            .with_ascii_auth(started.ascii_auth.clone()),
+    );
     if let Some(on) = started.extended.lru_crawler {
         srv.lru_crawler.store(on, Relaxed);
     }
@@ -605,11 +625,14 @@ async fn serve(
     if let Some(p) = &unix_path {
         announce_unix(p);
     }
+    if let Some(d) = started.daemon {
+        d.ready();
+    }
     if let Some(secs) = started.sync_interval {
         signals::spawn_periodic_sync(srv.clone(), secs);
     }
     let why = tokio::select! {
-        why = stop.wait(crate::state::databases::all(&srv)) => why,
+        why = stop.wait(crate::state::databases::all(&srv), srv.ascii_auth.clone()) => why,
         () = srv.stop_requested.notified() => "shutdown command",
     };
     tracing::info!("{why}: stopping");

@@ -7,6 +7,7 @@ use crate::protocols::kt::KtSession;
 use crate::protocols::out::Out;
 use crate::protocols::rpc::session::RpcSession;
 use crate::protocols::session::{self, ConnState, Cx, Session, Step};
+use crate::protocols::text::ascii_auth::AuthGate;
 use crate::protocols::text::TextSession;
 use crate::state::replication::StreamRequest;
 use crate::state::server::Server;
@@ -16,6 +17,8 @@ use bytes::BytesMut;
 pub enum AnySession {
     Binary(BinarySession),
     Text(Box<TextSession>),
+    /// A text connection of a `-Y` server that has not logged in yet.
+    AsciiAuth(Box<AuthGate>),
     Rpc(Box<RpcSession>),
     Kt(KtSession),
 }
@@ -48,6 +51,7 @@ impl AnySession {
                 tracing::info!("text protocol connection refused: SASL is required");
                 None
             }
+            Some(_) if srv.ascii_auth.is_some() => Some(AnySession::AsciiAuth(Box::default())),
             Some(_) => Some(AnySession::Text(Box::new(TextSession::new(srv)))),
             None => None,
         }
@@ -58,6 +62,15 @@ impl AnySession {
         match self {
             AnySession::Binary(s) => session::process(s, cx, cs, rbuf),
             AnySession::Text(s) => session::process(s.as_mut(), cx, cs, rbuf),
+            AnySession::AsciiAuth(g) => {
+                let step = session::process(g.as_mut(), cx, cs, rbuf);
+                if !g.passed() || step == Step::Close {
+                    return step;
+                }
+                // Logged in: what follows in the buffer is the text protocol's.
+                *self = AnySession::Text(Box::new(TextSession::new(cx.srv)));
+                self.process(cx, cs, rbuf)
+            }
             AnySession::Rpc(s) => session::process(s.as_mut(), cx, cs, rbuf),
             AnySession::Kt(s) => session::process(s, cx, cs, rbuf),
         }
@@ -87,6 +100,7 @@ impl AnySession {
         match self {
             AnySession::Binary(s) => s.out_of_memory(rbuf, out),
             AnySession::Text(s) => s.out_of_memory(rbuf, out),
+            AnySession::AsciiAuth(g) => g.out_of_memory(rbuf, out),
             AnySession::Rpc(s) => s.out_of_memory(rbuf, out),
             AnySession::Kt(s) => s.out_of_memory(rbuf, out),
         }

@@ -1,5 +1,6 @@
 //! Shared data and atomics; no runtime, ring or task.
 
+pub mod ascii_auth;
 pub mod budget;
 pub mod conns;
 pub mod counters;

@@ -59,9 +59,21 @@ impl Credentials {
         if !authz.is_empty() && authz != user {
             return false;
         }
+        self.check(user, password)
+    }
+
+    /// Whether `user` may log in with `password` (compared in constant time).
+    pub fn check(&self, user: &[u8], password: &[u8]) -> bool {
         self.users
             .get(user)
             .is_some_and(|p| constant_time_eq(p, password))
+    }
+
+    /// Credentials from pairs already read (`state::ascii_auth`'s file).
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (Vec<u8>, Vec<u8>)>) -> Credentials {
+        Credentials {
+            users: pairs.into_iter().collect(),
+        }
     }
 }
 

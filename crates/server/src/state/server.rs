@@ -120,6 +120,8 @@ pub struct Server {
     pub slab_automove: std::sync::atomic::AtomicU32,
     /// The TLS counters and `refresh_certs`'s hook (`-Z`).
     pub tls: crate::state::tls::TlsState,
+    /// memcached's `-Y`: text connections log in first (`protocols::text::ascii_auth`).
+    pub ascii_auth: Option<Arc<crate::state::ascii_auth::AsciiAuth>>,
 }
 
 impl Config {
@@ -210,7 +212,17 @@ impl Server {
             lru_crawler: std::sync::atomic::AtomicBool::new(true),
             slab_automove: std::sync::atomic::AtomicU32::new(0),
             tls: crate::state::tls::TlsState::default(),
+            ascii_auth: None,
         }
+    }
+
+    /// This server with memcached's ASCII authentication (`-Y`).
+    pub fn with_ascii_auth(
+        mut self,
+        auth: Option<Arc<crate::state::ascii_auth::AsciiAuth>>,
+    ) -> Server {
+        self.ascii_auth = auth;
+        self
     }
 
     /// This server with further databases (`databases.rs`).

@@ -49,7 +49,12 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("tcp_backlog", cfg.tcp_backlog.to_string()),
         ("binding_protocol", cfg.binding.label().to_string()),
         ("auth_enabled_sasl", yes_no(cfg.sasl)),
-        ("auth_enabled_ascii", "no".to_string()),
+        (
+            "auth_enabled_ascii",
+            srv.ascii_auth
+                .as_ref()
+                .map_or_else(|| "no".to_string(), |a| a.path.display().to_string()),
+        ),
         ("item_size_max", cfg.max_item_size.to_string()),
         ("slab_reassign", "no".to_string()),
         (

@@ -2,6 +2,7 @@
 //! Meta commands share the connection and live in `meta.rs`.
 
 pub mod admin;
+pub mod ascii_auth;
 pub mod cachedump;
 pub mod meta;
 
