@@ -3,7 +3,8 @@
 # against memstored: t/lib/MemcachedTest.pm starts "memcached-debug" from the build tree, each file with its
 # own flags; a copy of the tree gets a memcached-debug that starts memstored with those flags instead.
 # The suite reads the server's features from `memcached-debug -h`: that is memcached's own help, less its
-# extstore lines. memstored has no UDP: the `-U <port>` the suite adds to every TCP start is dropped.
+# extstore lines. memstored has no UDP: every `-U <port>` is dropped (the one the suite adds to every TCP
+# start, and t/issue_67.t's own, `-U -1` included).
 # proxy*, extstore* and udp.t are not run (no proxy, extstore or UDP in memstored). docs/memcached-compat.md
 # lists every file's result.
 #
@@ -20,7 +21,7 @@ cp "$MEMSTORED" "$work/memstored-bin"
 cat >"$work/memcached-debug" <<EOF
 #!/bin/sh
 if [ "\$1" = "-h" ]; then exec "$TREE/memcached-debug" -h | grep -v "ext_path\|extstore"; fi
-args=\$(echo " \$*" | sed -E 's/ -U [0-9]+//')
+args=\$(echo " \$*" | sed -E 's/ -U -?[0-9]+//')
 exec "$work/memstored-bin" \$args
 EOF
 chmod +x "$work/memcached-debug"

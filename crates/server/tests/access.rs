@@ -117,6 +117,56 @@ fn stats_conns_lists_listener_and_connections() {
     drop(idle);
 }
 
+/// The state of the connection `port` in `stats conns`, asked until it is `want`.
+fn wait_for_state(t: &mut Text, port: u16, want: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let lines = t.listing("stats conns\r\n");
+        let fd = lines.iter().find_map(|l| {
+            let (fd, addr) = l.strip_prefix("STAT ")?.split_once(":addr ")?;
+            addr.ends_with(&format!(":{port}")).then(|| fd.to_string())
+        });
+        let state = fd.and_then(|fd| {
+            let key = format!("STAT {fd}:state ");
+            lines
+                .iter()
+                .find_map(|l| l.strip_prefix(&key).map(str::to_string))
+        });
+        if state.as_deref() == Some(want) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{want}: {lines:?}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// memcached 1.6.45's t/stats-conns.t (issue 45): a connection that sent a
+/// storage command and not yet its data block is `conn_nread`, as is one
+/// inside a binary request; one between requests, text or binary, is
+/// `conn_read`.
+#[test]
+fn stats_conns_shows_a_request_half_read_as_conn_nread() {
+    use std::io::Write;
+    let srv = Server::start(&[]);
+    let mut t = Text::new(srv.connect());
+    let mut text = srv.connect();
+    let text_port = text.local_addr().unwrap().port();
+    text.write_all(b"set foo 0 0 6\r\n").unwrap();
+    wait_for_state(&mut t, text_port, "conn_nread");
+    text.write_all(b"barbaz\r\n").unwrap();
+    wait_for_state(&mut t, text_port, "conn_read");
+    let mut bin = srv.connect();
+    let bin_port = bin.local_addr().unwrap().port();
+    let r = call(&mut bin, common::NOOP, b"", &[], b"", 0);
+    assert_eq!(r.status, 0);
+    wait_for_state(&mut t, bin_port, "conn_read");
+    // A GET header announcing a 3-byte key, without the key.
+    let mut head = vec![0x80, common::GET, 0, 3, 0, 0, 0, 0, 0, 0, 0, 3];
+    head.resize(24, 0);
+    bin.write_all(&head).unwrap();
+    wait_for_state(&mut t, bin_port, "conn_nread");
+}
+
 #[test]
 fn lru_crawler_enable_disable_and_crawl() {
     let srv = Server::start(&[]);

@@ -154,3 +154,59 @@ fn memcached_startup_flags() {
     let settings = common::stats_of(&srv, "settings");
     assert!(settings.contains(&("binding_protocol".into(), "auto-negotiate".into())));
 }
+
+/// memcached 1.6.45's t/item_size_max.t and t/issue_67.t (issue 45): `-I`
+/// below 1024 bytes is refused in memcached's words; `-p -1` asks for a free
+/// port, which is written where `MEMCACHED_PORT_FILENAME` says, as memcached
+/// writes it.
+#[test]
+fn memcached_item_size_floor_and_port_file() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    // Spawned, not `refused`: a server that starts anyway must fail the
+    // test, not hang it.
+    let mut child = common::memstored()
+        .args(["-I", "1000", "-l", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("memstored started with -I 1000");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("Item max size cannot be less than 1024 bytes."),
+        "{err}"
+    );
+    let ports = dir.path().join("ports");
+    let mut cmd = common::memstored();
+    cmd.args(["-I", "1024", "-l", "127.0.0.1", "-p", "-1", "-R", "2"])
+        .env("MEMCACHED_PORT_FILENAME", &ports);
+    let srv = common::Spawned::launch(&mut cmd, "memstored", common::Announce::Stdout);
+    assert_ne!(srv.port, 0);
+    let written = std::fs::read_to_string(&ports).expect("the port file is written");
+    assert_eq!(written, format!("TCP INET: {}\n", srv.port));
+    let settings = common::stats_of(&srv, "settings");
+    assert!(settings.contains(&("item_size_max".into(), "1024".into())));
+    assert!(srv.terminate().success());
+    assert!(
+        ports.exists(),
+        "left in place at exit, as memcached leaves it"
+    );
+}

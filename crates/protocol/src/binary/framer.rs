@@ -46,7 +46,11 @@ impl Framer for BinaryFramer {
     #[inline]
     fn next(&mut self, buf: &mut BytesMut) -> Frame<Request, Refusal> {
         let Some(raw) = buf.first_chunk::<HEADER_LEN>() else {
-            return Frame::Incomplete { need: HEADER_LEN };
+            // Nothing of a next request yet is "unknown" (0), as in the text
+            // framer: `stats conns` tells a connection between requests
+            // (`conn_read`) from one inside a request (`conn_nread`) by it.
+            let need = if buf.is_empty() { 0 } else { HEADER_LEN };
+            return Frame::Incomplete { need };
         };
         let h = BinaryHeader::decode(raw);
         if h.magic != REQUEST_MAGIC {

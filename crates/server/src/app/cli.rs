@@ -25,8 +25,9 @@ pub struct Args {
     /// (`memstored listening on ADDR:PORT`) and written to `--port-file`.
     #[arg(short = 'l', long = "listen", default_value = "127.0.0.1:11211", value_parser = parse_listen)]
     pub listen: SocketAddr,
-    /// The port to listen on, with `-l`'s address (memcached's `-p`).
-    #[arg(short = 'p', long = "port")]
+    /// The port to listen on, with `-l`'s address (memcached's `-p`); 0
+    /// or memcached's -1: a free port.
+    #[arg(short = 'p', long = "port", allow_negative_numbers = true, value_parser = parse_port)]
     pub port: Option<u16>,
     /// memcached's `-m`: megabytes for the default store, the same as
     /// `-s '*#capsiz=Nm'` (default 64). Without a store name only: with
@@ -49,11 +50,11 @@ pub struct Args {
     #[arg(skip)]
     pub listen_given: bool,
     /// memcached's `-o` options (comma-separated; may be repeated):
-    /// `lru_crawler`/`no_lru_crawler` and `slab_automove=N` act, its
-    /// internal tuning (`modern`, `hashpower`, `lru_maintainer`, ...) is
-    /// ignored and logged, `ssl_*` configure `-Z`'s TLS, anything memstored
-    /// does not do (extstore, `idle_timeout`) is refused with the reason
-    /// (`extended.rs`).
+    /// `lru_crawler`/`no_lru_crawler`, `slab_automove=N` and
+    /// `idle_timeout=N` act, its internal tuning (`modern`, `hashpower`,
+    /// `lru_maintainer`, ...) is ignored and logged, `ssl_*` configure
+    /// `-Z`'s TLS, anything memstored does not do (extstore) is refused
+    /// with the reason (`extended.rs`).
     #[arg(short = 'o', long = "extended", value_name = "LIST")]
     pub extended: Vec<String>,
     /// memcached's `-Z`: TLS on the memcached TCP port (every connection),
@@ -250,6 +251,9 @@ pub struct Args {
 /// The database served when no name is given (and `-I` is at most its cap).
 pub const DEFAULT_STORE: &str = "*#capsiz=64m";
 
+/// The smallest `-I`, memcached's `ITEM_SIZE_MAX_LOWER_LIMIT`.
+const MIN_ITEM_SIZE: u64 = 1024;
+
 /// The default cache's cap in MiB.
 const DEFAULT_CAP_MIB: u64 = 64;
 
@@ -313,6 +317,9 @@ impl Args {
         if let Some(why) = self.zero_threads() {
             return Some(why);
         }
+        if let Some(why) = self.item_size_bounds() {
+            return Some(why);
+        }
         let named = !self.store.is_empty() || !self.names.is_empty();
         match self.memory_limit {
             Some(mb) if named => Some(format!(
@@ -321,6 +328,15 @@ impl Args {
             Some(0) => Some("-m 0: the cache needs some memory".into()),
             _ => None,
         }
+    }
+
+    /// memcached's lower `-I` bound, in its words. Its upper ones (half of
+    /// `-m`, 1g) are not memstored's: without `-m` the default cache grows
+    /// to twice `-I` (`default_store`), and `-I` goes up to 4g-1
+    /// (`parse_item_size`).
+    fn item_size_bounds(&self) -> Option<String> {
+        (self.max_item_size < MIN_ITEM_SIZE)
+            .then(|| "Item max size cannot be less than 1024 bytes.".into())
     }
 
     /// The names to open: `stores()`, with `disable_evictions=true` added
@@ -377,6 +393,14 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
         .map_err(|e| format!("bad listen address {s:?}: {e}"))?
         .next()
         .ok_or_else(|| format!("bad listen address {s:?}"))
+}
+
+/// `-p`: a port, or memcached's -1 for a free one (the same as 0 here).
+fn parse_port(s: &str) -> Result<u16, String> {
+    match s.trim() {
+        "-1" => Ok(0),
+        p => p.parse().map_err(|e| format!("bad port {s:?}: {e}")),
+    }
 }
 
 /// An access mask in octal, as memcached's `-a` takes it (`700`, `0770`).
@@ -559,6 +583,8 @@ mod tests {
         assert_eq!((a.max_connections, a.worker_threads()), (100, 4));
         assert_eq!(a.pid_file, Some(PathBuf::from("/tmp/mc.pid")));
         assert!(a.enable_shutdown && a.disable_flush_all && a.conflicts().is_none());
+        let a = Args::parse_from(["memstored", "-p", "-1"]);
+        assert_eq!(a.listen_addr(), "127.0.0.1:0".parse().unwrap());
         let a = Args::parse_from(["memstored", "--port=0", "--conn-limit=5", "--pidfile=x"]);
         assert_eq!(a.listen_addr(), "127.0.0.1:0".parse().unwrap());
         assert_eq!(a.stores(), [DEFAULT_STORE]);
@@ -585,6 +611,11 @@ mod tests {
         assert_eq!(a.stores(), ["*#capsiz=4096m"]);
         let a = Args::parse_from(["memstored", "-I", "2g", "-m", "100"]);
         assert_eq!(a.stores(), ["*#capsiz=100m"]);
+        // memcached's lower -I bound (its t/item_size_max.t).
+        let a = Args::parse_from(["memstored", "-I", "1000"]);
+        assert!(a.conflicts().unwrap().contains("less than 1024 bytes"));
+        let a = Args::parse_from(["memstored", "-I", "1024"]);
+        assert!(a.conflicts().is_none());
         assert_eq!(parse_listen("::1"), Ok("[::1]:11211".parse().unwrap()));
         assert!(Args::try_parse_from(["memstored", "-U", "11211"])
             .unwrap_err()

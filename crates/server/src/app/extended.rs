@@ -3,7 +3,7 @@
 //! those that tune memcached's own machinery (slabs, its LRU maintainer,
 //! hash table, log buffers) are accepted and logged as ignored, and those
 //! that ask for something memstored does not do (extstore, the proxy,
-//! idle timeouts, TLS it cannot honour) or that nobody defined are an error
+//! TLS it cannot honour) or that nobody defined are an error
 //! saying so, so that a memcached command line either starts as meant or
 //! not at all. The `ssl_*` options are `-Z`'s (`tls_option`).
 
@@ -17,6 +17,9 @@ pub struct Extended {
     pub lru_crawler: Option<bool>,
     /// `slab_automove=N`, reported in `stats settings`.
     pub slab_automove: Option<u32>,
+    /// `idle_timeout=N`: close connections idle more than N seconds
+    /// (`net::idle`); 0 is memcached's default, never.
+    pub idle_timeout: Option<u32>,
     /// Options accepted and ignored, as given.
     pub ignored: Vec<String>,
     /// The `ssl_*` options (used with `-Z`, ignored without, as memcached).
@@ -89,6 +92,14 @@ pub fn parse(lists: &[String]) -> Result<Extended, String> {
                     format!("-o slab_automove={n}: expected 0, 1 or 2, as memcached")
                 })?);
             }
+            "idle_timeout" => {
+                // memcached reads it with atoi; a number is asked for here.
+                let n = value.ok_or("Missing numeric argument for idle_timeout")?;
+                let secs = n
+                    .parse::<u32>()
+                    .map_err(|_| format!("-o idle_timeout={n}: expected a number of seconds"))?;
+                out.idle_timeout = (secs > 0).then_some(secs);
+            }
             _ if IGNORED.contains(&key) => out.ignored.push(item.to_string()),
             _ if key.starts_with("ssl_") && tls_option(&mut out.tls, key, value)? => {
                 out.tls_given = true
@@ -156,10 +167,13 @@ fn refusal(key: &str) -> String {
         "memcached 1.6 has no such TLS option either (see -h)"
     } else if key.starts_with("proxy") {
         "memstored is not a proxy"
-    } else if key == "idle_timeout" {
-        "memstored does not close idle connections; -c bounds how many there are"
     } else {
-        let known = ["lru_crawler", "no_lru_crawler", "slab_automove"];
+        let known = [
+            "lru_crawler",
+            "no_lru_crawler",
+            "slab_automove",
+            "idle_timeout",
+        ];
         return match memstored_engine::name::closest(
             key,
             known.into_iter().chain(IGNORED.iter().copied()),
@@ -188,7 +202,10 @@ mod tests {
         assert_eq!(of("lru_crawler").unwrap().lru_crawler, Some(true));
         assert!(of("ext_path=/tmp/x:1G").unwrap_err().contains("extstore"));
         assert!(of("ssl_bogus=a").unwrap_err().contains("TLS option"));
-        assert!(of("idle_timeout=30").unwrap_err().contains("idle"));
+        assert_eq!(of("idle_timeout=30").unwrap().idle_timeout, Some(30));
+        assert_eq!(of("idle_timeout=0").unwrap().idle_timeout, None);
+        assert!(of("idle_timeout").unwrap_err().contains("Missing numeric"));
+        assert!(of("idle_timeout=x").unwrap_err().contains("seconds"));
         assert!(of("bogus").unwrap_err().contains("no such option"));
         assert_eq!(
             of("lru_crawlr").unwrap_err(),

@@ -154,6 +154,44 @@ pub fn write_number_file(path: &Path, text: &str) -> std::io::Result<Owned> {
     Owned::claim(path)
 }
 
+/// The environment variable memcached reads for its port file.
+pub const MEMCACHED_PORT_FILENAME: &str = "MEMCACHED_PORT_FILENAME";
+
+/// memcached's port file: with `MEMCACHED_PORT_FILENAME` set, the TCP port
+/// listened on is written there as memcached writes it (`TCP INET: 11211`,
+/// `TCP INET6: ...`), for memcached's test suite (t/issue_67.t) and tools
+/// that start a server on a free port. Written whole (aside, then renamed,
+/// as memcached renames its `NAME.lck`) and, as memcached leaves it, not
+/// removed at exit. Any other file already at the path is left alone; a
+/// failure is logged, not fatal, as in memcached.
+pub fn write_memcached_port_file(addr: std::net::SocketAddr) {
+    let Some(path) = std::env::var_os(MEMCACHED_PORT_FILENAME) else {
+        return;
+    };
+    let path = Path::new(&path);
+    let family = if addr.is_ipv4() { "INET" } else { "INET6" };
+    let text = format!("TCP {family}: {}\n", addr.port());
+    let written = match std::fs::symlink_metadata(path) {
+        Ok(m) if !(m.file_type().is_file() && m.len() <= MAX_NUMBER_FILE && is_port_list(path)) => {
+            Err(std::io::Error::other(
+                "exists and is not a port file; left alone",
+            ))
+        }
+        _ => write_number_file(path, &text).map(drop),
+    };
+    if let Err(e) = written {
+        tracing::warn!("{MEMCACHED_PORT_FILENAME} {}: {e}", path.display());
+    }
+}
+
+/// Whether the file at `path` holds nothing but port lines (`TCP INET: 1`).
+fn is_port_list(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| {
+        t.lines()
+            .all(|l| l.starts_with("TCP ") || l.starts_with("UDP "))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

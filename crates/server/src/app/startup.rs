@@ -509,6 +509,7 @@ fn announce(
     cleanup: &mut Cleanup,
 ) -> Result<(), StartError> {
     use std::io::Write;
+    runfiles::write_memcached_port_file(addr);
     if let Some(p) = port_file {
         let written = runfiles::write_number_file(p, &format!("{}\n", addr.port()))
             .map_err(|e| io(format!("writing port file {}", p.display()), e))?;
@@ -582,6 +583,9 @@ async fn serve(
     }
     if let Some(level) = started.extended.slab_automove {
         srv.slab_automove.store(level, Relaxed);
+    }
+    if let Some(secs) = started.extended.idle_timeout {
+        crate::net::idle::spawn(srv.clone(), secs);
     }
     if let Some(log) = started.ulog {
         let _ = srv.replication.ulog.set(log);

@@ -241,7 +241,7 @@ async fn serve_batch<S: Socket>(
             Step::NeedInput(n) => {
                 core.batch_done(served, n);
                 if let Some(l) = listed {
-                    l.end();
+                    l.end(n);
                 }
                 return Ok(true);
             }

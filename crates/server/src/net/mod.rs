@@ -3,6 +3,7 @@
 pub mod connection;
 pub mod core;
 pub mod grpc_port;
+pub mod idle;
 pub mod kt_port;
 pub mod listener;
 pub mod placement;

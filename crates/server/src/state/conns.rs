@@ -12,13 +12,18 @@ use memstored_engine::access::clock;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 use std::sync::Mutex;
 
 const NEW: u8 = 0;
 const BUSY: u8 = 1;
 const IDLE: u8 = 2;
+/// Waiting for the rest of a request whose length is known (a storage
+/// command's data block, a binary request's body): memcached's `conn_nread`.
+const NREAD: u8 = 3;
+/// Shut down for idling (`-o idle_timeout`), not yet gone: `conn_closing`.
+const CLOSING: u8 = 4;
 
 /// One listening socket or connection.
 #[derive(Debug)]
@@ -27,8 +32,9 @@ pub struct ConnInfo {
     addr: String,
     /// memcached's `listen_addr`: the local end (connections only).
     listen_addr: Option<String>,
-    /// `NEW`, `BUSY` or `IDLE`: memcached's `conn_new_cmd` (nothing read
-    /// yet), `conn_parse_cmd` (answering), `conn_read` (waiting for input).
+    /// `NEW`, `BUSY`, `IDLE` or `NREAD`: memcached's `conn_new_cmd`
+    /// (nothing read yet), `conn_parse_cmd` (answering), `conn_read`
+    /// (waiting for a request), `conn_nread` (waiting for the rest of one).
     state: AtomicU8,
     /// When the last request batch began, in the access clock's seconds.
     last_cmd: AtomicU32,
@@ -45,10 +51,13 @@ impl ConnInfo {
         }
     }
 
-    /// The batch is answered; the connection waits for input again.
+    /// The batch is answered; the connection waits for input again:
+    /// `need` is the session's `Step::NeedInput`, the bytes the next
+    /// request takes when its length is known (0: a new request).
     #[inline]
-    pub fn end(&self) {
-        self.state.store(IDLE, Relaxed);
+    pub fn end(&self, need: usize) {
+        self.state
+            .store(if need > 0 { NREAD } else { IDLE }, Relaxed);
     }
 
     fn state(&self) -> &'static str {
@@ -56,6 +65,8 @@ impl ConnInfo {
             (None, _) => "conn_listening",
             (Some(_), NEW) => "conn_new_cmd",
             (Some(_), BUSY) => "conn_parse_cmd",
+            (Some(_), NREAD) => "conn_nread",
+            (Some(_), CLOSING) => "conn_closing",
             (Some(_), _) => "conn_read",
         }
     }
@@ -72,6 +83,11 @@ pub(crate) fn text(a: SocketAddr) -> String {
 #[derive(Debug, Default)]
 pub struct Conns {
     by_fd: Mutex<BTreeMap<i32, Arc<ConnInfo>>>,
+    /// memcached's `-o idle_timeout=N` in seconds; 0: connections may idle
+    /// for ever (memcached's default). Set once at start.
+    idle_timeout: AtomicU32,
+    /// Connections closed for idling (memcached's `idle_kicks`).
+    idle_kicks: AtomicU64,
 }
 
 /// Removes its entry when the connection (or listener) goes away; drop it
@@ -134,6 +150,54 @@ impl Conns {
         }
     }
 
+    /// Turns on memcached's idle timeout: `kick_idle` closes TCP
+    /// connections that waited for a request more than `secs` seconds.
+    pub fn set_idle_timeout(&self, secs: u32) {
+        self.idle_timeout.store(secs, Relaxed);
+    }
+
+    /// `-o idle_timeout`'s seconds, 0 when off.
+    pub fn idle_timeout(&self) -> u32 {
+        self.idle_timeout.load(Relaxed)
+    }
+
+    /// `stats`' `idle_kicks`.
+    pub fn idle_kicks(&self) -> u64 {
+        self.idle_kicks.load(Relaxed)
+    }
+
+    /// memcached's `conn_timeout_thread` pass: every TCP connection waiting
+    /// for a request (`conn_new_cmd`, `conn_read`; not one inside a request
+    /// or being answered) whose last request began more than the timeout
+    /// ago is shut down, so that its own task sees the end of input and
+    /// closes it, and counted in `idle_kicks`. Returns how many.
+    pub fn kick_idle(&self) -> usize {
+        let timeout = self.idle_timeout();
+        if timeout == 0 {
+            return 0;
+        }
+        let now = clock();
+        let t = self.by_fd.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kicked = 0;
+        for (fd, c) in t.iter() {
+            let waiting = matches!(c.state.load(Relaxed), NEW | IDLE);
+            let idle = now.saturating_sub(c.last_cmd.load(Relaxed));
+            // memcached's IS_TCP: Unix socket clients are left alone.
+            let tcp = c.listen_addr.is_some() && c.addr.starts_with("tcp");
+            if !(tcp && waiting && idle > timeout) {
+                continue;
+            }
+            c.state.store(CLOSING, Relaxed);
+            // SAFETY: `fd` is the connection's open socket: its entry is
+            // removed (under this lock) before the socket is closed
+            // (`Registered`), so the descriptor cannot have been reused.
+            unsafe { libc::shutdown(*fd, libc::SHUT_RDWR) };
+            kicked += 1;
+        }
+        self.idle_kicks.fetch_add(kicked as u64, Relaxed);
+        kicked
+    }
+
     /// `stats conns`' lines, in descriptor order as memcached prints them.
     pub fn listing(&self) -> Vec<(String, String)> {
         let now = clock();
@@ -190,10 +254,15 @@ mod tests {
             assert!(list.contains(w), "{w:?} in {list:?}");
         }
         assert_eq!(list.len(), 7);
-        reg_c.info.end();
+        reg_c.info.end(0);
         assert!(conns
             .listing()
             .contains(&(format!("{cf}:state"), "conn_read".into())));
+        // A data block still to come (memcached's stats-conns.t).
+        reg_c.info.end(8);
+        assert!(conns
+            .listing()
+            .contains(&(format!("{cf}:state"), "conn_nread".into())));
         drop(reg_c);
         assert_eq!(conns.listing().len(), 3);
     }

@@ -178,7 +178,7 @@ impl<'s> Conn<'s> {
         let served = self.core.need;
         self.core.batch_done(served, need);
         if let Some(l) = &self.listed {
-            l.info.end();
+            l.info.end(need);
         }
         self.read_next(srv)
     }

@@ -116,6 +116,12 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("store_no_memory", sum(|r| &r.store_no_memory)),
         ("auth_cmds", get(&c.auth_cmds)),
         ("auth_errors", get(&c.auth_errors)),
+    ];
+    // As memcached: only with `-o idle_timeout`.
+    if srv.conns.idle_timeout() > 0 {
+        v.push(("idle_kicks", srv.conns.idle_kicks().to_string()));
+    }
+    v.extend([
         ("bytes_read", sum(|r| &r.bytes_read)),
         ("bytes_written", sum(|r| &r.bytes_written)),
         ("conn_buffer_bytes", srv.budget.held().to_string()),
@@ -152,7 +158,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("evictions", st.evictions.to_string()),
         reclaimed,
         checked,
-    ];
+    ]);
     // memcached's TLS counters (with -Z only), last of its own, in its order.
     if let Some(tls) = &srv.cfg.tls {
         if tls.session_cache {

@@ -73,7 +73,7 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("lru_maintainer_thread", "no".to_string()),
         ("lru_segmented", "no".to_string()),
         ("temp_lru", "no".to_string()),
-        ("idle_timeout", "0".to_string()),
+        ("idle_timeout", srv.conns.idle_timeout().to_string()),
         ("track_sizes", "no".to_string()),
     ];
     v.extend(tls(cfg.tls.as_ref()));
