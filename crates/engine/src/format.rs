@@ -357,19 +357,33 @@ pub(crate) fn encode_stored(
     if meta.expires_at != 0 {
         lead |= LEAD_EXPIRY;
     }
-    out.reserve(MAX_RECORD_HEADER + key.len() + stored.len());
-    out.extend_from_slice(&[0u8; 4]);
-    out.push(lead);
-    put_varint(out, u64::from(key_len));
-    put_varint(out, u64::from(stored_len));
+    // The header is built on the stack and appended once: a `push` per
+    // varint byte (each with its capacity check) cost ~100 instructions a
+    // record on the bulk-set path (callgrind).
+    let mut head = [0u8; MAX_RECORD_HEADER];
+    head[4] = lead;
+    let mut n = 5;
+    let mut put = |mut v: u64| {
+        while v >= 0x80 {
+            head[n] = (v as u8) | 0x80;
+            n += 1;
+            v >>= 7;
+        }
+        head[n] = v as u8;
+        n += 1;
+    };
+    put(u64::from(key_len));
+    put(u64::from(stored_len));
     if meta.flags != 0 {
-        put_varint(out, u64::from(meta.flags));
+        put(u64::from(meta.flags));
     }
     if meta.expires_at != 0 {
-        put_varint(out, meta.expires_at);
+        put(meta.expires_at);
     }
-    put_varint(out, meta.cas);
-    let header_len = (out.len() - start) as u8;
+    put(meta.cas);
+    let header_len = n as u8;
+    out.reserve(n + key.len() + stored.len());
+    out.extend_from_slice(&head[..n]);
     out.extend_from_slice(key);
     out.extend_from_slice(stored);
     let crc = crc32c::crc32c(&out[start + 4..]);
