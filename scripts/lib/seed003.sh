@@ -3,7 +3,8 @@
 # ktserver, with server CPU per record beside wall time. Sourced by
 # scripts/bench-bulk.sh (`PART=seed003`; its KT rows use start_kt_port too),
 # which sets ROOT, WORK, MEMSTORED,
-# MEMSTORE, KT_DIR, THREADS, ITER, REPS, BULKS, OUT_DIR and PIDS.
+# MEMSTORE, KT_DIR, THREADS, ITER, REPS, BULKS, OUT_DIR and PIDS. PROTOS
+# (default all three: kt-http kt-binary rpc) picks rows for a partial run.
 #
 # Each run is a fresh server (a new, empty store directory): set, then get,
 # of THREADS x ITER records. Runs alternate memstored, ktserver, round by
@@ -119,7 +120,7 @@ seed003() {
   local rep bulk proto server n=0 dir
   for rep in $(seq 1 "$REPS"); do
     for bulk in $BULKS; do
-      for proto in kt-http kt-binary rpc; do
+      for proto in ${PROTOS:-kt-http kt-binary rpc}; do
         # Alternate which server goes first, round by round.
         local order=(memstored ktserver)
         [ $((rep % 2)) = 0 ] && order=(ktserver memstored)

@@ -391,6 +391,19 @@ impl<V> Leaf for Ring<V> {
         )
     }
 
+    /// Keys written in order go after the last one: one comparison
+    /// instead of a search (the file tree's bulk sets of ascending keys
+    /// spent ~280 instructions a record in this search; callgrind). Several
+    /// writers appending to their own key ranges each hit the end of their
+    /// own leaf, so this holds for them too.
+    #[inline]
+    fn search_to_insert(&self, probe: &SmallKey) -> Result<usize, usize> {
+        match self.back() {
+            Some((last, _)) if last < probe => Err(VecDeque::len(self)),
+            _ => self.search(probe),
+        }
+    }
+
     fn key(&self, i: usize) -> &[u8] {
         self.get(i).map_or(&[], |(k, _)| k.as_slice())
     }
