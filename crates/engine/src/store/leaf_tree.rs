@@ -63,6 +63,43 @@ pub(crate) struct Leaves<L> {
     /// Separator of each leaf -> the leaf (never empty).
     map: BTreeMap<SmallKey, L>,
     len: usize,
+    /// The last keys inserted (`split`: an insert right after one of them
+    /// continues a run).
+    recent: Recent,
+}
+
+/// Inserted keys remembered for `split`: a run per writer for this many
+/// writers appending to their own key ranges at once.
+const RECENT: usize = 8;
+
+/// Fingerprints of the last `RECENT` keys inserted, in a ring.
+#[derive(Default)]
+struct Recent {
+    keys: [u64; RECENT],
+    next: usize,
+}
+
+impl Recent {
+    fn note(&mut self, k: &[u8]) {
+        self.keys[self.next] = fingerprint(k);
+        self.next = (self.next + 1) % RECENT;
+    }
+
+    fn contains(&self, k: &[u8]) -> bool {
+        self.keys.contains(&fingerprint(k))
+    }
+}
+
+/// A cheap stand-in for a key in `Leaves::recent`: a collision only makes
+/// one split uneven, never a wrong answer.
+fn fingerprint(k: &[u8]) -> u64 {
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        let n = b.len().min(8);
+        w[..n].copy_from_slice(&b[..n]);
+        u64::from_le_bytes(w)
+    };
+    word(k) ^ word(&k[k.len().saturating_sub(8)..]).rotate_left(29) ^ k.len() as u64
 }
 
 impl<L> Default for Leaves<L> {
@@ -70,6 +107,7 @@ impl<L> Default for Leaves<L> {
         Leaves {
             map: BTreeMap::new(),
             len: 0,
+            recent: Recent::default(),
         }
     }
 }
@@ -128,6 +166,7 @@ impl<L: Leaf> Leaves<L> {
                 let (out, inserted) = put(leaf, found);
                 if let Some(at) = inserted {
                     self.len += 1;
+                    self.recent.note(probe);
                     if last.get().len() > L::MAX {
                         let sep = last.key().clone();
                         self.split(&sep, at);
@@ -165,6 +204,7 @@ impl<L: Leaf> Leaves<L> {
             return out;
         };
         self.len += 1;
+        self.recent.note(probe);
         if leaf.len() > L::MAX {
             let sep = sep.clone();
             self.split(&sep, at);
@@ -195,18 +235,35 @@ impl<L: Leaf> Leaves<L> {
     }
 
     /// Splits the leaf at `sep` after an insert at `at` made it overflow.
+    ///
+    /// An insert right after a key inserted just before continues a run
+    /// (a writer appending to its own key range, below another range's
+    /// keys in the same leaf): the leaf is cut after the new entry, so the
+    /// run's next keys land at the end of a leaf of their own and are
+    /// appended there, instead of every insert searching and shifting the
+    /// middle of a leaf and every split halving it (four writers of
+    /// ascending ranges: ktremotetest's bulk sets).
     fn split(&mut self, sep: &SmallKey, at: usize) {
-        let appended = self.map.get(sep).is_some_and(|l| at + 1 == l.len());
-        if !appended && self.shift_to_prev(sep) {
+        let Some((appended, run)) = self.map.get(sep).map(|l| {
+            let appended = at + 1 == l.len();
+            let run = !appended && at > 0 && self.recent.contains(l.key(at - 1));
+            (appended, run)
+        }) else {
+            return;
+        };
+        if !appended && !run && self.shift_to_prev(sep) {
             return;
         }
         let Some(leaf) = self.map.get_mut(sep) else {
             return;
         };
         // An append keeps the leaf full and starts a new one with the new
-        // entry; anything else splits in the middle.
+        // entry; a run's insert ends the leaf; anything else splits in the
+        // middle.
         let cut = if appended {
             leaf.len() - 1
+        } else if run {
+            at + 1
         } else {
             leaf.len() / 2
         };
@@ -531,6 +588,45 @@ mod tests {
             prev_last = leaf.back().map(|(k, _)| k.to_vec());
         }
         None
+    }
+
+    /// Four writers appending to their own ascending key ranges, a batch
+    /// of 100 at a time (ktremotetest's bulk sets): each range's inserts
+    /// end up appended to a leaf of its own (its newest key last in its
+    /// leaf), instead of searched for and shifted into the middle of a
+    /// leaf that also holds the next range's first keys.
+    #[test]
+    fn interleaved_ascending_runs_are_appended_to_leaves_of_their_own() {
+        let mut t = LeafTree::<u32>::default();
+        let mut m = BTreeMap::<Vec<u8>, u32>::new();
+        let (writers, per_writer, batch) = (4u32, 20_000u32, 100u32);
+        let key = |w: u32, i: u32| format!("{:08}", w * per_writer + i).into_bytes();
+        // The highest range first, so every lower range starts below it.
+        for start in (0..per_writer).step_by(batch as usize) {
+            for w in (0..writers).rev() {
+                for i in start..start + batch {
+                    Index::insert(&mut t, &key(w, i), i);
+                    m.insert(key(w, i), i);
+                }
+            }
+            for w in 0..writers {
+                let newest = SmallKey::from(&key(w, start + batch - 1)[..]);
+                let (leaf, at) = t.0.find(&newest).expect("inserted");
+                assert_eq!(
+                    at + 1,
+                    leaf.len(),
+                    "writer {w} after key {}",
+                    start + batch - 1
+                );
+            }
+        }
+        assert_eq!(shape_error(&t, &m), None);
+        let full = (writers * per_writer) as usize / LEAF_MAX;
+        assert!(
+            t.0.map.len() <= full + full / 16,
+            "{} leaves",
+            t.0.map.len()
+        );
     }
 
     proptest! {
