@@ -47,22 +47,22 @@ pub(crate) fn find_line(buf: &[u8], max: usize) -> Line {
 /// Space-separated token ranges of `line` (memcached splits on ' ' only and
 /// ignores runs of spaces).
 pub(crate) fn tokenize(line: &[u8]) -> Vec<Range<usize>> {
-    let mut tokens = Vec::new();
-    let mut start = None;
-    for (i, &b) in line.iter().enumerate() {
-        match (b == b' ', start) {
-            (true, Some(s)) => {
-                tokens.push(s..i);
-                start = None;
-            }
-            (false, None) => start = Some(i),
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        tokens.push(s..line.len());
-    }
-    tokens
+    token_ranges(line).collect()
+}
+
+/// [`tokenize`] as an iterator, for callers that build their own vector.
+pub(crate) fn token_ranges(line: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at + line.get(at..)?.iter().position(|&b| b != b' ')?;
+        let len = line
+            .get(start..)?
+            .iter()
+            .position(|&b| b == b' ')
+            .unwrap_or(line.len() - start);
+        at = start + len;
+        Some(start..at)
+    })
 }
 
 /// A key memcached would store: 1..=250 bytes. Like memcached, which only
@@ -120,6 +120,16 @@ mod tests {
         match find_line(buf, max) {
             Line::Complete { len, consumed } => Some((len, consumed)),
             _ => None,
+        }
+    }
+
+    proptest::proptest! {
+        /// Tokens are the non-empty runs between spaces, in order.
+        #[test]
+        fn tokens_are_the_runs_between_spaces(l in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just(b' '), proptest::prelude::any::<u8>()], 0..40)) {
+            let got: Vec<&[u8]> = token_ranges(&l).map(|r| &l[r]).collect();
+            let want: Vec<&[u8]> = l.split(|&b| b == b' ').filter(|t| !t.is_empty()).collect();
+            proptest::prop_assert_eq!(got, want);
         }
     }
 

@@ -4,7 +4,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::error::{TextError, TextErrorKind};
 use super::line::{
-    find_line, parse_data_len, parse_i32, parse_u32, parse_u64, tokenize, valid_key, Line,
+    find_line, parse_data_len, parse_i32, parse_u32, parse_u64, token_ranges, valid_key, Line,
 };
 use super::meta::{
     arith_mode, parse_flags, set_mode, MetaArith, MetaDelete, MetaFlags, MetaGet, MetaSet,
@@ -249,10 +249,10 @@ impl TextParser {
             Line::Complete { len, consumed } => (len, consumed),
         };
         let line = to_bytes(buf.get(..len).unwrap_or_default());
-        let tokens: Vec<Bytes> = tokenize(&line)
-            .into_iter()
-            .filter_map(|r| line.get(r.clone()).map(|_| line.slice(r)))
-            .collect();
+        // Room for a storage command's tokens (`cas k f e n c noreply`) at
+        // once: growing from empty cost three reallocations a line.
+        let mut tokens: Vec<Bytes> = Vec::with_capacity(8);
+        tokens.extend(token_ranges(&line).map(|r| line.slice(r)));
         match parse_tokens(&tokens, consumed) {
             Ok(cmd) => Ok(Parse::Complete(cmd, consumed)),
             Err(mut e) => {
