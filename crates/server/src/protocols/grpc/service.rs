@@ -12,13 +12,13 @@ use super::pb::*;
 use super::signal::Signals;
 use super::status::{self, code_of, is_ok, of, of_error, of_outcome, of_slow};
 use super::streams::{serve, Answering};
-use crate::command::{Delete, Flush, Get, Outcome, Search};
-use crate::command::{Store, StoreKind};
+use crate::command::{Delete, Flush, Get, GetMany, Outcome, Search};
+use crate::command::{Store, StoreKind, StoreMany};
 use crate::exec::{self, slow::check_pattern, slow::ConnSlots, slow::SlowError};
 use crate::state::server::Server;
 use bytes::Bytes;
 use memstored_engine::status::code;
-use memstored_engine::SearchMode;
+use memstored_engine::{BatchPut, SearchMode};
 use std::pin::Pin;
 use std::sync::Arc;
 use tonic::codegen::tokio_stream::Stream;
@@ -59,6 +59,25 @@ fn store(srv: &Server, key: Bytes, value: Bytes, overwrite: bool) -> Option<Stat
         cas: None,
     };
     of_outcome(cmd.apply(srv))
+}
+
+/// SetMulti with `overwrite`: the records as one batch (`StoreMany`: each
+/// shard's lock taken once), stopping at a refused record as the loop of
+/// sets before it did (the records before it stored).
+fn set_many(srv: &Server, records: &[BytesPair]) -> Option<StatusProto> {
+    let puts: Vec<BatchPut<'_>> = records
+        .iter()
+        .map(|p| BatchPut {
+            key: &p.first,
+            value: &p.second,
+            flags: 0,
+            expires_at: 0,
+        })
+        .collect();
+    match (StoreMany { records: &puts }).apply(srv) {
+        Ok(_) => status::ok(),
+        Err((_, o)) => of_outcome(o),
+    }
 }
 
 /// Tkrzw's Append: `value` after `delim` onto the present value, or `value`
@@ -292,25 +311,25 @@ impl DbmService for Dbm {
         let mut records = Vec::with_capacity(keys.len());
         let mut st = status::ok();
         let mut total = 0usize;
-        for key in keys {
-            match Get::new(key.clone()).apply(target) {
-                Outcome::Found(rec) => {
+        // One batch: each shard's lock taken once for all of its keys.
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_ref()).collect();
+        match (GetMany { keys: &refs }).apply(target) {
+            Ok(found) => {
+                for (key, rec) in keys.iter().zip(found) {
+                    let Some(rec) = rec else {
+                        if is_ok(&st) {
+                            st = of(code::NOT_FOUND_ERROR, "");
+                        }
+                        continue;
+                    };
                     total = total.saturating_add(key.len() + rec.value.len());
                     records.push(BytesPair {
-                        first: key,
+                        first: key.clone(),
                         second: rec.value,
                     });
                 }
-                Outcome::NotFound => {
-                    if is_ok(&st) {
-                        st = of(code::NOT_FOUND_ERROR, "");
-                    }
-                }
-                o => {
-                    st = of_outcome(o);
-                    break;
-                }
             }
+            Err(o) => st = of_outcome(o),
         }
         let limit = target.max_message();
         if total > limit {
@@ -340,8 +359,11 @@ impl DbmService for Dbm {
         let target = self.target(r.dbm_index)?;
         let st = self
             .written(target, || {
+                if r.overwrite {
+                    return set_many(target, &r.records);
+                }
                 multi(r.records, code::DUPLICATION_ERROR, |p| {
-                    store(target, p.first, p.second, r.overwrite)
+                    store(target, p.first, p.second, false)
                 })
             })
             .await;
