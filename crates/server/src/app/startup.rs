@@ -46,7 +46,7 @@ fn io(what: String, source: std::io::Error) -> StartError {
 pub fn run(mut args: cli::Args) -> Result<(), StartError> {
     args.take_memcached_socket();
     let (extended, credentials) = check_flags(&args)?;
-    let ascii_auth = crate::app::mc_flags::McFlags::ascii_auth(&args).map_err(StartError::Flags)?;
+    let ascii_auth = ascii_auth(&args).map_err(StartError::Flags)?;
     let tls = tls_of(&args, &extended)?;
     let grpc_tls = args.tkrzw.auth.as_ref().map(read_tls).transpose()?;
     let stores = args.stores_to_open();
@@ -650,4 +650,34 @@ async fn serve(
         let _ = a.await;
     }
     wind_down(&srv, &placement, replica).await
+}
+
+/// memcached's `-Y` (app::mc_flags): its users, read; refused with what it
+/// cannot be combined with.
+fn ascii_auth(
+    args: &crate::app::cli::Args,
+) -> Result<Option<std::sync::Arc<crate::state::ascii_auth::AsciiAuth>>, String> {
+    let Some(path) = &args.mc.auth_file else {
+        return Ok(None);
+    };
+    let clash = if args.sasl_file.is_some() {
+        Some("--sasl-file")
+    } else if args.kt_listen.is_some() {
+        Some("--kt-listen (Kyoto Tycoon's port has no authentication)")
+    } else if args.grpc_listen.is_some() {
+        Some("--grpc-listen (Tkrzw-RPC has no login)")
+    } else if args.initial_size.binding() == crate::state::server::Binding::Binary {
+        // memcached's own refusal.
+        return Err(
+            "You cannot allow the BINARY protocol while using ascii authentication tokens.".into(),
+        );
+    } else {
+        None
+    };
+    if let Some(other) = clash {
+        return Err(format!("-Y cannot be combined with {other}"));
+    }
+    let auth = crate::state::ascii_auth::AsciiAuth::load(path)?;
+    tracing::info!("ASCII authentication enabled (-Y {})", path.display());
+    Ok(Some(std::sync::Arc::new(auth)))
 }
