@@ -115,11 +115,15 @@ fn clients_that_never_read_on_every_protocol_stay_within_the_budget() {
     // and read nothing: 18 GiB of replies if the server built them all.
     let text_burst = "get big\r\n".repeat(200).into_bytes();
     let binary_burst = req(GET, b"big", &[], &[], 0, 0).repeat(200);
+    // Quiet gets are gathered and run as batches: a batch must not hold
+    // 200 copies of the value either.
+    let mut quiet_burst = req(GETKQ, b"big", &[], &[], 0, 0).repeat(200);
+    quiet_burst.extend(req(NOOP, b"", &[], &[], 0, 0));
     let rpc_burst: Vec<u8> = (0..200u32)
         .flat_map(|i| rpc_request(i, "get", &[Value::from("big")]))
         .collect();
     let mut conns = Vec::new();
-    for burst in [&text_burst, &binary_burst, &rpc_burst] {
+    for burst in [&text_burst, &binary_burst, &quiet_burst, &rpc_burst] {
         for _ in 0..30 {
             let mut s = server.connect();
             s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();

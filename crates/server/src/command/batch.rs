@@ -167,23 +167,42 @@ impl GetMany<'_> {
     /// Each key's live record (`None`: absent or expired), in request order;
     /// or `Failed`.
     pub fn apply(&self, srv: &Server) -> Result<Vec<Option<Record>>, Outcome> {
-        let c = srv.counters.here();
+        self.apply_below(srv, usize::MAX).map(|(found, _)| found)
+    }
+
+    /// [`GetMany::apply`] for the keys before the first one (in request
+    /// order) whose value is `max_value` bytes or more: their records, and
+    /// where that key is (`None`: every key was read). That key and the
+    /// ones after it are neither answered nor counted; each large value is
+    /// dropped as soon as the engine hands it over, so a batch holds small
+    /// values only (a client's run of gets of large values is served one at
+    /// a time, each written out before the next is read).
+    pub fn apply_below(
+        &self,
+        srv: &Server,
+        max_value: usize,
+    ) -> Result<(Vec<Option<Record>>, Option<usize>), Outcome> {
         let mut found: Vec<Option<Record>> = vec![None; self.keys.len()];
-        let (mut hits, mut expired) = (0u64, 0u64);
+        let mut expired = vec![false; self.keys.len()];
+        let mut first_large = None::<usize>;
         let r = srv.db.lookup_batch(self.keys, |i, l| match l {
-            Lookup::Hit(r) => {
-                hits += 1;
-                found[i] = Some(r);
+            Lookup::Hit(r) if r.value.len() >= max_value => {
+                first_large = Some(first_large.map_or(i, |f| f.min(i)));
             }
-            Lookup::Expired => expired += 1,
+            Lookup::Hit(r) => found[i] = Some(r),
+            Lookup::Expired => expired[i] = true,
             Lookup::Missing => {}
         });
         r.map_err(Outcome::from_error)?;
-        let n = self.keys.len() as u64;
-        add(&c.cmd_get, n);
+        let n = first_large.unwrap_or(self.keys.len());
+        found.truncate(n);
+        let hits = found.iter().filter(|r| r.is_some()).count() as u64;
+        let expired = expired.iter().take(n).filter(|&&e| e).count() as u64;
+        let c = srv.counters.here();
+        add(&c.cmd_get, n as u64);
         add(&c.get_hits, hits);
-        add(&c.get_misses, n - hits);
+        add(&c.get_misses, n as u64 - hits);
         add(&c.get_expired, expired);
-        Ok(found)
+        Ok((found, first_large))
     }
 }

@@ -50,11 +50,21 @@ impl Detailed<GetMany<'_>> {
     /// [`GetMany::apply`], each key counted as a get of it (a hit if
     /// found), as the text multi-get and binary GETQ runs are in memcached.
     pub fn apply(&self, srv: &Server) -> Result<Vec<Option<Record>>, Outcome> {
-        let found = self.0.apply(srv)?;
+        self.apply_below(srv, usize::MAX).map(|(found, _)| found)
+    }
+
+    /// [`GetMany::apply_below`], each key it answers counted as `apply`
+    /// counts it.
+    pub fn apply_below(
+        &self,
+        srv: &Server,
+        max_value: usize,
+    ) -> Result<(Vec<Option<Record>>, Option<usize>), Outcome> {
+        let (found, large) = self.0.apply_below(srv, max_value)?;
         for (key, r) in self.0.keys.iter().zip(&found) {
             srv.detail.get(key, r.is_some());
         }
-        Ok(found)
+        Ok((found, large))
     }
 }
 

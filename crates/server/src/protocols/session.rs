@@ -89,6 +89,9 @@ pub enum Step {
 pub enum Flow {
     Continue,
     Close,
+    /// Write what is pending, then call [`Session::resume`] before anything
+    /// more is framed: the session has work of its own left to do first.
+    Flush,
 }
 
 /// Everything a session may touch while serving a batch.
@@ -113,11 +116,12 @@ pub trait Session {
     fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal<Self>, closing: bool) -> Flow;
 
     /// Goes on with a reply left unfinished by `serve` (a dump written a
-    /// window at a time): appends its next part; false when there is none.
+    /// window at a time, the rest of a binary quiet run): appends its next
+    /// part and says how to go on; `None` when there is nothing to resume.
     /// `process` calls it before each request, so the requests after it
     /// wait, and has the output written after each part.
-    fn resume(&mut self, _cx: &mut Cx<'_>) -> bool {
-        false
+    fn resume(&mut self, _cx: &mut Cx<'_>) -> Option<Flow> {
+        None
     }
 
     /// Answers the request whose start is in `rbuf` "out of memory" (the
@@ -130,11 +134,13 @@ pub trait Session {
     }
 
     /// Runs requests `serve` gathered and has not answered yet (binary
-    /// quiet runs, served as one batch), appending their replies.
-    /// [`process`] calls it before a refusal is answered and before it
-    /// returns, so every request read is answered before the connection
-    /// writes, reads more or closes.
-    fn settle(&mut self, _cx: &mut Cx<'_>) {}
+    /// quiet runs, served as batches), appending their replies, while the
+    /// output is under [`FLUSH_AT`]; false when some are left (`resume`
+    /// goes on with them). [`process`] calls it when the input is used up,
+    /// so no request read waits for more input.
+    fn settle(&mut self, _cx: &mut Cx<'_>) -> bool {
+        true
+    }
 
     /// Requests started and not yet answered (answers come through `Cx::late`).
     fn in_flight(&self) -> usize {
@@ -180,7 +186,9 @@ pub fn process<S: Session>(
     rbuf: &mut BytesMut,
 ) -> Step {
     let step = serve_all(s, cx, cs, rbuf);
-    s.settle(cx);
+    if !s.settle(cx) && step != Step::Close {
+        return Step::Flush;
+    }
     step
 }
 
@@ -198,33 +206,37 @@ fn serve_all<S: Session>(
         if cx.out.len() >= FLUSH_AT {
             return Step::Flush;
         }
-        if s.resume(cx) {
+        match s.resume(cx) {
+            None => {}
+            Some(Flow::Close) => return Step::Close,
             // Each part goes out before the next is made: a client that
             // does not read holds one part, not FLUSH_AT of them.
-            if !cx.out.is_empty() {
-                return Step::Flush;
+            Some(Flow::Continue | Flow::Flush) => {
+                if !cx.out.is_empty() {
+                    return Step::Flush;
+                }
+                continue;
             }
-            continue;
         }
         let flow = match s.framer().next(rbuf) {
             Frame::Request(r) => s.serve(cx, r),
             Frame::Refused { answer, skip } => {
-                s.settle(cx);
                 let flow = s.refuse(cx, answer, false);
                 cs.skip = skip;
                 flow
             }
             Frame::Incomplete { need } => return Step::NeedInput(need),
             Frame::Close(answer) => {
-                s.settle(cx);
                 if let Some(a) = answer {
                     s.refuse(cx, a, true);
                 }
                 return Step::Close;
             }
         };
-        if flow == Flow::Close {
-            return Step::Close;
+        match flow {
+            Flow::Continue => {}
+            Flow::Close => return Step::Close,
+            Flow::Flush => return Step::Flush,
         }
     }
 }

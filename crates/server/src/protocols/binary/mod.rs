@@ -25,6 +25,15 @@ pub struct BinarySession {
     auth: crate::command::AuthState,
     /// Quiet gets or sets read and not yet run.
     quiet: quiet::QuietRun,
+    /// What came after a run that could not finish before the output was
+    /// written: served once the run is done (`resume`).
+    held: Option<Held>,
+}
+
+/// A request or refusal waiting for the quiet run before it.
+enum Held {
+    Request(ResponseHead, Command),
+    Refusal(Refusal),
 }
 
 impl BinarySession {
@@ -35,6 +44,7 @@ impl BinarySession {
             },
             auth: crate::command::AuthState::default(),
             quiet: quiet::QuietRun::default(),
+            held: None,
         }
     }
 
@@ -73,23 +83,65 @@ impl Session for BinarySession {
     fn serve(&mut self, cx: &mut Cx<'_>, req: Request) -> Flow {
         let head = ResponseHead::reply_to(&req.header);
         if !self.may_run(cx.srv, req.header.opcode()) {
-            self.settle(cx);
+            // Nothing is gathered before authentication.
             return refuse_unauthenticated(Some(head), cx.out);
         }
-        match self.quiet.gather(cx.srv, head, req.command, cx.out) {
-            Ok(()) => Flow::Continue,
-            Err(cmd) => {
-                self.settle(cx);
-                self.execute(cx.srv, cmd, head, cx.out)
-            }
+        let cmd = match self.quiet.gather(cx.srv, head, req.command, cx.out) {
+            Ok(()) if self.quiet.is_full() => return self.run_or_flush(cx),
+            Ok(()) => return Flow::Continue,
+            Err(cmd) => cmd,
+        };
+        // Any other request waits for the run before it.
+        if self.quiet.run(cx.srv, cx.out) {
+            self.execute(cx.srv, cmd, head, cx.out)
+        } else {
+            self.held = Some(Held::Request(head, cmd));
+            Flow::Flush
         }
     }
 
-    fn settle(&mut self, cx: &mut Cx<'_>) {
-        self.quiet.run(cx.srv, cx.out);
+    fn settle(&mut self, cx: &mut Cx<'_>) -> bool {
+        self.quiet.run(cx.srv, cx.out)
+    }
+
+    fn resume(&mut self, cx: &mut Cx<'_>) -> Option<Flow> {
+        if self.quiet.is_empty() && self.held.is_none() {
+            return None;
+        }
+        if !self.quiet.run(cx.srv, cx.out) {
+            return Some(Flow::Flush);
+        }
+        Some(match self.held.take() {
+            None => Flow::Continue,
+            Some(Held::Request(head, cmd)) => self.execute(cx.srv, cmd, head, cx.out),
+            Some(Held::Refusal(answer)) => self.refuse_now(cx, answer, false),
+        })
     }
 
     fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal, closing: bool) -> Flow {
+        // The run before it is answered first. A connection closing for a
+        // bad frame gets what fits under the output limit; the rest of its
+        // run is dropped with it.
+        if !self.quiet.run(cx.srv, cx.out) && !closing {
+            self.held = Some(Held::Refusal(answer));
+            return Flow::Flush;
+        }
+        self.refuse_now(cx, answer, closing)
+    }
+}
+
+impl BinarySession {
+    /// Runs the gathered requests; `Flush` when the output limit stopped it.
+    fn run_or_flush(&mut self, cx: &mut Cx<'_>) -> Flow {
+        if self.quiet.run(cx.srv, cx.out) {
+            Flow::Continue
+        } else {
+            Flow::Flush
+        }
+    }
+
+    /// Answers a refusal (`Session::refuse`) once nothing is gathered before it.
+    fn refuse_now(&mut self, cx: &mut Cx<'_>, answer: Refusal, closing: bool) -> Flow {
         // Authentication first: an unauthenticated client learns nothing
         // and changes nothing, not even by a size refusal.
         if !self.auth.authenticated && cx.srv.credentials.is_some() {

@@ -10,14 +10,23 @@
 //! any other request, a refusal, or the end of what was read runs the
 //! gathered requests first (`Session::settle`), so replies keep request
 //! order, and nothing waits for more input.
+//!
+//! Output stays bounded as it was one request at a time: a batch answers
+//! only values under [`SPLICE_FROM`] (each larger one is dropped as the
+//! engine hands it over, then read again and answered alone), and a run
+//! stops while the output is at [`FLUSH_AT`]; the rest goes on after the
+//! output is written (`Session::resume`), the request that ended the run
+//! held until then.
 
 use super::{get, reply, Reply};
 use crate::command::{Detailed, GetMany, Outcome, StoreEach};
-use crate::protocols::out::Out;
+use crate::protocols::out::{Out, SPLICE_FROM};
+use crate::protocols::session::FLUSH_AT;
 use crate::state::server::{expires_at_binary, Server};
 use bytes::Bytes;
 use memstored_engine::BatchPut;
 use memstored_protocol::binary::{Command, ResponseHead, Status, StoreMode};
+use std::collections::VecDeque;
 
 /// The most requests gathered before they are run: a run's replies are
 /// built in one go, so this bounds what one run adds to the output before
@@ -27,7 +36,7 @@ pub const MAX_RUN: usize = 128;
 /// GETQ/GETKQ or SETQ requests read and not yet run (at most one kind).
 #[derive(Default)]
 pub struct QuietRun {
-    gets: Vec<QuietGet>,
+    gets: VecDeque<QuietGet>,
     sets: Vec<QuietSet>,
 }
 
@@ -47,8 +56,8 @@ struct QuietSet {
 
 impl QuietRun {
     /// Keeps `cmd` for the run if it is a GETQ/GETKQ or a SETQ without a
-    /// CAS (running the run of the other kind first); hands anything else
-    /// back, to be served after [`QuietRun::run`].
+    /// CAS (running a run of sets before a get; a set after gets ends the
+    /// run); hands anything else back, to be served after [`QuietRun::run`].
     pub fn gather(
         &mut self,
         srv: &Server,
@@ -63,7 +72,7 @@ impl QuietRun {
                 return_key,
             } => {
                 self.run_sets(srv, out);
-                self.gets.push(QuietGet {
+                self.gets.push_back(QuietGet {
                     head,
                     key,
                     return_key,
@@ -78,7 +87,18 @@ impl QuietRun {
                 cas: 0,
                 quiet: true,
             } => {
-                self.run_gets(srv, out);
+                if !self.gets.is_empty() {
+                    // Sets wait for the gets before them; `run` ends them.
+                    return Err(Command::Store {
+                        mode: StoreMode::Set,
+                        key,
+                        value,
+                        flags,
+                        exptime,
+                        cas: 0,
+                        quiet: true,
+                    });
+                }
                 self.sets.push(QuietSet {
                     head,
                     key,
@@ -89,44 +109,59 @@ impl QuietRun {
             }
             cmd => return Err(cmd),
         }
-        if self.gets.len() + self.sets.len() >= MAX_RUN {
-            self.run(srv, out);
-        }
         Ok(())
     }
 
-    /// Runs what was gathered, appending its replies to `out`.
-    pub fn run(&mut self, srv: &Server, out: &mut Out) {
-        self.run_gets(srv, out);
-        self.run_sets(srv, out);
+    /// Whether as many requests are gathered as a run holds.
+    pub fn is_full(&self) -> bool {
+        self.gets.len() + self.sets.len() >= MAX_RUN
     }
 
-    /// Hits answered in request order; a quiet miss is silent. A batch that
-    /// fails (a disk error) is served again one request at a time, so each
-    /// request gets the answer it would have had alone.
-    fn run_gets(&mut self, srv: &Server, out: &mut Out) {
-        if self.gets.is_empty() {
-            return;
-        }
-        let keys: Vec<&[u8]> = self.gets.iter().map(|g| g.key.as_ref()).collect();
-        match Detailed(GetMany { keys: &keys }).apply(srv) {
-            Ok(found) => {
-                for (g, r) in self.gets.iter().zip(found) {
-                    if let Some(r) = r {
-                        let how = Reply::Value {
-                            key: &g.key,
-                            quiet: true,
-                            return_key: g.return_key,
-                        };
-                        reply(g.head, Outcome::Found(r), how, out);
-                    }
-                }
-                self.gets.clear();
+    /// Whether nothing is gathered.
+    pub fn is_empty(&self) -> bool {
+        self.gets.is_empty() && self.sets.is_empty()
+    }
+
+    /// Runs what was gathered, appending its replies to `out`, while the
+    /// output is under `FLUSH_AT`; false when some are left.
+    pub fn run(&mut self, srv: &Server, out: &mut Out) -> bool {
+        while !self.gets.is_empty() {
+            if out.len() >= FLUSH_AT {
+                return false;
             }
-            Err(_) => {
-                for g in self.gets.drain(..) {
-                    get(srv, g.head, g.key, None, true, g.return_key, out);
-                }
+            self.run_gets(srv, out);
+        }
+        self.run_sets(srv, out);
+        true
+    }
+
+    /// Answers gets from the front of the run in request order, as one
+    /// batch up to the first value of `SPLICE_FROM` bytes or more, which is
+    /// then read again and answered alone. Hits answered, a quiet miss is
+    /// silent. A batch that fails (a disk error) is served one request at a
+    /// time, so each request gets the answer it would have had alone.
+    fn run_gets(&mut self, srv: &Server, out: &mut Out) {
+        let keys: Vec<&[u8]> = self.gets.iter().map(|g| g.key.as_ref()).collect();
+        let (found, large) = match Detailed(GetMany { keys: &keys }).apply_below(srv, SPLICE_FROM) {
+            Ok(answered) => answered,
+            Err(_) => (Vec::new(), Some(0)),
+        };
+        drop(keys);
+        let answered = found.len();
+        for (g, r) in self.gets.iter().zip(found) {
+            if let Some(r) = r {
+                let how = Reply::Value {
+                    key: &g.key,
+                    quiet: true,
+                    return_key: g.return_key,
+                };
+                reply(g.head, Outcome::Found(r), how, out);
+            }
+        }
+        self.gets.drain(..answered);
+        if large.is_some() {
+            if let Some(g) = self.gets.pop_front() {
+                get(srv, g.head, g.key, None, true, g.return_key, out);
             }
         }
     }

@@ -73,12 +73,10 @@ impl Session for TextSession {
         Flow::Continue
     }
 
-    fn resume(&mut self, cx: &mut Cx<'_>) -> bool {
-        let Some(place) = self.dump.take() else {
-            return false;
-        };
+    fn resume(&mut self, cx: &mut Cx<'_>) -> Option<Flow> {
+        let place = self.dump.take()?;
         self.dump = crate::protocols::text::admin::dump_more(cx.srv, place, cx.out);
-        true
+        Some(Flow::Continue)
     }
 
     fn refuse(&mut self, cx: &mut Cx<'_>, answer: Refusal, closing: bool) -> Flow {
