@@ -402,3 +402,35 @@ fn a_value_named_over_and_over_is_charged_once() {
     assert_unharmed(&server, "a value named over and over");
     drop(attackers);
 }
+
+/// A run of quiet gets is served in batches (`protocols/binary/quiet.rs`);
+/// a batch of 128 gets of a compressed 1 MiB value held 128 decompressed
+/// copies at once before any of it could be written. A batch now answers
+/// small values only and a run stops at the output limit, so a client that
+/// never reads costs what one request at a time cost.
+#[test]
+fn a_quiet_run_of_large_values_holds_one_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("{}/run.tkh#compression=lz4", dir.path().display());
+    // A read buffer that takes the whole burst in one read (the epoll
+    // driver reads as much as the buffer holds), so the run is as long as
+    // a run gets.
+    let server = start_with_sentinel(&["-s", &db, "-B", "64k", "--io", "epoll"]);
+    // 1 MiB that lz4 squeezes to a few KiB: every lookup is a fresh 1 MiB.
+    let value: Vec<u8> = (0..1u32 << 20).map(|i| b'a' + (i % 7) as u8).collect();
+    let mut s = server.connect();
+    s.write_all(&req(SET, b"big", &set_extras(0, 0), &value, 0, 0))
+        .unwrap();
+    assert_eq!(read_resp(&mut s).status, 0);
+    let before = server.peak_kib();
+    let mut burst = req(GETKQ, b"big", &[], &[], 0, 0).repeat(200);
+    burst.extend(req(NOOP, b"", &[], &[], 0, 0));
+    s.write_all(&burst).unwrap();
+    // Counted once a batch is read: by then a batch holding every value
+    // would be in memory.
+    wait_until(&server, "gets to be served", |s| stat(s, "get_hits") >= 4);
+    let grew = server.peak_kib().saturating_sub(before);
+    assert!(grew < 48 << 10, "peak grew by {grew} KiB");
+    assert_unharmed(&server, "a quiet run of large values");
+    drop(s);
+}

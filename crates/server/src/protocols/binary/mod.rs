@@ -105,7 +105,7 @@ impl Session for BinarySession {
     }
 
     fn resume(&mut self, cx: &mut Cx<'_>) -> Option<Flow> {
-        if self.quiet.is_empty() && self.held.is_none() {
+        if !self.quiet.is_stalled() && self.held.is_none() {
             return None;
         }
         if !self.quiet.run(cx.srv, cx.out) {

@@ -38,6 +38,8 @@ pub const MAX_RUN: usize = 128;
 pub struct QuietRun {
     gets: VecDeque<QuietGet>,
     sets: Vec<QuietSet>,
+    /// The last `run` stopped at the output limit with gets left.
+    stalled: bool,
 }
 
 struct QuietGet {
@@ -117,9 +119,11 @@ impl QuietRun {
         self.gets.len() + self.sets.len() >= MAX_RUN
     }
 
-    /// Whether nothing is gathered.
-    pub fn is_empty(&self) -> bool {
-        self.gets.is_empty() && self.sets.is_empty()
+    /// Whether the last run stopped at the output limit: the rest is to go
+    /// on once the output is written, before anything else is served (a
+    /// run still being gathered is not: it waits for its end).
+    pub fn is_stalled(&self) -> bool {
+        self.stalled
     }
 
     /// Runs what was gathered, appending its replies to `out`, while the
@@ -127,11 +131,13 @@ impl QuietRun {
     pub fn run(&mut self, srv: &Server, out: &mut Out) -> bool {
         while !self.gets.is_empty() {
             if out.len() >= FLUSH_AT {
+                self.stalled = true;
                 return false;
             }
             self.run_gets(srv, out);
         }
         self.run_sets(srv, out);
+        self.stalled = false;
         true
     }
 
