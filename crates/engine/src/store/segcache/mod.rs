@@ -264,9 +264,15 @@ impl SegCache {
     /// read (issue 46).
     #[inline]
     fn reference(&self, slot: usize) {
-        if self.evict && (self.cap_bytes > 0 || self.cap_recs > 0) {
+        if self.evicts() {
             self.table.access(slot).reference();
         }
+    }
+
+    /// Whether a pass can evict: a cap, and evictions allowed.
+    #[inline]
+    fn evicts(&self) -> bool {
+        self.evict && (self.cap_bytes > 0 || self.cap_recs > 0)
     }
 
     fn item_at(&self, loc: Loc) -> Option<item::ItemRef<'_>> {
@@ -559,7 +565,7 @@ impl SegCache {
         }
         let before = self.unlink_hashed(key, hash);
         // A key written again soon after its eviction (`policy.rs`).
-        let ghost = before.is_none() && self.evict && self.ghost_hit(hash, charge);
+        let ghost = before.is_none() && self.evicts() && self.ghost_hit(hash, charge);
         let access = access_after(keep, before, ghost);
         if room.is_none() {
             if let Err(e) = self.make_room(len, class) {

@@ -135,7 +135,7 @@ impl SegCache {
         class: usize,
     ) {
         let from_main = self.main_turn();
-        if self.evict {
+        if self.evicts() {
             self.ghosts.size_for(self.table.len());
         }
         let Some(id) = self.queue(from_main).pop_front() else {

@@ -582,6 +582,24 @@ fn reads_mark_items_for_the_hand_only_in_a_capped_cache() {
     }
 }
 
+/// Only a cache that evicts keeps ghosts (`ghost.rs`): an uncapped one
+/// compacts its segments by passes too, and sized a table it never reads.
+#[test]
+fn only_a_capped_cache_keeps_ghosts() {
+    for cap in [0, 1 << 20] {
+        let mut c = SegCache::new(cap, 0);
+        for i in 0..50_000 {
+            c.put_slice(&key(i % 5_000), &value(i), meta(1)).unwrap();
+            c.put_slice(&key(10_000 + i), &value(i), meta(1)).unwrap();
+            if cap == 0 {
+                c.remove(&key(10_000 + i)).unwrap();
+            }
+        }
+        assert!(c.passes > 0, "cap {cap}: no pass");
+        assert_eq!(c.ghosts.bytes() > 0, cap > 0, "cap {cap}");
+    }
+}
+
 /// A cache-aside loop (a get, and a put after a miss) over `stream`'s keys
 /// in a cache of `cap` bytes of 100-byte values: the hit ratio of the gets
 /// from `count_from` on, and the items held at the end.
