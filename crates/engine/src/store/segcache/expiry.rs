@@ -98,7 +98,7 @@ impl SegCache {
         let (mut read, base) = (0, self.cas_base_of(id));
         while let Some(it) = buf.get(read..).and_then(|b| item::decode(b, base)) {
             let (len, value) = (it.len, super::external_only(it.value));
-            if let Some(slot) = self.slot_at(it.key, id, read) {
+            if let Some(slot) = self.slot_at(self.hash(it.key), id, read) {
                 self.count_unfetched(slot, true);
                 self.table.remove_at(slot);
                 self.retire(id, len, value);

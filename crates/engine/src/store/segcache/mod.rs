@@ -28,6 +28,7 @@
 //! far as the byte cap needs, at least a 64th of it a pass (`make_room`).
 
 mod expiry;
+mod ghost;
 pub(crate) mod item;
 mod no_evictions;
 mod policy;
@@ -93,6 +94,10 @@ pub(crate) struct SegCache {
     in_main: Vec<bool>,
     /// Bytes of the items in main segments, with their values kept aside.
     main_live: u64,
+    /// Main's share of the live bytes, in 2^-32ths (`policy.rs`).
+    main_share: u64,
+    /// Keys evicted a while ago, and from which queue (`ghost.rs`).
+    ghosts: ghost::Ghosts,
     /// The segment each TTL class appends to (`expiry.rs`).
     open: [Option<u32>; TTL_CLASSES],
     /// By segment id: the latest expiry of its items (`ttl::NEVER` if
@@ -203,6 +208,8 @@ impl SegCache {
             main_open: None,
             in_main: Vec::new(),
             main_live: 0,
+            main_share: policy::MAIN_SHARE,
+            ghosts: ghost::Ghosts::default(),
             open: [None; TTL_CLASSES],
             seg_expiry: Vec::new(),
             soonest_expiry: NEVER,
@@ -257,9 +264,15 @@ impl SegCache {
     /// read (issue 46).
     #[inline]
     fn reference(&self, slot: usize) {
-        if self.evict && (self.cap_bytes > 0 || self.cap_recs > 0) {
+        if self.evicts() {
             self.table.access(slot).reference();
         }
+    }
+
+    /// Whether a pass can evict: a cap, and evictions allowed.
+    #[inline]
+    fn evicts(&self) -> bool {
+        self.evict && (self.cap_bytes > 0 || self.cap_recs > 0)
     }
 
     fn item_at(&self, loc: Loc) -> Option<item::ItemRef<'_>> {
@@ -478,12 +491,13 @@ impl SegCache {
 
     /// The slot of the item with `key` at offset `off` of segment `id`,
     /// if that item is still the key's current one.
-    fn slot_at(&self, key: &[u8], id: u32, off: usize) -> Option<usize> {
+    /// (`hash`: the key's.)
+    fn slot_at(&self, hash: u64, id: u32, off: usize) -> Option<usize> {
         let here = Loc {
             seg: id,
             off: off as u32,
         };
-        self.table.find(self.hash(key), |loc| loc == here)
+        self.table.find(hash, |loc| loc == here)
     }
 
     /// Gives back segment `id` (already taken out of `segs`, with
@@ -550,7 +564,9 @@ impl SegCache {
             return Err(e);
         }
         let before = self.unlink_hashed(key, hash);
-        let access = access_after(keep, before);
+        // A key written again soon after its eviction (`policy.rs`).
+        let ghost = before.is_none() && self.evicts() && self.ghost_hit(hash, charge);
+        let access = access_after(keep, before, ghost);
         if room.is_none() {
             if let Err(e) = self.make_room(len, class) {
                 if external {
@@ -628,12 +644,13 @@ impl SegCache {
 
 /// The access state of an item written over `before` (the old item's, if
 /// any): a store starts afresh (referenced if it replaced an item), an
-/// update keeps the old state, and a touch also counts as a fetch.
+/// update keeps the old state, and a touch also counts as a fetch. A key
+/// written again soon after its eviction (`ghost`) starts referenced.
 #[inline]
-fn access_after(keep: Keep, before: Option<Access>) -> AccessWord {
+fn access_after(keep: Keep, before: Option<Access>, ghost: bool) -> AccessWord {
     match (keep, before) {
-        (Keep::Store, old) => AccessWord::stored(old.is_some()),
-        (_, None) => AccessWord::stored(false),
+        (Keep::Store, old) => AccessWord::stored(old.is_some() || ghost),
+        (_, None) => AccessWord::stored(ghost),
         (Keep::Update | Keep::Touch, Some(a)) => {
             let w = AccessWord::stored(true);
             w.restore(a);
@@ -757,6 +774,8 @@ impl Store for SegCache {
         self.main_open = None;
         self.in_main.clear();
         self.main_live = 0;
+        self.main_share = policy::MAIN_SHARE;
+        self.ghosts = ghost::Ghosts::default();
         self.open = [None; TTL_CLASSES];
         self.seg_expiry.clear();
         self.cas_base.clear();

@@ -22,6 +22,22 @@
 //! it is evicted. The share also keeps main's items through a scan: new
 //! items never read leave from probation and cannot push main below its
 //! share. memcached's WARM queue takes 40% too (`warm_lru_pct`).
+//!
+//! The share adapts, as ARC's split does: it starts at 40%, and a write of
+//! a key evicted a while ago (its ghost, `ghost.rs`) moves it. A key
+//! evicted from main and wanted again says main was too small: the share
+//! grows by the item's bytes (times the ghosts of probation's evictions
+//! for each of main's, ARC's step); one evicted from probation shrinks it
+//! so. It stays between 40% and 90% (`MIN_SHARE`: probation keeps at least
+//! the 60% a churn's new rounds need). The written key is also marked read
+//! (its reference bit), so its first pass moves it to main: S3-FIFO's
+//! rule for a ghost, which brings back a working set larger than main's
+//! share after a scan, where its keys came back to probation and were
+//! evicted again before they were read twice. Without misses there are no
+//! ghosts, so memcslap's churn keeps the 40% its rounds need; a scan
+//! larger than the cache followed by the reuse of an earlier working set
+//! grows main to hold it (0.49 of the gets hit at 40% against S3-FIFO's
+//! 0.55, docs/bench/cache.md).
 
 use super::table::{Loc, MAX_SEGMENTS};
 use super::ttl::joined;
@@ -29,8 +45,19 @@ use super::{charge_of, external_only, item, SegCache, EXTERNAL_OVERHEAD};
 use crate::record::now_secs;
 use std::collections::VecDeque;
 
-/// Main's share of the live bytes, in tenths (module doc).
-const MAIN_SHARE: u64 = 4;
+/// Main's share of the live bytes (module doc), in 2^-32ths: at first,
+/// and its bounds. The first is also the least: below it, ARC's swings
+/// lost a working set that fitted 40% (main shrunk by ghosts of
+/// probation's evictions, then regrown past it by main's): 0.5925 of
+/// `print_hit_ratios`' gets hit at `CAP_MB=64` with a floor of 10%,
+/// 0.5953 with 40%, as with the share fixed.
+pub(super) const MAIN_SHARE: u64 = share(40);
+const MIN_SHARE: u64 = MAIN_SHARE;
+const MAX_SHARE: u64 = share(90);
+
+pub(super) const fn share(percent: u64) -> u64 {
+    (percent << 32) / 100
+}
 
 impl SegCache {
     /// The queue of main segments, or of probation ones.
@@ -68,7 +95,27 @@ impl SegCache {
     }
 
     fn main_over_share(&self) -> bool {
-        self.main_live * 10 > (self.live_bytes + self.external) * MAIN_SHARE
+        let total = u128::from(self.live_bytes + self.external);
+        u128::from(self.main_live) > (total * u128::from(self.main_share)) >> 32
+    }
+
+    /// A key of `hash` written that the cache did not hold: if it is a
+    /// ghost, main's share moves for its `charge` bytes (module doc), and
+    /// true (the item is to be written marked read).
+    #[inline]
+    pub(super) fn ghost_hit(&mut self, hash: u64, charge: u64) -> bool {
+        let Some((from_main, step)) = self.ghosts.take(hash) else {
+            return false;
+        };
+        let total = (self.live_bytes + self.external).max(1);
+        let delta = (u128::from(charge * step) << 32) / u128::from(total);
+        let delta = delta.min(u128::from(MAX_SHARE)) as u64;
+        self.main_share = if from_main {
+            (self.main_share + delta).min(MAX_SHARE)
+        } else {
+            self.main_share.saturating_sub(delta).max(MIN_SHARE)
+        };
+        true
     }
 
     /// A pass (module doc) over the oldest segment of the queue whose turn
@@ -88,6 +135,9 @@ impl SegCache {
         class: usize,
     ) {
         let from_main = self.main_turn();
+        if self.evicts() {
+            self.ghosts.size_for(self.table.len());
+        }
         let Some(id) = self.queue(from_main).pop_front() else {
             return;
         };
@@ -109,7 +159,8 @@ impl SegCache {
             };
             let (len, expired, value) = (it.len, it.meta.is_expired(now), external_only(it.value));
             let expires_at = it.meta.expires_at;
-            if let Some(slot) = self.slot_at(it.key, id, read) {
+            let hash = self.hash(it.key);
+            if let Some(slot) = self.slot_at(hash, id, read) {
                 // A probation pass stops where its moves took main over
                 // its share: evicting the newer items after that point
                 // would pay for main's growth with probation's newest.
@@ -144,6 +195,7 @@ impl SegCache {
                     evicted += 1;
                     if !expired {
                         self.evictions += 1;
+                        self.ghosts.remember(hash, was_main);
                     }
                 }
             }
