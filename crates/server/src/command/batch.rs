@@ -183,21 +183,22 @@ impl GetMany<'_> {
         max_value: usize,
     ) -> Result<(Vec<Option<Record>>, Option<usize>), Outcome> {
         let mut found: Vec<Option<Record>> = vec![None; self.keys.len()];
-        let mut expired = vec![false; self.keys.len()];
+        // Positions of expired records (rare: no allocation without one).
+        let mut expired = Vec::new();
         let mut first_large = None::<usize>;
         let r = srv.db.lookup_batch(self.keys, |i, l| match l {
             Lookup::Hit(r) if r.value.len() >= max_value => {
                 first_large = Some(first_large.map_or(i, |f| f.min(i)));
             }
             Lookup::Hit(r) => found[i] = Some(r),
-            Lookup::Expired => expired[i] = true,
+            Lookup::Expired => expired.push(i),
             Lookup::Missing => {}
         });
         r.map_err(Outcome::from_error)?;
         let n = first_large.unwrap_or(self.keys.len());
         found.truncate(n);
         let hits = found.iter().filter(|r| r.is_some()).count() as u64;
-        let expired = expired.iter().take(n).filter(|&&e| e).count() as u64;
+        let expired = expired.iter().filter(|&&i| i < n).count() as u64;
         let c = srv.counters.here();
         add(&c.cmd_get, n as u64);
         add(&c.get_hits, hits);
