@@ -5,7 +5,7 @@
 //! run of them ended by a NOOP or a plain GET. memcached answers them one by
 //! one; here a run of the same kind is gathered while the connection's
 //! buffered input lasts and then read or stored in one engine batch
-//! (`GetMany`, `StoreMany`: each shard's lock taken once for all of its
+//! (`GetMany`, `StoreEach`: each shard's lock taken once for all of its
 //! keys), as Kyoto Tycoon's bulk calls are. What a client sees is the same:
 //! any other request, a refusal, or the end of what was read runs the
 //! gathered requests first (`Session::settle`), so replies keep request
@@ -80,6 +80,7 @@ impl QuietRun {
                     return_key,
                 });
             }
+            // A set after gets ends the run (it waits for them: `run`).
             Command::Store {
                 mode: StoreMode::Set,
                 key,
@@ -88,19 +89,7 @@ impl QuietRun {
                 exptime,
                 cas: 0,
                 quiet: true,
-            } => {
-                if !self.gets.is_empty() {
-                    // Sets wait for the gets before them; `run` ends them.
-                    return Err(Command::Store {
-                        mode: StoreMode::Set,
-                        key,
-                        value,
-                        flags,
-                        exptime,
-                        cas: 0,
-                        quiet: true,
-                    });
-                }
+            } if self.gets.is_empty() => {
                 self.sets.push(QuietSet {
                     head,
                     key,
