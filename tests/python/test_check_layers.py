@@ -68,7 +68,7 @@ def test_an_upward_path_in_code_fails(src):
 
 
 def test_one_wire_importing_another_fails(src):
-    append(src / "protocols" / "binary.rs", "use crate::protocols::text::TextSession;")
+    append(src / "protocols" / "binary" / "mod.rs", "use crate::protocols::text::TextSession;")
     rc, out = run(src)
     assert rc == 1, out
     assert "protocols/binary uses protocols/text" in out
@@ -90,14 +90,14 @@ def test_a_record_operation_outside_command_fails(src):
 
 
 def test_a_plain_get_on_a_database_outside_command_fails(src):
-    append(src / "protocols" / "binary.rs", "fn sneak(srv: &Server) { let _ = srv.db.get(b\"k\"); }")
+    append(src / "protocols" / "binary" / "mod.rs", "fn sneak(srv: &Server) { let _ = srv.db.get(b\"k\"); }")
     rc, out = run(src)
     assert rc == 1, out
     assert "record operation `get` outside command/" in out
 
 
 def test_a_request_counter_bumped_outside_command_fails(src):
-    append(src / "protocols" / "binary.rs",
+    append(src / "protocols" / "binary" / "mod.rs",
            "fn sneak(srv: &Server) { crate::state::counters::bump(&srv.counters.here().get_hits); }")
     rc, out = run(src)
     assert rc == 1, out
