@@ -61,7 +61,7 @@ pub use index::{Index, IndexIter};
 pub use iter::{Cursor, CursorPlace};
 pub use multi::{BatchError, BatchPut};
 pub use name::{Compression, DbName, EngineKind, SyncMode};
-pub use ops::{Lookup, StoreMode, StoreOptions};
+pub use ops::{Lookup, LookupRef, StoreMode, StoreOptions};
 pub use queue::{push_at, time_key, wall_time};
 pub use record::{now_secs, Meta, Record};
 pub use search::SearchMode;

@@ -32,6 +32,19 @@ pub enum Lookup {
     Missing,
 }
 
+/// What `Db::lookup_batch_with` found: `Lookup`, with a short value
+/// borrowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupRef<'a> {
+    /// A live record, its value borrowed where the store keeps it.
+    Lent(&'a [u8], &'a Meta),
+    /// A live record whose value is too long to lend: handed over as
+    /// `Bytes` (shared, not copied, where the store can).
+    Hit(Record),
+    Expired,
+    Missing,
+}
+
 /// Options of `Db::store`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StoreOptions {

@@ -2,7 +2,7 @@
 //! one-lock-per-shard calls) over sharded and unsharded engines: the same
 //! results as the one-record calls they stand for.
 
-use memstored_engine::{now_secs, BatchPut, Db, Error, Lookup};
+use memstored_engine::{now_secs, BatchPut, Db, Error, Lookup, LookupRef};
 use tempfile::TempDir;
 
 fn open_each(f: impl Fn(&str, &Db)) {
@@ -100,6 +100,57 @@ fn lookup_batch_answers_each_position() {
                 (i, Lookup::Missing) if i % 2 == 1 => {}
                 (i, l) => panic!("{name}: position {i}: {l:?}"),
             }
+        }
+    });
+}
+
+#[test]
+fn lookup_batch_with_lends_what_lookup_batch_hands_over() {
+    open_each(|name, db| {
+        let ks = keys(20);
+        for k in ks.iter().step_by(2) {
+            db.set(k, k, true).unwrap();
+        }
+        db.store(
+            &ks[1],
+            bytes::Bytes::from_static(b"old"),
+            memstored_engine::StoreMode::Set,
+            memstored_engine::StoreOptions {
+                expires_at: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let asked: Vec<&[u8]> = ks.iter().map(|k| &k[..]).chain([&ks[4][..]]).collect();
+        let mut owned: Vec<Option<Lookup>> = vec![None; asked.len()];
+        db.lookup_batch(&asked, |i, l| owned[i] = Some(l)).unwrap();
+        // Values are 8 bytes: all lent below 9, none below 8.
+        for lend_below in [9, 8] {
+            let mut lent: Vec<Option<Lookup>> = vec![None; asked.len()];
+            db.lookup_batch_with(&asked, lend_below, |i, l| {
+                assert!(lent[i].is_none(), "{name}: position {i} answered twice");
+                lent[i] = Some(match l {
+                    LookupRef::Lent(value, meta) => {
+                        assert!(value.len() < lend_below, "{name}: lent {i}");
+                        Lookup::Hit(memstored_engine::Record {
+                            value: bytes::Bytes::copy_from_slice(value),
+                            meta: *meta,
+                        })
+                    }
+                    LookupRef::Hit(r) => {
+                        assert!(r.value.len() >= lend_below, "{name}: handed over {i}");
+                        Lookup::Hit(r)
+                    }
+                    LookupRef::Expired => Lookup::Expired,
+                    LookupRef::Missing => Lookup::Missing,
+                });
+            })
+            .unwrap();
+            assert_eq!(lent, owned, "{name}: lend below {lend_below}");
+        }
+        // A client's fetch: the capped cache records it (meta's `h` flag).
+        if let Some(a) = db.access(&ks[2]).unwrap() {
+            assert!(a.fetched, "{name}: the fetch was not recorded");
         }
     });
 }

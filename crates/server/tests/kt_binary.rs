@@ -390,11 +390,20 @@ fn records_are_shared_with_the_memcached_protocols() {
 
 /// A bulk request is applied one shard at a time (each shard's lock taken
 /// once): records spread over every shard still come back in request
-/// order, repeats and misses included, short values (copied into the
-/// reply) and long ones (referenced) alike, each with its own xt.
+/// order, repeats and misses included, short values (lent by the engine and
+/// copied into the reply) and long ones (referenced) alike, each with its
+/// own xt; in memory and in a sharded file store (whose short values are
+/// read where the log keeps them).
 #[test]
 fn bulk_requests_over_many_shards_keep_request_order() {
-    let srv = Server::start(&["-s", "*#num_shards=5"]);
+    let dir = tempfile::TempDir::new().unwrap();
+    for name in ["*#num_shards=5", "t.tkt#num_shards=5"] {
+        let srv = Server::start_in(dir.path(), &["-s", name]);
+        bulk_requests_keep_request_order(&srv);
+    }
+}
+
+fn bulk_requests_keep_request_order(srv: &Server) {
     let mut s = srv.connect();
     let keys: Vec<Vec<u8>> = (0..200).map(|i| format!("{i:08}").into_bytes()).collect();
     let values: Vec<Vec<u8>> = (0..200)

@@ -124,6 +124,19 @@ pub(crate) trait Store: Send + Sync {
     fn fetch(&self, key: &[u8], _bump: bool) -> Result<Option<(Record, Option<Access>)>> {
         Ok(self.get(key)?.map(|r| (r, None)))
     }
+    /// `get_with` for a client's fetch (`fetch` with `bump`): the value
+    /// borrowed, the fetch recorded where the store keeps access state.
+    /// By default through `fetch` (correct for every store); stores that
+    /// keep values where they can lend them override it.
+    fn fetch_with(&self, key: &[u8], f: &mut dyn FnMut(&[u8], &Meta)) -> Result<bool> {
+        match self.fetch(key, true)? {
+            Some((r, _)) => {
+                f(&r.value, &r.meta);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
     /// The access state of `key` without changing it.
     fn access(&self, _key: &[u8]) -> Option<Access> {
         None

@@ -162,9 +162,14 @@ pub fn encode_get_head(hits: u32, out: &mut BytesMut) {
 /// A get_bulk record's fixed part: dbidx, ksiz, vsiz, xt. Sizes are the
 /// caller's lengths, which the framer bounded (keys) or the engine did
 /// (values under 4 GiB); a larger one is clipped, never wrapped.
-pub fn encode_record_head(dbidx: u16, ksiz: usize, vsiz: usize, xt: i64, out: &mut BytesMut) {
-    out.put_u16(dbidx);
-    out.put_u32(u32::try_from(ksiz).unwrap_or(u32::MAX));
-    out.put_u32(u32::try_from(vsiz).unwrap_or(u32::MAX));
-    out.put_i64(xt);
+///
+/// Written as one 18-byte append (four `put_*` calls each checked the
+/// buffer's room).
+pub fn encode_record_head(dbidx: u16, ksiz: usize, vsiz: usize, xt: i64, out: &mut impl BufMut) {
+    let mut head = [0u8; 18];
+    head[..2].copy_from_slice(&dbidx.to_be_bytes());
+    head[2..6].copy_from_slice(&u32::try_from(ksiz).unwrap_or(u32::MAX).to_be_bytes());
+    head[6..10].copy_from_slice(&u32::try_from(vsiz).unwrap_or(u32::MAX).to_be_bytes());
+    head[10..].copy_from_slice(&xt.to_be_bytes());
+    out.put_slice(&head);
 }

@@ -10,7 +10,7 @@
 use super::{check_size, Outcome};
 use crate::state::counters::add;
 use crate::state::server::Server;
-use memstored_engine::{BatchError, BatchPut, Error, Lookup, Record};
+use memstored_engine::{BatchError, BatchPut, Error, Lookup, LookupRef, Record};
 
 /// Stores records as plain sets (`StoreKind::Set` without a CAS).
 #[derive(Debug, Clone, Copy)]
@@ -205,5 +205,38 @@ impl GetMany<'_> {
         add(&c.get_misses, n as u64 - hits);
         add(&c.get_expired, expired);
         Ok((found, first_large))
+    }
+
+    /// [`GetMany::apply`] for a reply that copies short values: `hit(i,
+    /// found)` for each live record, `LookupRef::Lent` (borrowed where the
+    /// engine keeps it: no `Record`, no allocation) when its value is
+    /// shorter than `lend_below`, else `LookupRef::Hit`. Called under the
+    /// shard's read lock, grouped by shard and in request order within one,
+    /// so `hit` should only copy.
+    pub fn apply_with(
+        &self,
+        srv: &Server,
+        lend_below: usize,
+        mut hit: impl FnMut(usize, LookupRef<'_>),
+    ) -> Result<(), Outcome> {
+        let (mut hits, mut expired) = (0u64, 0u64);
+        let r = srv
+            .db
+            .lookup_batch_with(self.keys, lend_below, |i, l| match l {
+                LookupRef::Expired => expired += 1,
+                LookupRef::Missing => {}
+                found => {
+                    hits += 1;
+                    hit(i, found);
+                }
+            });
+        r.map_err(Outcome::from_error)?;
+        let n = self.keys.len() as u64;
+        let c = srv.counters.here();
+        add(&c.cmd_get, n);
+        add(&c.get_hits, hits);
+        add(&c.get_misses, n - hits);
+        add(&c.get_expired, expired);
+        Ok(())
     }
 }

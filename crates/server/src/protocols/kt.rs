@@ -24,7 +24,7 @@ use crate::protocols::out::{Out, SPLICE_FROM};
 use crate::protocols::session::{Cx, Flow, Session};
 use crate::state::replication::{StreamRequest, StreamSlot, Wire, MAX_STREAMS};
 use crate::state::server::Server;
-use memstored_engine::{BatchPut, Record};
+use memstored_engine::{BatchPut, LookupRef};
 use memstored_protocol::kt::ulog::FLAG_WHITE_SID;
 use memstored_protocol::kt::{
     self, KeyRecord, KtFramer, Limits, Refusal, Request, SetRecord, MAGIC_REMOVE_BULK,
@@ -121,10 +121,11 @@ impl Session for KtSession {
                 let r = remove_bulk(cx.srv, &keys);
                 answer_hits(MAGIC_REMOVE_BULK, r, no_reply, out);
             }
-            Request::GetBulk { keys } => match get_bulk(cx.srv, &keys) {
-                Ok(found) => encode_found(&found, out),
-                Err(o) => fail(&o, out),
-            },
+            Request::GetBulk { keys } => {
+                if let Err(o) = get_bulk(cx.srv, &keys, out) {
+                    fail(&o, out);
+                }
+            }
             Request::PlayScript { no_reply, name, .. } => {
                 tracing::debug!(
                     "play_script {:?}: no scripting",
@@ -187,23 +188,26 @@ fn flush_others(srv: &Server) -> Result<(), Outcome> {
 }
 
 /// Calls `f` with each run of consecutive records that name one database
-/// (in practice the whole request: clients name one), and that database;
+/// (in practice the whole request: clients name one), that database and
+/// where the run starts;
 /// records naming no database are skipped. Stops at `f`'s first error.
 fn by_database<'r, R, E>(
     srv: &Server,
     records: &'r [R],
     dbidx: impl Fn(&R) -> u16,
-    mut f: impl FnMut(&Server, &'r [R]) -> Result<(), E>,
+    mut f: impl FnMut(&Server, usize, &'r [R]) -> Result<(), E>,
 ) -> Result<(), E> {
-    let mut rest = records;
-    while let Some(first) = rest.first() {
-        let idx = dbidx(first);
-        let len = rest.iter().take_while(|r| dbidx(r) == idx).count();
-        let (run, tail) = rest.split_at(len);
+    let mut first = 0;
+    while let Some(head) = records.get(first) {
+        let idx = dbidx(head);
+        let len = records[first..]
+            .iter()
+            .take_while(|r| dbidx(r) == idx)
+            .count();
         if let Some(db) = database(srv, idx) {
-            f(db, run)?;
+            f(db, first, &records[first..first + len])?;
         }
-        rest = tail;
+        first += len;
     }
     Ok(())
 }
@@ -219,7 +223,7 @@ fn set_bulk(srv: &Server, records: &[SetRecord]) -> Result<u32, Outcome> {
         srv,
         records,
         |r| r.dbidx,
-        |db, run| {
+        |db, _, run| {
             batch.clear();
             batch.extend(run.iter().map(|r| BatchPut {
                 key: &r.key,
@@ -245,7 +249,7 @@ fn remove_bulk(srv: &Server, keys: &[KeyRecord]) -> Result<u32, Outcome> {
         srv,
         keys,
         |k| k.dbidx,
-        |db, run| {
+        |db, _, run| {
             batch.clear();
             batch.extend(run.iter().map(|k| &k.key[..]));
             let r = DeleteMany { keys: &batch }.apply(db);
@@ -257,61 +261,90 @@ fn remove_bulk(srv: &Server, keys: &[KeyRecord]) -> Result<u32, Outcome> {
     result.map(|()| u32::try_from(hits).unwrap_or(u32::MAX))
 }
 
-/// The live records of the keys, each from its database, in request order
-/// (a key named twice is answered twice, as `ktserver` does). A reply whose
-/// keys and values would exceed `rpc::max_reply` is refused (`TooLarge`):
-/// the values go out by reference, but a client naming one large value
-/// over and over would have the reply, and its charge to the memory
-/// budget, grow with every mention.
-fn get_bulk<'k>(
-    srv: &Server,
-    keys: &'k [KeyRecord],
-) -> Result<Vec<(&'k KeyRecord, Record)>, Outcome> {
+/// What get_bulk found for one position of the request.
+#[derive(Clone, Copy)]
+enum Found {
+    Miss,
+    /// Encoded whole (head, key, value) at this range of the scratch buffer.
+    Encoded(usize, usize),
+    /// A long value, sent by reference: the index of its record.
+    Long(usize),
+}
+
+/// get_bulk's reply: the live records of the keys, each from its database,
+/// in request order (a key named twice is answered twice, as `ktserver`
+/// does). Short values are encoded straight from where the engine keeps
+/// them (`GetMany::apply_with`: no `Record` for them), long ones are sent
+/// without a copy. A reply whose keys and values would exceed
+/// `rpc::max_reply` is refused (`TooLarge`), nothing of it written: a
+/// client naming one large value over and over would otherwise have the
+/// reply, and its charge to the memory budget, grow with every mention.
+fn get_bulk(srv: &Server, keys: &[KeyRecord], out: &mut Out) -> Result<(), Outcome> {
     let limit = crate::protocols::rpc::max_reply(srv);
     let mut total = 0usize;
-    let mut found = Vec::with_capacity(keys.len());
+    let heads: usize = keys.iter().map(|k| 18 + k.key.len()).sum();
+    // Records are encoded as the engine visits them (one shard after
+    // another), then copied out in request order.
+    let mut encoded: Vec<u8> = Vec::with_capacity(heads.min(limit));
+    let mut found = vec![Found::Miss; keys.len()];
+    let mut long = Vec::new();
+    let mut hits = 0u32;
     let mut batch: Vec<&[u8]> = Vec::with_capacity(keys.len());
     by_database(
         srv,
         keys,
         |k| k.dbidx,
-        |db, run| {
+        |db, first, run| {
             batch.clear();
             batch.extend(run.iter().map(|k| &k.key[..]));
-            let records = GetMany { keys: &batch }.apply(db)?;
-            for (k, r) in run.iter().zip(records) {
-                let Some(r) = r else { continue };
-                total = total.saturating_add(k.key.len().saturating_add(r.value.len()));
+            GetMany { keys: &batch }.apply_with(db, SPLICE_FROM, |i, l| {
+                let k = &run[i];
+                let (value, meta) = match &l {
+                    LookupRef::Lent(value, meta) => (*value, *meta),
+                    LookupRef::Hit(r) => (&r.value[..], &r.meta),
+                    LookupRef::Expired | LookupRef::Missing => return,
+                };
+                total = total.saturating_add(18 + k.key.len() + value.len());
                 if total > limit {
-                    return Err(Outcome::TooLarge {
-                        size: total as u64,
-                        cap: limit as u64,
-                    });
+                    return;
                 }
-                found.push((k, r));
+                hits += 1;
+                let xt = kt::xt_of(meta.expires_at);
+                if let LookupRef::Hit(r) = l {
+                    found[first + i] = Found::Long(long.len());
+                    long.push((xt, r.value));
+                    return;
+                }
+                let at = encoded.len();
+                kt::encode_record_head(k.dbidx, k.key.len(), value.len(), xt, &mut encoded);
+                encoded.extend_from_slice(&k.key);
+                encoded.extend_from_slice(value);
+                found[first + i] = Found::Encoded(at, encoded.len());
+            })?;
+            match total > limit {
+                true => Err(Outcome::TooLarge {
+                    size: total as u64,
+                    cap: limit as u64,
+                }),
+                false => Ok(()),
             }
-            Ok(())
         },
     )?;
-    Ok(found)
-}
-
-/// get_bulk's reply, in one pass: short values copied into the framing
-/// buffer, longer ones referenced without a copy.
-fn encode_found(found: &[(&KeyRecord, Record)], out: &mut Out) {
-    let hits = u32::try_from(found.len()).unwrap_or(u32::MAX);
-    let heads: usize = found
-        .iter()
-        .map(|(k, r)| 18 + k.key.len() + r.value.len().min(SPLICE_FROM))
-        .sum();
-    out.buf().reserve(5 + heads);
+    out.buf().reserve(5 + encoded.len());
     kt::encode_get_head(hits, out.buf());
-    for (k, r) in found {
-        let xt = kt::xt_of(r.meta.expires_at);
-        kt::encode_record_head(k.dbidx, k.key.len(), r.value.len(), xt, out.buf());
-        out.put(&k.key);
-        out.value_or_copy(&r.value);
+    for (k, f) in keys.iter().zip(found) {
+        match f {
+            Found::Miss => {}
+            Found::Encoded(from, to) => out.put(&encoded[from..to]),
+            Found::Long(j) => {
+                let (xt, value) = &long[j];
+                kt::encode_record_head(k.dbidx, k.key.len(), value.len(), *xt, out.buf());
+                out.put(&k.key);
+                out.value(value.clone());
+            }
+        }
     }
+    Ok(())
 }
 
 /// The first of our timestamps after Kyoto Tycoon's `ts`.

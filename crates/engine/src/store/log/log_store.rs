@@ -469,6 +469,10 @@ impl<I: LogIndex> Store for LogStore<I> {
         self.with_value(&loc, &mut |value| f(value, &loc.meta))?;
         Ok(true)
     }
+    /// No access state to record: a fetch is a read.
+    fn fetch_with(&self, key: &[u8], f: &mut dyn FnMut(&[u8], &Meta)) -> Result<bool> {
+        self.get_with(key, f)
+    }
     fn get_meta(&self, key: &[u8]) -> Result<Option<Meta>> {
         Ok(self.index.get(&self.log(), key).map(|l| l.meta))
     }

@@ -444,6 +444,10 @@ impl Store for PackedTree {
             .with_item(key, |leaf, r| f(leaf.value_slice(r.value), &r.meta))
             .is_some())
     }
+    /// No access state to record: a fetch is a read.
+    fn fetch_with(&self, key: &[u8], f: &mut dyn FnMut(&[u8], &Meta)) -> Result<bool> {
+        self.get_with(key, f)
+    }
     fn put(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
         self.put_value(key, NewValue::Owned(value), meta)
     }

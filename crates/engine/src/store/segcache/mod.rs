@@ -262,6 +262,23 @@ impl SegCache {
     /// Setting it was a store into the slot's line on the first read of
     /// every item, a line then moved between the cores when two threads
     /// read (issue 46).
+    /// Calls `f` with the value and metadata of the item in `slot`,
+    /// borrowed where it lies (in its segment, or kept aside).
+    fn lend(&self, s: usize, f: &mut dyn FnMut(&[u8], &Meta)) -> Result<bool> {
+        let Some(it) = self.item_at(self.table.loc(s)) else {
+            return Ok(false);
+        };
+        let value = match it.value {
+            item::Value::Inline(v) => v,
+            item::Value::External(i, _) => match self.big.get(i as usize) {
+                Some(Some(b)) => b,
+                _ => return Ok(false),
+            },
+        };
+        f(value, &it.meta);
+        Ok(true)
+    }
+
     #[inline]
     fn reference(&self, slot: usize) {
         if self.evicts() {
@@ -718,18 +735,15 @@ impl Store for SegCache {
             return Ok(false);
         };
         self.reference(s);
-        let Some(it) = self.item_at(self.table.loc(s)) else {
+        self.lend(s, f)
+    }
+    /// `get_with` that records a client's fetch, as `fetch` with `bump`.
+    fn fetch_with(&self, key: &[u8], f: &mut dyn FnMut(&[u8], &Meta)) -> Result<bool> {
+        let Some(s) = self.slot_of(key) else {
             return Ok(false);
         };
-        let value = match it.value {
-            item::Value::Inline(v) => v,
-            item::Value::External(i, _) => match self.big.get(i as usize) {
-                Some(Some(b)) => b,
-                _ => return Ok(false),
-            },
-        };
-        f(value, &it.meta);
-        Ok(true)
+        self.table.access(s).fetch(true);
+        self.lend(s, f)
     }
     fn fetch(&self, key: &[u8], bump: bool) -> Result<Option<(Record, Option<Access>)>> {
         Ok(self.slot_of(key).and_then(|s| {
