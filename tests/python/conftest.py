@@ -119,7 +119,8 @@ class Server(Process):
 def announced_port(srv: Server, what: str) -> int:
     """The port of `srv` that memstored announces after its main port's line
     as `memstored WHAT listening on ADDR:PORT` (`kt` for --kt-listen, `grpc`
-    for --grpc-listen). That line may already sit in the pipe reader's buffer
+    for --grpc-listen; `memstored listening on` for each `-l` address after
+    the first, with WHAT empty). That line may already sit in the pipe reader's buffer
     (so select on the pipe would not see it): it is read on a thread, with a
     time limit."""
     got = []
@@ -127,7 +128,7 @@ def announced_port(srv: Server, what: str) -> int:
     reader.start()
     reader.join(START_TIMEOUT)
     line = got[0].decode(errors="replace") if got else ""
-    if not line.startswith(f"memstored {what} listening on "):
+    if not line.startswith(" ".join(w for w in ("memstored", what, "listening on ") if w)):
         srv.fail(f"did not report its {what} port (line {line!r})")
     return int(line.strip().rsplit(":", 1)[1])
 

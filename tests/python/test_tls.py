@@ -17,7 +17,7 @@ import time
 import pytest
 from pymemcache.client.base import Client
 
-from conftest import Server, server_command
+from conftest import Server, announced_port, server_command
 from tls_certs import certs, issue, openssl  # noqa: F401  (certs: the fixture)
 
 STORE = "*#capsiz=64m"
@@ -285,6 +285,57 @@ def test_unix_socket_stays_plaintext(certs):
             assert exchange(s, b"version\r\n", b"\r\n").startswith(b"VERSION ")
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("with_ca", [True, False])
+def test_listeners_with_tls_prefixes(certs, with_ca):
+    """memcached's t/ssl_ports.t: under -Z, `-l notls:A,B,mtls:C` serves
+    one cache in plaintext on A, over TLS on B, and over TLS with a client
+    certificate required on C (without -o ssl_ca_cert no certificate is
+    trusted there, as with memcached's OpenSSL)."""
+    ca = [f"ssl_ca_cert={certs}/ca.pem"] if with_ca else []
+    srv = Server(STORE, *tls_flags(certs, *ca),
+                 listen="notls:127.0.0.1:0,127.0.0.1:0,mtls:127.0.0.1:0")
+    try:
+        plain = srv.port
+        tls_port = announced_port(srv, "")
+        mtls_port = announced_port(srv, "")
+        assert len({plain, tls_port, mtls_port}) == 3
+        Client(("127.0.0.1", tls_port), tls_context=context(certs), timeout=10).set(
+            "foo:123", b"foo set over SSL")
+        assert Client(("127.0.0.1", plain), timeout=10).get("foo:123") == b"foo set over SSL"
+        # The plaintext listener really is one: a TLS greeting is no command.
+        with socket.create_connection(("127.0.0.1", plain), timeout=10) as s:
+            assert exchange(s, b"version\r\n", b"\r\n").startswith(b"VERSION ")
+        good = context(certs, f"{certs}/client.pem", f"{certs}/client.key")
+        assert refused(mtls_port, context(certs))
+        if with_ca:
+            got = Client(("127.0.0.1", mtls_port), tls_context=good, timeout=10).get("foo:123")
+            assert got == b"foo set over SSL"
+        else:
+            assert refused(mtls_port, good)
+        # The plain TLS listener asks for no certificate (ssl_verify_mode 0).
+        assert Client(("127.0.0.1", tls_port), tls_context=context(certs), timeout=10).version()
+    finally:
+        srv.stop()
+
+
+def test_btls_listener_asks_no_certificate(certs):
+    srv = Server(STORE, *tls_flags(certs, "ssl_verify_mode=2", f"ssl_ca_cert={certs}/ca.pem"),
+                 listen="127.0.0.1:0,btls:127.0.0.1:0")
+    try:
+        btls_port = announced_port(srv, "")
+        assert refused(srv.port, context(certs))
+        assert Client(("127.0.0.1", btls_port), tls_context=context(certs), timeout=10).version()
+    finally:
+        srv.stop()
+
+
+def test_tls_prefixes_need_tls():
+    p = subprocess.run([*server_command(), "-l", "notls:127.0.0.1:0,127.0.0.1:0"],
+                       capture_output=True, timeout=30)
+    assert p.returncode != 0
+    assert b"valid only when SSL is enabled" in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("options, why", [

@@ -20,11 +20,13 @@ pub struct Args {
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
     /// Listen address: `[ADDR:]PORT`, or an address alone as memcached's
-    /// `-l` takes it (port 11211, or `-p`); ADDR defaults to 127.0.0.1.
-    /// Port 0 takes a free port; the address bound is printed on stdout
-    /// (`memstored listening on ADDR:PORT`) and written to `--port-file`.
-    #[arg(short = 'l', long = "listen", default_value = "127.0.0.1:11211", value_parser = parse_listen)]
-    pub listen: SocketAddr,
+    /// `-l` takes it (port `-p`, else 11211); ADDR defaults to 127.0.0.1.
+    /// As memcached: several, `,` between, each with an optional `notls:`,
+    /// `btls:` or `mtls:` prefix under `-Z`. Port 0 takes a free port; the
+    /// addresses bound are printed on stdout (`memstored listening on
+    /// ADDR:PORT`) and the first is written to `--port-file`.
+    #[arg(short = 'l', long = "listen", default_value = "127.0.0.1", value_parser = crate::app::listen::parse_listen_list)]
+    pub listen: crate::app::listen::Listen,
     /// The port to listen on, with `-l`'s address (memcached's `-p`); 0
     /// or memcached's -1: a free port.
     #[arg(short = 'p', long = "port", allow_negative_numbers = true, value_parser = parse_port)]
@@ -284,12 +286,17 @@ impl Args {
         }
     }
 
-    /// The address to listen on: `-l`'s, with `-p`'s port if given.
+    /// The memcached port's addresses: `-l`'s, each with its own port,
+    /// else `-p`'s, else 11211.
+    pub fn listen_addrs(&self) -> Vec<(crate::app::listen::ListenTls, SocketAddr)> {
+        self.listen.addrs(self.port)
+    }
+
+    /// The first of `listen_addrs`, the one `stats settings` reports.
     pub fn listen_addr(&self) -> SocketAddr {
-        match self.port {
-            Some(p) => SocketAddr::new(self.listen.ip(), p),
-            None => self.listen,
-        }
+        self.listen_addrs()
+            .first()
+            .map_or(SocketAddr::from(([127, 0, 0, 1], 11211)), |(_, a)| *a)
     }
 
     /// memcached's `-s PATH` (its Unix socket; the letter is memstored's
@@ -547,7 +554,7 @@ mod tests {
     fn defaults() {
         let a = Args::parse_from(["memstored"]);
         assert_eq!(a.stores(), ["*#capsiz=64m"]);
-        assert_eq!(a.listen, "127.0.0.1:11211".parse().unwrap());
+        assert_eq!(a.listen_addr(), "127.0.0.1:11211".parse().unwrap());
         assert_eq!(a.max_item_size, 64 << 20);
         assert_eq!(a.max_connections, 1024);
         assert_eq!(a.conn_memory, crate::state::budget::DEFAULT_LIMIT);

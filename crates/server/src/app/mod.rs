@@ -4,6 +4,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod extended;
+pub mod listen;
 pub mod mc_flags;
 pub mod privileges;
 pub mod runfiles;

@@ -2,6 +2,7 @@
 //! store, announce the port, serve until a signal, close the store.
 
 use crate::app::runfiles::{self, Cleanup};
+use crate::app::listen::ListenTls;
 use crate::app::{cli, signals};
 use crate::net::listener;
 use crate::net::workers::Workers;
@@ -59,21 +60,13 @@ pub fn run(mut args: cli::Args) -> Result<(), StartError> {
     let mut cleanup = Cleanup::default();
     // Bound before the store is opened: a busy port must not leave new store files behind.
     let listen = args.listen_addr();
-    let listener = if args.tcp_wanted() {
-        let l = std::net::TcpListener::bind(listen)
-            .map_err(|e| io(format!("listening on {listen}"), e))?;
-        // memcached's -b: listening again on a listening socket sets its
-        // backlog (std listens with 128).
-        let backlog = i32::try_from(args.listen_backlog).unwrap_or(i32::MAX);
-        // SAFETY: a valid listening socket's descriptor, owned by `l`.
-        if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&l), backlog) } != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(io(format!("setting the listen backlog of {listen}"), e));
+    let mut listeners = Vec::new();
+    if args.tcp_wanted() {
+        for (mode, addr) in args.listen_addrs() {
+            let tls = listener_tls(mode, tls.as_ref().map(|(_, a)| a))?;
+            listeners.push((bind_tcp(addr, args.listen_backlog)?, tls));
         }
-        Some(l)
-    } else {
-        None
-    };
+    }
     let kt_listener = match args.kt_listen {
         Some(a) => Some(
             std::net::TcpListener::bind(a)
@@ -124,7 +117,7 @@ pub fn run(mut args: cli::Args) -> Result<(), StartError> {
     let (runtime, workers) = runtimes(&cfg)?;
     let started = Started {
         extended,
-        listener,
+        listeners,
         unix_listener,
         kt_listener,
         grpc_listener,
@@ -212,6 +205,40 @@ fn tls_of(
     };
     let acceptor = crate::net::tls::Acceptor::new(&settings).map_err(StartError::Flags)?;
     Ok(Some((settings, acceptor)))
+}
+
+/// The TLS acceptor of one `-l` address: `-Z`'s, none for `notls:`, or
+/// one with the listener's own client-certificate check (`btls:`,
+/// `mtls:`). The prefixes need `-Z`, as in memcached.
+fn listener_tls(
+    mode: ListenTls,
+    tls: Option<&Arc<crate::net::tls::Acceptor>>,
+) -> Result<Option<Arc<crate::net::tls::Acceptor>>, StartError> {
+    match (mode, tls) {
+        (ListenTls::Default, tls) => Ok(tls.cloned()),
+        (_, None) => Err(StartError::Flags(
+            "-l: the notls:, btls: and mtls: prefixes are valid only when SSL is enabled (-Z)"
+                .into(),
+        )),
+        (ListenTls::Off, Some(_)) => Ok(None),
+        (ListenTls::On(check), Some(tls)) => {
+            tls.with_check(check).map(Some).map_err(StartError::Flags)
+        }
+    }
+}
+
+/// Binds one address of the memcached port with `-b`'s backlog.
+fn bind_tcp(addr: std::net::SocketAddr, backlog: u32) -> Result<std::net::TcpListener, StartError> {
+    let l = std::net::TcpListener::bind(addr).map_err(|e| io(format!("listening on {addr}"), e))?;
+    // memcached's -b: listening again on a listening socket sets its
+    // backlog (std listens with 128).
+    let backlog = i32::try_from(backlog).unwrap_or(i32::MAX);
+    // SAFETY: a valid listening socket's descriptor, owned by `l`.
+    if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&l), backlog) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(io(format!("setting the listen backlog of {addr}"), e));
+    }
+    Ok(l)
 }
 
 /// `--auth`'s PEM files, read before anything is bound (tonic checks
@@ -416,9 +443,10 @@ fn runtimes(cfg: &Config) -> Result<(tokio::runtime::Runtime, Option<Arc<Workers
 struct Started {
     /// memcached's `-o` options that act (`extended.rs`).
     extended: crate::app::extended::Extended,
-    /// Already bound (`-l`, port 0 = a free one chosen by the kernel);
-    /// `None` with `--unix-socket` alone.
-    listener: Option<std::net::TcpListener>,
+    /// Already bound (`-l`'s addresses, port 0 = a free one chosen by the
+    /// kernel), each with its TLS acceptor (`-Z`, unless `notls:`); none
+    /// with `--unix-socket` alone.
+    listeners: Vec<(std::net::TcpListener, Option<Arc<crate::net::tls::Acceptor>>)>,
     /// `--unix-socket`'s, already bound.
     unix_listener: Option<std::os::unix::net::UnixListener>,
     /// `--kt-listen`'s, already bound.
@@ -508,25 +536,24 @@ fn announce(
     port_file: Option<&std::path::Path>,
     cleanup: &mut Cleanup,
 ) -> Result<(), StartError> {
-    use std::io::Write;
     runfiles::write_memcached_port_file(addr);
     if let Some(p) = port_file {
         let written = runfiles::write_number_file(p, &format!("{}\n", addr.port()))
             .map_err(|e| io(format!("writing port file {}", p.display()), e))?;
         cleanup.0.push(written);
     }
-    // Nobody reading stdout (closed, a full pipe's reader gone) is not an error.
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "memstored listening on {addr}").and_then(|()| out.flush());
+    announce_line(addr);
     Ok(())
 }
 
-/// The Unix socket's line on stdout, after the TCP ports' lines:
-/// `memstored listening on unix:PATH`.
-fn announce_unix(path: &str) {
+/// `memstored listening on WHERE` on stdout: the first TCP address's line
+/// (`announce`), then one for each other `-l` address, then the Unix
+/// socket's (`unix:PATH`).
+fn announce_line(at: impl std::fmt::Display) {
     use std::io::Write;
+    // Nobody reading stdout (closed, a full pipe's reader gone) is not an error.
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "memstored listening on unix:{path}").and_then(|()| out.flush());
+    let _ = writeln!(out, "memstored listening on {at}").and_then(|()| out.flush());
 }
 
 async fn serve(
@@ -538,15 +565,19 @@ async fn serve(
     cleanup: &mut Cleanup,
 ) -> Result<(), StartError> {
     let listening = |e| io("setting up the listener".into(), e);
-    let listener = match started.listener {
-        Some(l) => {
-            l.set_nonblocking(true).map_err(listening)?;
-            let l = TcpListener::from_std(l).map_err(listening)?;
-            cfg.listen = l.local_addr().map_err(listening)?;
-            Some(l)
-        }
-        None => None,
-    };
+    let mut listeners = Vec::new();
+    for (l, tls) in started.listeners {
+        l.set_nonblocking(true).map_err(listening)?;
+        listeners.push((TcpListener::from_std(l).map_err(listening)?, tls));
+    }
+    // The first is the one `stats settings` and `--port-file` report.
+    let mut bound = Vec::new();
+    for (l, _) in &listeners {
+        bound.push(l.local_addr().map_err(listening)?);
+    }
+    if let Some(first) = bound.first() {
+        cfg.listen = *first;
+    }
     let unix_listener = match started.unix_listener {
         Some(l) => {
             l.set_nonblocking(true).map_err(listening)?;
@@ -560,7 +591,7 @@ async fn serve(
         .and_then(|a| a.as_pathname().map(|p| p.display().to_string()));
     cfg.unix_socket = unix_path.clone();
     let addr = cfg.listen;
-    log_listening(&cfg, &db, listener.is_some(), unix_path.as_deref());
+    log_listening(&cfg, &db, !listeners.is_empty(), unix_path.as_deref());
     let (stop_tx, stop_rx) = watch::channel(false);
     let others: Vec<Arc<Server>> = others
         .into_iter()
@@ -597,14 +628,23 @@ async fn serve(
         signals::StopSignals::install().map_err(|e| io("installing signal handlers".into(), e))?;
     let placement = placement_for(&srv, started.workers)?;
     if let Some(tls) = &started.tls {
-        tls.attach(&srv);
+        let mut all = vec![tls.clone()];
+        for a in listeners.iter().filter_map(|(_, a)| a.as_ref()) {
+            if !all.iter().any(|b| Arc::ptr_eq(a, b)) {
+                all.push(a.clone());
+            }
+        }
+        tls.attach(&srv, all);
     }
-    let accept = listener.map(|l| {
-        let tls = started.tls.clone();
-        tokio::spawn(listener::run(l, srv.clone(), placement.clone(), tls))
-    });
-    if accept.is_some() {
+    let accept: Vec<_> = listeners
+        .into_iter()
+        .map(|(l, tls)| tokio::spawn(listener::run(l, srv.clone(), placement.clone(), tls)))
+        .collect();
+    if !accept.is_empty() {
         announce(addr, started.port_file.as_deref(), cleanup)?;
+        for more in &bound[1..] {
+            announce_line(more);
+        }
     }
     let kt_accept = match started.kt_listener {
         Some(l) => {
@@ -627,7 +667,7 @@ async fn serve(
     let unix_accept =
         unix_listener.map(|l| tokio::spawn(listener::run_unix(l, srv.clone(), placement.clone())));
     if let Some(p) = &unix_path {
-        announce_unix(p);
+        announce_line(format_args!("unix:{p}"));
     }
     if let Some(d) = started.daemon {
         d.ready();

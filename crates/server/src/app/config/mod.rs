@@ -231,7 +231,10 @@ pub fn render(loaded: &Loaded) -> String {
         let twin = crate::app::tkrzw_fold::twin_value(&loaded.args, id);
         let value = match arg.get_action() {
             _ if twin.is_some() => twin,
-            _ if id == "listen" => Some(toml::Value::String(loaded.args.listen_addr().to_string())),
+            _ if id == "listen" => {
+                let settled = loaded.args.listen.settled(loaded.args.port);
+                Some(toml::Value::String(settled.to_string()))
+            }
             // With the tkrzw_server way's default folded in.
             _ if id == "grpc_listen" => loaded
                 .args

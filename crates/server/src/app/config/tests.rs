@@ -31,7 +31,7 @@ search-timeout = 1.5
     )
     .unwrap();
     assert_eq!(l.args.stores(), ["a.tkh", "b.kct#bnum=100"]);
-    assert_eq!(l.args.listen, "0.0.0.0:11311".parse().unwrap());
+    assert_eq!(l.args.listen_addr(), "0.0.0.0:11311".parse().unwrap());
     assert_eq!(l.args.max_connections, 77);
     assert_eq!(l.args.max_item_size, 2 << 20);
     assert!(l.args.read_only);
@@ -120,7 +120,7 @@ fn printed_config_round_trips() {
     assert_eq!(render(&again), printed);
     assert_eq!(again.args.stores(), ["a.tkh", "b.kct"]);
     assert_eq!(again.args.verbose, 2);
-    assert_eq!(again.args.listen, "127.0.0.1:7".parse().unwrap());
+    assert_eq!(again.args.listen_addr(), "127.0.0.1:7".parse().unwrap());
 }
 
 /// memcached's `-m` and `-p` print as the store and the address they

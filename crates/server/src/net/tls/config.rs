@@ -2,6 +2,7 @@
 //! with memcached's error words (its tls.c `load_server_certificates`):
 //! at start they stop the server, on `refresh_certs` they are the reply.
 
+use super::PeerCheck;
 use crate::state::tls::{KeyFormat, TlsSettings, VerifyMode};
 use rustls::crypto::CryptoProvider;
 use rustls::server::{ServerSessionMemoryCache, StoresServerSessions, WebPkiClientVerifier};
@@ -136,7 +137,15 @@ fn private_key(path: &Path, format: KeyFormat) -> Result<PrivateKeyDer<'static>,
 
 /// Reads the files `tls` names and builds the configuration; `sessions`
 /// is the cache kept across `refresh_certs` (with `ssl_session_cache`).
-pub fn build(tls: &TlsSettings, sessions: Option<&Arc<Sessions>>) -> Result<ServerConfig, String> {
+/// `check`, a listener's `btls:`/`mtls:` prefix, overrides
+/// `ssl_verify_mode`; an `mtls:` listener without `-o ssl_ca_cert` starts,
+/// and refuses every client (memcached's OpenSSL, with no CA loaded,
+/// verifies no certificate).
+pub fn build(
+    tls: &TlsSettings,
+    sessions: Option<&Arc<Sessions>>,
+    check: Option<PeerCheck>,
+) -> Result<ServerConfig, String> {
     let chain = tls
         .chain_cert
         .as_deref()
@@ -159,8 +168,16 @@ pub fn build(tls: &TlsSettings, sessions: Option<&Arc<Sessions>>) -> Result<Serv
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(versions)
         .map_err(|e| format!("Error setting the TLS versions: {e}"))?;
-    let builder = match (tls.verify_mode, &tls.ca_cert) {
+    let mode = match check {
+        None => tls.verify_mode,
+        Some(PeerCheck::None) => VerifyMode::None,
+        Some(PeerCheck::Required) => VerifyMode::Require,
+    };
+    let builder = match (mode, &tls.ca_cert) {
         (VerifyMode::None, _) => builder.with_no_client_auth(),
+        (_, None) if check.is_some() => {
+            builder.with_client_cert_verifier(Arc::new(NoTrustedIssuer(provider.clone())))
+        }
         (mode, None) => {
             return Err(format!(
                 "Error loading the CA certificate: ssl_verify_mode={} verifies client certificates against -o ssl_ca_cert=FILE, which is not given",
@@ -195,4 +212,50 @@ pub fn build(tls: &TlsSettings, sessions: Option<&Arc<Sessions>>) -> Result<Serv
         }
     }
     Ok(config)
+}
+
+/// The client-certificate check of an `mtls:` listener without a CA
+/// certificate: a certificate is required, and none is trusted.
+#[derive(Debug)]
+struct NoTrustedIssuer(Arc<CryptoProvider>);
+
+impl rustls::server::danger::ClientCertVerifier for NoTrustedIssuer {
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Err(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::UnknownIssuer,
+        ))
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        let algs = &self.0.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algs)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        let algs = &self.0.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algs)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
 }

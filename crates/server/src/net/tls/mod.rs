@@ -18,9 +18,21 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
 use tokio::net::TcpStream;
 
+/// A listener's own client-certificate check (memcached's `-l btls:` and
+/// `mtls:` prefixes), over `ssl_verify_mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerCheck {
+    /// No client certificate asked for.
+    None,
+    /// A client certificate required, and verified.
+    Required,
+}
+
 /// The memcached port's TLS acceptor.
 pub struct Acceptor {
     settings: TlsSettings,
+    /// This listener's prefix, if it has one.
+    check: Option<PeerCheck>,
     /// `ssl_new_sessions` (the session cache counts into it).
     new_sessions: Arc<AtomicU64>,
     sessions: Option<Arc<config::Sessions>>,
@@ -34,26 +46,41 @@ impl Acceptor {
         let sessions = settings
             .session_cache
             .then(|| config::Sessions::new(new_sessions.clone()));
-        let built = config::build(settings, sessions.as_ref())?;
+        let built = config::build(settings, sessions.as_ref(), None)?;
         Ok(Arc::new(Acceptor {
             settings: settings.clone(),
+            check: None,
             new_sessions,
             sessions,
             current: RwLock::new(Arc::new(built)),
         }))
     }
 
-    /// Hands `srv` the reload hook and the session counter (`stats`).
-    pub fn attach(self: &Arc<Self>, srv: &Server) {
-        let me = self.clone();
+    /// The acceptor of a listener with its own client-certificate check
+    /// (`-l btls:`/`mtls:`): the same files, session cache and counters.
+    pub fn with_check(&self, check: PeerCheck) -> Result<Arc<Acceptor>, String> {
+        let built = config::build(&self.settings, self.sessions.as_ref(), Some(check))?;
+        Ok(Arc::new(Acceptor {
+            settings: self.settings.clone(),
+            check: Some(check),
+            new_sessions: self.new_sessions.clone(),
+            sessions: self.sessions.clone(),
+            current: RwLock::new(Arc::new(built)),
+        }))
+    }
+
+    /// Hands `srv` the reload hook of every listener's acceptor (`all`:
+    /// `self` and its `with_check` siblings) and the session counter.
+    pub fn attach(self: &Arc<Self>, srv: &Server, all: Vec<Arc<Acceptor>>) {
+        let reload_all = move || all.iter().try_for_each(|a| a.reload());
         srv.tls
-            .enable(Box::new(move || me.reload()), self.new_sessions.clone());
+            .enable(Box::new(reload_all), self.new_sessions.clone());
     }
 
     /// `refresh_certs`: the files read again; on failure the old
     /// configuration stays.
     pub fn reload(&self) -> Result<(), String> {
-        let built = config::build(&self.settings, self.sessions.as_ref())?;
+        let built = config::build(&self.settings, self.sessions.as_ref(), self.check)?;
         let mut current = self.current.write().map_err(|_| "TLS state poisoned")?;
         *current = Arc::new(built);
         Ok(())
