@@ -125,7 +125,9 @@ fn parse_addr(s: &str) -> Result<(IpAddr, Option<u16>), String> {
         return Ok((any, None));
     }
     if let Some(port) = s.strip_prefix("*:") {
-        let port = port.parse().map_err(|e| format!("bad port in {s:?}: {e}"))?;
+        let port = port
+            .parse()
+            .map_err(|e| format!("bad port in {s:?}: {e}"))?;
         return Ok((any, Some(port)));
     }
     if let Ok(ip) = s
@@ -207,7 +209,10 @@ mod tests {
     fn bad_addresses_are_named() {
         for bad in ["", ",", "notls:", "tls:127.0.0.1", "127.0.0.1:99999"] {
             let e = parse_listen_list(bad).unwrap_err();
-            assert!(e.contains("listen address") || e.contains("port"), "{bad}: {e}");
+            assert!(
+                e.contains("listen address") || e.contains("port"),
+                "{bad}: {e}"
+            );
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Starting and stopping the server the flags describe: bind, open the
 //! store, announce the port, serve until a signal, close the store.
 
-use crate::app::runfiles::{self, Cleanup};
 use crate::app::listen::ListenTls;
+use crate::app::runfiles::{self, Cleanup};
 use crate::app::{cli, signals};
 use crate::net::listener;
 use crate::net::workers::Workers;
@@ -446,7 +446,10 @@ struct Started {
     /// Already bound (`-l`'s addresses, port 0 = a free one chosen by the
     /// kernel), each with its TLS acceptor (`-Z`, unless `notls:`); none
     /// with `--unix-socket` alone.
-    listeners: Vec<(std::net::TcpListener, Option<Arc<crate::net::tls::Acceptor>>)>,
+    listeners: Vec<(
+        std::net::TcpListener,
+        Option<Arc<crate::net::tls::Acceptor>>,
+    )>,
     /// `--unix-socket`'s, already bound.
     unix_listener: Option<std::os::unix::net::UnixListener>,
     /// `--kt-listen`'s, already bound.

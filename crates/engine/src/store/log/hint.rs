@@ -275,10 +275,11 @@ fn parse_entry(body: &[u8], at: usize, data_len: u64) -> Option<(&[u8], Loc, usi
 }
 
 impl Hint {
-    /// Number of entries.
-    #[cfg(test)]
+    /// Number of entries (as the header says, and no more than its
+    /// entries' bytes can hold: it sizes an index before they are read).
     pub(crate) fn len(&self) -> usize {
-        self.count as usize
+        let most = self.entries_len / ENTRY_FIXED as u64;
+        usize::try_from(self.count.min(most)).unwrap_or(usize::MAX)
     }
 
     /// Hands every entry to `f`, keys borrowed from a chunk of the file.
