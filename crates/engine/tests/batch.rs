@@ -63,25 +63,36 @@ fn put_batch_stores_every_record_with_its_flags_and_expiry() {
     });
 }
 
+/// 20 keys: the even ones set (the value is the key), key 1 there but
+/// expired (not live), the other odd ones absent.
+fn even_set_one_expired(db: &Db) -> Vec<Vec<u8>> {
+    let ks = keys(20);
+    for k in ks.iter().step_by(2) {
+        db.set(k, k, true).unwrap();
+    }
+    db.store(
+        &ks[1],
+        bytes::Bytes::from_static(b"old"),
+        memstored_engine::StoreMode::Set,
+        memstored_engine::StoreOptions {
+            expires_at: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    ks
+}
+
+/// Every key, then key 4 again (position 20).
+fn asked_with_a_repeat(ks: &[Vec<u8>]) -> Vec<&[u8]> {
+    ks.iter().map(|k| &k[..]).chain([&ks[4][..]]).collect()
+}
+
 #[test]
 fn lookup_batch_answers_each_position() {
     open_each(|name, db| {
-        let ks = keys(20);
-        for k in ks.iter().step_by(2) {
-            db.set(k, k, true).unwrap();
-        }
-        // An expired record: there, but not live.
-        db.store(
-            &ks[1],
-            bytes::Bytes::from_static(b"old"),
-            memstored_engine::StoreMode::Set,
-            memstored_engine::StoreOptions {
-                expires_at: 1,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let asked: Vec<&[u8]> = ks.iter().map(|k| &k[..]).chain([&ks[4][..]]).collect();
+        let ks = even_set_one_expired(db);
+        let asked = asked_with_a_repeat(&ks);
         let mut seen: Vec<Option<Lookup>> = vec![None; asked.len()];
         db.lookup_batch(&asked, |i, l| {
             assert!(seen[i].is_none(), "{name}: position {i} answered twice");
@@ -107,21 +118,8 @@ fn lookup_batch_answers_each_position() {
 #[test]
 fn lookup_batch_with_lends_what_lookup_batch_hands_over() {
     open_each(|name, db| {
-        let ks = keys(20);
-        for k in ks.iter().step_by(2) {
-            db.set(k, k, true).unwrap();
-        }
-        db.store(
-            &ks[1],
-            bytes::Bytes::from_static(b"old"),
-            memstored_engine::StoreMode::Set,
-            memstored_engine::StoreOptions {
-                expires_at: 1,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let asked: Vec<&[u8]> = ks.iter().map(|k| &k[..]).chain([&ks[4][..]]).collect();
+        let ks = even_set_one_expired(db);
+        let asked = asked_with_a_repeat(&ks);
         let mut owned: Vec<Option<Lookup>> = vec![None; asked.len()];
         db.lookup_batch(&asked, |i, l| owned[i] = Some(l)).unwrap();
         // Values are 8 bytes: all lent below 9, none below 8.

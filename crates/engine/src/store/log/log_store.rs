@@ -675,19 +675,24 @@ mod tests {
     use crate::io::SimFs;
     use crate::store::log::index::CompactHash;
 
+    /// A writable hash log presized for 4 records: every growth happens.
+    fn hash_log_of_4_buckets() -> LogOptions {
+        LogOptions {
+            writable: true,
+            kind: FileKind::HashLog,
+            compression: Compression::None,
+            sync: SyncMode::None,
+            buckets: 4,
+        }
+    }
+
     /// A reopen from the hint sizes the index for the hint's entries first:
     /// grown while the entries (listed in slot order) went back in, the
     /// table piled them up at each new array's front, and a reopen of 200k
     /// records took 3.3 s (0.18 s for 50k; a CI run hung in one).
     #[test]
     fn a_reopen_from_the_hint_sizes_the_index_first() {
-        let opts = LogOptions {
-            writable: true,
-            kind: FileKind::HashLog,
-            compression: Compression::None,
-            sync: SyncMode::None,
-            buckets: 4,
-        };
+        let opts = hash_log_of_4_buckets();
         let fs = SimFs::new();
         const N: usize = 50_000;
         let mut store = LogStore::<CompactHash>::open(fs.clone(), "h.tkh".into(), opts).unwrap();
@@ -714,13 +719,7 @@ mod tests {
     /// silently lose the speedup the hint exists for.
     #[test]
     fn the_probe_hint_follows_the_index() {
-        let opts = LogOptions {
-            writable: true,
-            kind: FileKind::HashLog,
-            compression: Compression::None,
-            sync: SyncMode::None,
-            buckets: 4,
-        };
+        let opts = hash_log_of_4_buckets();
         let mut store = LogStore::<CompactHash>::open(SimFs::new(), "h.tkh".into(), opts).unwrap();
         let hint = store.probe_hint().expect("the compact index gives a hint");
         let key = |n: u32| format!("key{n}").into_bytes();
