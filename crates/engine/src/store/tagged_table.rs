@@ -888,7 +888,8 @@ mod tests {
     /// reopen from a hint, an `export_to`) probes no farther than one
     /// filled in key order: with one hash and no salt, each new array took
     /// the entries aimed at all of it at its front, and an insert went
-    /// 2,716 groups past its start (key order: tens).
+    /// 2,716 groups past its start (key order: 50-75; over 60 pairs of
+    /// salts the slot order's farthest was at most 1.75 times that).
     #[test]
     fn a_table_filled_in_another_ones_slot_order_spreads_its_items() {
         let mut a = Table::default();
@@ -898,7 +899,7 @@ mod tests {
         let farthest = fill(&mut b, order.into_iter());
         assert_eq!(b.len(), 100_000);
         assert!(
-            farthest <= 4 * natural.max(32),
+            farthest <= 8 * natural.max(64),
             "an insert went {farthest} groups past its start (key order: {natural})"
         );
     }
