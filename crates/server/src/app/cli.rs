@@ -27,7 +27,7 @@ pub struct Args {
     /// ADDR:PORT`) and the first is written to `--port-file`.
     #[arg(short = 'l', long = "listen", default_value = "127.0.0.1", value_parser = crate::app::listen::parse_listen_list)]
     pub listen: crate::app::listen::Listen,
-    /// The port to listen on, with `-l`'s address (memcached's `-p`); 0
+    /// The port of `-l`'s addresses that name none (memcached's `-p`); 0
     /// or memcached's -1: a free port.
     #[arg(short = 'p', long = "port", allow_negative_numbers = true, value_parser = parse_port)]
     pub port: Option<u16>,
