@@ -720,8 +720,19 @@ impl<S: Slots> Table<S> {
             cur: Groups::of(self.presized),
             incremental_from: self.incremental_from,
             presized: self.presized,
+            salt: self.salt,
             ..Table::default()
         };
+    }
+
+    /// An empty table with room for `items` that probes as this one does
+    /// (its salt): a rebuild's new index, so that a hash cursor's position
+    /// (a group of the array) names the same keys across the swap.
+    pub(crate) fn with_capacity_like(&self, items: usize) -> Table<S> {
+        Table {
+            salt: self.salt,
+            ..Table::with_capacity(items)
+        }
     }
 }
 

@@ -105,6 +105,12 @@ fn parse(offset: u64, b: &[u8]) -> Option<(Loc, Cow<'_, [u8]>)> {
 #[allow(clippy::len_without_is_empty)]
 pub(crate) trait LogIndex: Send + Sync + Sized + 'static {
     fn with_capacity(items: usize) -> Self;
+    /// An empty index with room for `items` whose positions name the same
+    /// keys as this one's (`for_each_window`): a rebuild's, which a cursor
+    /// walking this one's windows goes on walking.
+    fn with_capacity_like(&self, items: usize) -> Self {
+        Self::with_capacity(items)
+    }
     fn get(&self, log: &LogReader<'_>, key: &[u8]) -> Option<Loc>;
     /// Inserts or replaces; returns the old location.
     fn insert(&mut self, log: &LogReader<'_>, key: &[u8], loc: Loc) -> Option<Loc>;
@@ -289,6 +295,13 @@ impl LogIndex for CompactHash {
         CompactHash {
             table: Table::with_capacity(items),
             hasher: *process_hasher(),
+        }
+    }
+
+    fn with_capacity_like(&self, items: usize) -> Self {
+        CompactHash {
+            table: self.table.with_capacity_like(items),
+            hasher: self.hasher,
         }
     }
 

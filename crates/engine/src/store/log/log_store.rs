@@ -613,8 +613,11 @@ impl<I: LogIndex> Store for LogStore<I> {
             self.header.kind,
             self.flushed,
             // Room for every key at once: a growth of a compact index reads
-            // every key back, and the new file is read with `pread`.
-            self.opts.buckets.max(self.index.len()),
+            // every key back, and the new file is read with `pread`. Its
+            // positions name the same keys as the old index's: a hash
+            // cursor walking across the swap misses no record.
+            self.index
+                .with_capacity_like(self.opts.buckets.max(self.index.len())),
             self.max_cas,
         )?;
         Ok(Some(Box::new(task)))

@@ -60,7 +60,7 @@ impl<I: LogIndex> LogRebuild<I> {
         old: Arc<dyn DataFile>,
         kind: FileKind,
         frozen_end: u64,
-        buckets: usize,
+        index: I,
         max_cas: u64,
     ) -> Result<Self> {
         let (tmp, new) = TmpFile::create(fs, path, tmpfile::REBUILD)?;
@@ -75,7 +75,7 @@ impl<I: LogIndex> LogRebuild<I> {
             old,
             new,
             header,
-            index: I::with_capacity(buckets),
+            index,
             new_len: FILE_HEADER_SIZE as u64,
             buf: header.encode().to_vec(),
             frozen_end,
