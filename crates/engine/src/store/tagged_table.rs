@@ -134,6 +134,12 @@ fn salted(hash: u64, salt: u64) -> u64 {
     (hash & !START_BITS) | (hash.wrapping_mul(salt) & START_BITS)
 }
 
+/// Whether a walk's window `from..next` (`Table::live_window`) holds
+/// position `pos`; the last window (`next` is `None`) holds all after `from`.
+pub(crate) fn in_window(pos: usize, from: usize, next: Option<usize>) -> bool {
+    pos >= from && next.is_none_or(|end| pos < end)
+}
+
 /// A new table's salt: odd, and different for every table of the process.
 fn new_salt() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -676,11 +682,19 @@ impl<S: Slots> Table<S> {
         live_in(&self.cur, 0).chain(live_in(&self.old, OLD))
     }
 
-    /// The live slots of groups `[from, from + n)` of a walk over the
-    /// current array's groups, then the old one's, and where the walk goes
-    /// on (`None` once it is done). Between two calls the table may grow:
-    /// a walk then misses or repeats some slots, which a sweep for expired
-    /// items can afford, and it still ends (growths are few).
+    /// A window of a walk by home group: the groups `[from, from + n)` of
+    /// the current array's, then the old one's, and where the walk goes on
+    /// (`None` once it is done). Returned are the live slots of those
+    /// groups and of the full groups after them (up to one with an empty
+    /// slot, wrapping), where items whose probe started in the window may
+    /// lie; the caller keeps those whose `home_position` is in
+    /// `from..next` (`in_window`). A position names the group where an
+    /// item's probe starts, not where it sits: a table rebuilt with this
+    /// one's salt and size places an item elsewhere on its probe path but
+    /// at the same start, so a walk across the rebuild neither misses nor
+    /// repeats it. Between two calls the table may grow: a walk then misses
+    /// or repeats some items, which a sweep for expired items can afford,
+    /// and it still ends (growths are few).
     pub(crate) fn live_window(
         &self,
         from: usize,
@@ -690,26 +704,42 @@ impl<S: Slots> Table<S> {
         let total = cur + self.old.0.len();
         let end = from.saturating_add(n).min(total);
         let mut out = Vec::new();
-        for pos in from..end {
-            let (arr, g, bit) = if pos < cur {
-                (&self.cur, pos, 0)
-            } else {
-                (&self.old, pos - cur, OLD)
+        for (arr, base, bit) in [(&self.cur, 0, 0), (&self.old, cur, OLD)] {
+            let len = arr.0.len();
+            let lo = from.clamp(base, base + len) - base;
+            let hi = end.clamp(base, base + len) - base;
+            if lo >= hi {
+                continue;
+            }
+            let mut push = |g: usize| {
+                let group = &arr.0[g];
+                for i in (0..GROUP).filter(|&i| group.ctrl[i] > TOMB) {
+                    out.push(((g * GROUP + i) | bit, group.slots.loc(i)));
+                }
             };
-            let group = &arr.0[g];
-            for i in (0..GROUP).filter(|&i| group.ctrl[i] > TOMB) {
-                out.push(((g * GROUP + i) | bit, group.slots.loc(i)));
+            (lo..hi).for_each(&mut push);
+            // An item sits past its start only across groups that were
+            // full when it went in, and a full group stays so (`remove`).
+            let mut last = hi - 1;
+            for _ in 0..len - (hi - lo) {
+                if arr.0[last].matching(EMPTY) != 0 {
+                    break;
+                }
+                last = if last + 1 == len { 0 } else { last + 1 };
+                push(last);
             }
         }
         (out, (end < total).then_some(end))
     }
 
-    /// The position (`live_window`'s `from`) of the group holding `slot`.
-    pub(crate) fn window_position(&self, slot: usize) -> usize {
+    /// The position (`live_window`'s) of the group where the probe for the
+    /// item in `slot`, whose hash is `hash`, starts.
+    pub(crate) fn home_position(&self, slot: usize, hash: u64) -> usize {
+        let hash = salted(hash, self.salt);
         if slot & OLD != 0 {
-            self.cur.0.len() + (slot & !OLD) / GROUP
+            self.cur.0.len() + self.old.start(hash)
         } else {
-            slot / GROUP
+            self.cur.start(hash)
         }
     }
 
@@ -726,12 +756,22 @@ impl<S: Slots> Table<S> {
     }
 
     /// An empty table with room for `items` that probes as this one does
-    /// (its salt): a rebuild's new index, so that a hash cursor's position
-    /// (a group of the array) names the same keys across the swap.
+    /// (its salt) over as many groups as this one's current array when
+    /// `items` fit in it (`needs_growth`'s load): a rebuild's new index, so that a hash cursor's position
+    /// (a group of the array) names the same keys across the swap. It costs
+    /// the rebuild's shrinking of an index whose store lost most records.
     pub(crate) fn with_capacity_like(&self, items: usize) -> Table<S> {
+        let fits = (items + 1) * 8 <= self.cur.slots() * 7;
+        let groups = if fits {
+            self.cur.0.len()
+        } else {
+            Self::grown_groups(items)
+        };
         Table {
+            cur: Groups::of(groups),
+            presized: groups,
             salt: self.salt,
-            ..Table::with_capacity(items)
+            ..Table::default()
         }
     }
 }

@@ -27,7 +27,7 @@ use crate::format::{Op, RecordHeader, MAX_RECORD_HEADER};
 use crate::io::{DataFile, FileMap};
 use crate::store::index::{Index, Key};
 use crate::store::tagged_table::{
-    key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint, Slots, Table,
+    in_window, key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint, Slots, Table,
 };
 use std::borrow::Cow;
 use std::hash::BuildHasher;
@@ -367,14 +367,27 @@ impl LogIndex for CompactHash {
         f: &mut dyn FnMut(&[u8], Loc),
     ) -> Option<usize> {
         let (slots, next) = self.table.live_window(from, budget);
-        let offsets = slots.into_iter().map(|(_, v)| v & !SLOT_TAG).collect();
-        each_in_log_order(log, offsets, f);
+        let mut slots: Vec<(u64, usize)> = slots
+            .into_iter()
+            .map(|(slot, v)| (v & !SLOT_TAG, slot))
+            .collect();
+        // Read forward through the file.
+        slots.sort_unstable();
+        for (offset, slot) in slots {
+            if let Some((loc, key)) = log.entry(offset) {
+                let home = self.table.home_position(slot, self.hash(&key));
+                if in_window(home, from, next) {
+                    f(&key, loc);
+                }
+            }
+        }
         next
     }
 
     fn window_of(&self, log: &LogReader<'_>, key: &[u8]) -> Option<usize> {
-        let (slot, _) = self.find(log, key, self.hash(key))?;
-        Some(self.table.window_position(slot))
+        let hash = self.hash(key);
+        let (slot, _) = self.find(log, key, hash)?;
+        Some(self.table.home_position(slot, hash))
     }
 }
 

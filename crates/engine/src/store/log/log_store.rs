@@ -614,8 +614,9 @@ impl<I: LogIndex> Store for LogStore<I> {
             self.flushed,
             // Room for every key at once: a growth of a compact index reads
             // every key back, and the new file is read with `pread`. Its
-            // positions name the same keys as the old index's: a hash
-            // cursor walking across the swap misses no record.
+            // positions name the same keys as the old index's (its salt
+            // and, when the records fit, its array's size): a hash cursor
+            // walking across the swap misses no record.
             self.index
                 .with_capacity_like(self.opts.buckets.max(self.index.len())),
             self.max_cas,

@@ -36,7 +36,7 @@ mod table;
 mod ttl;
 
 use super::index::Key;
-use super::tagged_table::{key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint};
+use super::tagged_table::{in_window, key_hash, prefetch_line, process_hasher, KeysAt, ProbeHint};
 use super::{Store, StoreStats};
 use crate::access::{Access, AccessWord};
 use crate::record::{Meta, Record};
@@ -247,6 +247,12 @@ impl SegCache {
 
     fn slot_of(&self, key: &[u8]) -> Option<usize> {
         self.slot_hashed(key, self.hash(key))
+    }
+
+    /// Whether the item of `key` in `slot` belongs to the window
+    /// `from..next` of a walk (`Table::live_window`).
+    fn homed_in(&self, slot: usize, key: &[u8], from: usize, next: Option<usize>) -> bool {
+        in_window(self.table.home_position(slot, self.hash(key)), from, next)
     }
 
     /// `slot_of` for a key whose hash the caller has already.
@@ -821,21 +827,26 @@ impl Store for SegCache {
         let (slots, next) = self.table.live_window(from, budget);
         let keys = slots
             .into_iter()
-            .map(|(_, loc)| Key::from(key_at(&self.segs, loc)))
+            .map(|(slot, loc)| (slot, key_at(&self.segs, loc)))
+            .filter(|&(slot, key)| self.homed_in(slot, key, from, next))
+            .map(|(_, key)| Key::from(key))
             .collect();
         (keys, next)
     }
     fn window_of(&self, key: &[u8]) -> Option<usize> {
-        self.slot_of(key).map(|s| self.table.window_position(s))
+        let hash = self.hash(key);
+        self.slot_hashed(key, hash)
+            .map(|s| self.table.home_position(s, hash))
     }
     /// A window of `budget` table groups (8 slots each).
     fn expired_keys(&self, now: u64, from: usize, budget: usize) -> (Vec<Key>, Option<usize>) {
         let (slots, next) = self.table.live_window(from, budget);
         let expired = slots
             .into_iter()
-            .filter_map(|(_, loc)| {
+            .filter_map(|(slot, loc)| {
                 let it = self.item_at(loc)?;
-                it.meta.is_expired(now).then(|| Key::from(it.key))
+                (it.meta.is_expired(now) && self.homed_in(slot, it.key, from, next))
+                    .then(|| Key::from(it.key))
             })
             .collect();
         (expired, next)
