@@ -512,6 +512,14 @@ impl Db {
         Ok(())
     }
 
+    /// Makes `watch` hear of every item a cache shard evicts from now on
+    /// (memcached's `watch evictions`); stores that never evict ignore it.
+    pub fn set_eviction_watch(&self, watch: Arc<dyn crate::evictions::EvictionWatch>) {
+        for s in &self.shards {
+            s.state.write().store.set_eviction_watch(watch.clone());
+        }
+    }
+
     /// The update listener's counters (`ulog_bytes`, ...), empty without one.
     pub fn update_log_stats(&self) -> Vec<(&'static str, u64)> {
         self.listener.get().map(|l| l.stats()).unwrap_or_default()

@@ -18,6 +18,7 @@
 pub mod access;
 pub mod activity;
 pub mod db;
+pub mod evictions;
 pub mod format;
 pub mod io;
 pub mod lock;

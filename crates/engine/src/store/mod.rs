@@ -153,6 +153,9 @@ pub(crate) trait Store: Send + Sync {
     }
     /// Removes `key`; false when it was absent.
     fn remove(&mut self, key: &[u8]) -> Result<bool>;
+    /// Tells `watch` of every item this store evicts from now on (caches
+    /// only; other stores evict nothing and ignore it).
+    fn set_eviction_watch(&mut self, _watch: std::sync::Arc<dyn crate::evictions::EvictionWatch>) {}
     fn len(&self) -> u64;
     fn clear(&mut self) -> Result<()>;
     /// Hands buffered writes to the OS; with `hard`, also makes them durable.

@@ -86,7 +86,7 @@ pub(crate) enum Value<'a> {
 }
 
 impl Value<'_> {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Value::Inline(v) => v.len(),
             Value::External(_, n) => *n,

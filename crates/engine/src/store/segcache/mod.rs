@@ -27,6 +27,7 @@
 //! of its own size. Values kept aside (1 KiB and more) are evicted only as
 //! far as the byte cap needs, at least a 64th of it a pass (`make_room`).
 
+mod aside;
 mod expiry;
 mod ghost;
 pub(crate) mod item;
@@ -139,6 +140,12 @@ pub(crate) struct SegCache {
     /// Where the table is, for writers waiting for the shard's lock
     /// (`ProbeHint`); republished after every insert and clear.
     probe: Arc<ProbeHint>,
+    /// Hears of each eviction (`Db::set_eviction_watch`).
+    eviction_watch: Option<Arc<dyn crate::evictions::EvictionWatch>>,
+    /// Where `evict_aside` stopped: a segment and the offset of the next
+    /// record it reads there (`aside.rs`). Forgotten when that segment is
+    /// passed whole, released or rebased.
+    aside_cursor: Option<(u32, usize)>,
 }
 
 /// `retire`'s segment for a value that was never stored in one.
@@ -230,6 +237,8 @@ impl SegCache {
             max_cas: 0,
             hasher: *process_hasher(),
             probe: Arc::new(ProbeHint::new::<CacheSlots>(key_hash)),
+            eviction_watch: None,
+            aside_cursor: None,
         }
     }
 
@@ -315,6 +324,7 @@ impl SegCache {
     /// all stay within the 2-byte range (-8,192 to 8,191); from its first
     /// item on, its last ~500 took 3.
     fn rebase(&mut self, id: u32) {
+        self.forget_aside_cursor(id);
         let i = id as usize;
         if self.cas_base.len() <= i {
             self.cas_base.resize(i + 1, 0);
@@ -490,6 +500,10 @@ impl SegCache {
             // must not run for every insert (with the bytes over the cap
             // alone, 1.5M values of 2 KB into 1 GiB took minutes).
             let over = (self.allocated + self.external + table).saturating_sub(self.cap_bytes);
+            // A few values at a time while the record has room (`aside.rs`).
+            if room && self.evict_aside(over) {
+                continue;
+            }
             let external_quota = if room {
                 over.max(self.cap_bytes / EXTERNAL_EVICTION_SHARE)
             } else {
@@ -501,6 +515,29 @@ impl SegCache {
 
     /// Counts the item in `slot`, about to be dropped (`expired`) or
     /// evicted, if no client fetched it.
+    /// Segment `id`'s records move or go: `evict_aside` starts it afresh.
+    fn forget_aside_cursor(&mut self, id: u32) {
+        if self.aside_cursor.is_some_and(|(seg, _)| seg == id) {
+            self.aside_cursor = None;
+        }
+    }
+
+    /// Tells the eviction watch, if one listens, of the item `it` in
+    /// `slot`, about to be evicted.
+    fn tell_eviction(&self, slot: usize, it: &item::ItemRef<'_>) {
+        let Some(w) = self.eviction_watch.as_ref().filter(|w| w.watching()) else {
+            return;
+        };
+        let access = self.table.access(slot).peek();
+        w.evicted(&crate::evictions::Evicted {
+            key: it.key,
+            fetched: access.fetched,
+            expires_at: it.meta.expires_at,
+            idle_secs: access.idle_secs(),
+            size: it.value.len(),
+        });
+    }
+
     fn count_unfetched(&mut self, slot: usize, expired: bool) {
         if self.table.access(slot).fetched() {
             return;
@@ -526,6 +563,7 @@ impl SegCache {
     /// Gives back segment `id` (already taken out of `segs`, with
     /// `capacity` bytes) and its id.
     fn release_segment(&mut self, id: u32, capacity: usize) {
+        self.forget_aside_cursor(id);
         self.allocated -= capacity as u64;
         self.free_ids.push(id);
         self.set_expiry(id, 0);
@@ -778,6 +816,9 @@ impl Store for SegCache {
     fn update(&mut self, key: &[u8], value: Bytes, meta: Meta) -> Result<()> {
         self.put_with(key, Stored::Bytes(value), meta, Keep::Update)
     }
+    fn set_eviction_watch(&mut self, watch: Arc<dyn crate::evictions::EvictionWatch>) {
+        self.eviction_watch = Some(watch);
+    }
     fn remove(&mut self, key: &[u8]) -> Result<bool> {
         Ok(self.unlink(key).is_some())
     }
@@ -785,6 +826,7 @@ impl Store for SegCache {
         self.table.len() as u64
     }
     fn clear(&mut self) -> Result<()> {
+        self.aside_cursor = None;
         self.table.clear();
         self.table.publish(&self.probe);
         self.segs.clear();

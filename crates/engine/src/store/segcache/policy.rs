@@ -87,14 +87,14 @@ impl SegCache {
     }
 
     /// Whether the next pass takes main's oldest segment (module doc).
-    fn main_turn(&self) -> bool {
+    pub(super) fn main_turn(&self) -> bool {
         if self.main.is_empty() {
             return false;
         }
         self.probation.is_empty() || self.main_over_share()
     }
 
-    fn main_over_share(&self) -> bool {
+    pub(super) fn main_over_share(&self) -> bool {
         let total = u128::from(self.live_bytes + self.external);
         u128::from(self.main_live) > (total * u128::from(self.main_share)) >> 32
     }
@@ -141,6 +141,7 @@ impl SegCache {
         let Some(id) = self.queue(from_main).pop_front() else {
             return;
         };
+        self.forget_aside_cursor(id);
         self.passes += 1;
         let Some(mut buf) = self.segs[id as usize].take() else {
             return;
@@ -188,6 +189,9 @@ impl SegCache {
                 } else {
                     if let item::Value::External(_, n) = value {
                         freed_external += n as u64 + EXTERNAL_OVERHEAD;
+                    }
+                    if !expired {
+                        self.tell_eviction(slot, &it);
                     }
                     self.count_unfetched(slot, expired);
                     self.table.remove_at(slot);
@@ -282,7 +286,12 @@ impl SegCache {
     /// Appends the item `it` of `slot` (in a segment being passed, of main
     /// if `from_main`) to main's open segment if it fits there; false if
     /// not (no open segment, or no room).
-    fn move_to_main(&mut self, slot: usize, it: &item::ItemRef<'_>, from_main: bool) -> bool {
+    pub(super) fn move_to_main(
+        &mut self,
+        slot: usize,
+        it: &item::ItemRef<'_>,
+        from_main: bool,
+    ) -> bool {
         let Some(dest) = self.main_open.or_else(|| self.open_main()) else {
             return false;
         };
