@@ -141,6 +141,9 @@ pub enum Command {
     /// `refresh_certs`: reload the TLS certificates (memcached built with
     /// TLS) → `OK` or the error line.
     RefreshCerts,
+    /// `watch [kinds...]`: the connection becomes a log watcher (memcached's
+    /// logger); the words name the kinds of events it is sent.
+    Watch { args: Vec<Bytes> },
     /// `slabs <args...>`: `automove` and `reassign`, memcached's slab
     /// tuning (memstored has no slabs; the server answers as memcached
     /// does with slab reassignment disabled).
@@ -343,6 +346,7 @@ fn parse_tokens(t: &[Bytes], line_len: usize) -> Result<Command, TextError> {
         b"lru_crawler" if n >= 2 => Ok(Command::LruCrawler { args: rest() }),
         b"slabs" => Ok(Command::Slabs { args: rest() }),
         b"refresh_certs" => Ok(Command::RefreshCerts),
+        b"watch" => Ok(Command::Watch { args: rest() }),
         b"stats" => Ok(Command::Stats { args: rest() }),
         // memcached's process_command_ascii: an unknown command whose last
         // token starts with "HTTP/" closes the connection.

@@ -118,13 +118,18 @@ pub struct Args {
     /// searches (they keep it off the worker threads).
     // Named for what it sets: `--write-threads`, memstored 0.1's name, is
     // kept as a hidden alias (writes run on the worker threads, not here).
+    /// Without a number, `-W` is memcached's: `--disable-watch`.
     #[arg(
         short = 'W',
         long = "blocking-threads",
         alias = "write-threads",
-        default_value_t = 2
+        num_args = 0..=1,
+        value_name = "N"
     )]
-    pub blocking_threads: usize,
+    pub blocking_threads: Option<Option<usize>>,
+    /// memcached's `-W`: the `watch` command is refused.
+    #[arg(long = "disable-watch")]
+    pub disable_watch: bool,
     /// Worker threads, which serve every connection, reads and writes
     /// alike (default: number of cores). `--threads` is tkrzw_server's
     /// name for it, `-t` memcached's letter.
@@ -368,6 +373,16 @@ impl Args {
     /// `-t 0` (memcached refuses it too).
     pub fn zero_threads(&self) -> Option<String> {
         (self.workers == Some(0)).then(|| "-t 0: at least one worker thread is needed".into())
+    }
+
+    /// `-W N`'s threads for blocking work (2 without it).
+    pub fn blocking_threads(&self) -> usize {
+        self.blocking_threads.flatten().unwrap_or(2)
+    }
+
+    /// `--disable-watch`, or memcached's `-W` without a number.
+    pub fn watch_disabled(&self) -> bool {
+        self.disable_watch || matches!(self.blocking_threads, Some(None))
     }
 
     pub fn worker_threads(&self) -> usize {

@@ -20,6 +20,10 @@ pub struct Extended {
     /// `idle_timeout=N`: close connections idle more than N seconds
     /// (`net::idle`); 0 is memcached's default, never.
     pub idle_timeout: Option<u32>,
+    /// `watcher_logbuf_size=KiB`: each log watcher's buffer (`watch`).
+    pub watcher_logbuf: Option<usize>,
+    /// `-W` / `--disable-watch` (not an `-o` option; set beside them).
+    pub watch_disabled: bool,
     /// Options accepted and ignored, as given.
     pub ignored: Vec<String>,
     /// The `ssl_*` options (used with `-Z`, ignored without, as memcached).
@@ -53,7 +57,6 @@ const IGNORED: &[&str] = &[
     "slab_automove_ratio",
     "slab_automove_freeratio",
     "slab_automove_window",
-    "watcher_logbuf_size",
     "worker_logbuf_size",
     "track_sizes",
     "no_hashexpand",
@@ -99,6 +102,17 @@ pub fn parse(lists: &[String]) -> Result<Extended, String> {
                     .parse::<u32>()
                     .map_err(|_| format!("-o idle_timeout={n}: expected a number of seconds"))?;
                 out.idle_timeout = (secs > 0).then_some(secs);
+            }
+            "watcher_logbuf_size" => {
+                let n = value.ok_or("Missing watcher_logbuf_size argument")?;
+                let kib = n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|k| *k > 0 && *k <= 1 << 20)
+                    .ok_or_else(|| {
+                        format!("-o watcher_logbuf_size={n}: expected KiB, from 1 to 1048576")
+                    })?;
+                out.watcher_logbuf = Some(kib << 10);
             }
             _ if IGNORED.contains(&key) => out.ignored.push(item.to_string()),
             _ if key.starts_with("ssl_") && tls_option(&mut out.tls, key, value)? => {

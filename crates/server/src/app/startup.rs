@@ -153,7 +153,8 @@ fn check_flags(
         return Err(StartError::Flags(why));
     }
     crate::app::privileges::check_root(args.user.as_deref()).map_err(StartError::Flags)?;
-    let extended = crate::app::extended::parse(&args.extended).map_err(StartError::Flags)?;
+    let mut extended = crate::app::extended::parse(&args.extended).map_err(StartError::Flags)?;
+    extended.watch_disabled = args.watch_disabled();
     for o in &extended.ignored {
         tracing::info!(
             "-o {o}: tunes memcached's own machinery, which memstored does not have; ignored"
@@ -321,7 +322,7 @@ fn config_of(
         sasl,
         read_only: args.read_only,
         conn_memory: args.conn_memory,
-        blocking_threads: args.blocking_threads.max(1),
+        blocking_threads: args.blocking_threads().max(1),
         search_timeout: args.search_timeout,
         kt_timeout: (!args.kt_timeout.is_zero()).then_some(args.kt_timeout),
         enable_shutdown: args.enable_shutdown,
@@ -617,6 +618,12 @@ async fn serve(
     }
     if let Some(level) = started.extended.slab_automove {
         srv.slab_automove.store(level, Relaxed);
+    }
+    if let Some(bytes) = started.extended.watcher_logbuf {
+        srv.watch.set_buffer(bytes);
+    }
+    if started.extended.watch_disabled {
+        srv.watch.disable();
     }
     if let Some(secs) = started.extended.idle_timeout {
         crate::net::idle::spawn(srv.clone(), secs);

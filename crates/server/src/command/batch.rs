@@ -10,6 +10,7 @@
 use super::{check_size, Outcome};
 use crate::state::counters::add;
 use crate::state::server::Server;
+use crate::state::watch::Found;
 use memstored_engine::{BatchError, BatchPut, Error, Lookup, LookupRef, Record};
 
 /// Stores records as plain sets (`StoreKind::Set` without a CAS).
@@ -197,6 +198,16 @@ impl GetMany<'_> {
         r.map_err(Outcome::from_error)?;
         let n = first_large.unwrap_or(self.keys.len());
         found.truncate(n);
+        if srv.watch.wants(crate::state::watch::kind::FETCHERS) {
+            for (i, key) in self.keys.iter().take(n).enumerate() {
+                let (seen, size) = match &found[i] {
+                    Some(r) => (Found::Found, r.value.len()),
+                    None if expired.contains(&i) => (Found::Expired, 0),
+                    None => (Found::NotFound, 0),
+                };
+                srv.watch.item_get(key, seen, size);
+            }
+        }
         let hits = found.iter().filter(|r| r.is_some()).count() as u64;
         let expired = expired.iter().filter(|&&i| i < n).count() as u64;
         let c = srv.counters.here();
@@ -220,17 +231,33 @@ impl GetMany<'_> {
         mut hit: impl FnMut(usize, LookupRef<'_>),
     ) -> Result<(), Outcome> {
         let (mut hits, mut expired) = (0u64, 0u64);
-        let r = srv
-            .db
-            .lookup_batch_with(self.keys, lend_below, |i, l| match l {
+        // What each key found, for fetchers' watchers (only while one watches).
+        let mut seen: Option<Vec<(Found, usize)>> = srv
+            .watch
+            .wants(crate::state::watch::kind::FETCHERS)
+            .then(|| vec![(Found::NotFound, 0); self.keys.len()]);
+        let r = srv.db.lookup_batch_with(self.keys, lend_below, |i, l| {
+            if let Some(s) = seen.as_mut().and_then(|s| s.get_mut(i)) {
+                *s = match &l {
+                    LookupRef::Lent(v, _) => (Found::Found, v.len()),
+                    LookupRef::Hit(r) => (Found::Found, r.value.len()),
+                    LookupRef::Expired => (Found::Expired, 0),
+                    LookupRef::Missing => (Found::NotFound, 0),
+                };
+            }
+            match l {
                 LookupRef::Expired => expired += 1,
                 LookupRef::Missing => {}
                 found => {
                     hits += 1;
                     hit(i, found);
                 }
-            });
+            }
+        });
         r.map_err(Outcome::from_error)?;
+        for (key, (found, size)) in self.keys.iter().zip(seen.unwrap_or_default()) {
+            srv.watch.item_get(key, found, size);
+        }
         let n = self.keys.len() as u64;
         let c = srv.counters.here();
         add(&c.cmd_get, n);

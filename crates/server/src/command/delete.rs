@@ -17,11 +17,37 @@ pub struct Delete {
 impl Delete {
     /// `Deleted`, `NotFound`, `Exists` (CAS mismatch), `ReadOnly` or `Failed`.
     pub fn apply(&self, srv: &Server) -> Outcome {
-        let o = outcome(srv.db.remove_with_cas(&self.key, self.cas), |()| {
-            Outcome::Deleted
-        });
+        self.apply_as(srv, "delete")
+    }
+
+    /// [`Delete::apply`] by the command `cmd` names for deletions'
+    /// watchers (`delete`, or meta's `md`).
+    pub fn apply_as(&self, srv: &Server, cmd: &str) -> Outcome {
+        let o = if srv.watch.wants(crate::state::watch::kind::DELETIONS) {
+            self.remove_watched(srv, cmd)
+        } else {
+            outcome(srv.db.remove_with_cas(&self.key, self.cas), |()| {
+                Outcome::Deleted
+            })
+        };
         count(srv, &o);
         o
+    }
+
+    /// The removal as one engine call that also tells the removed value's
+    /// size, for the watchers' `deleted` line.
+    fn remove_watched(&self, srv: &Server, cmd: &str) -> Outcome {
+        let done = srv.db.process(&self.key, |cur| {
+            let r = present_with_cas(cur, self.cas)?;
+            Ok((Action::Remove, r.value.len()))
+        });
+        match done {
+            Ok((size, _)) => {
+                srv.watch.deleted(&self.key, cmd, size);
+                Outcome::Deleted
+            }
+            Err(e) => Outcome::from_error(e),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use super::{outcome, Outcome};
 use crate::state::counters::bump;
 use crate::state::server::Server;
+use crate::state::watch::Found;
 use bytes::Bytes;
 use memstored_engine::{Access, Lookup, Record};
 
@@ -57,6 +58,7 @@ impl Get {
         let c = srv.counters.here();
         bump(&c.cmd_touch);
         let o = outcome(srv.db.touch(&self.key, expires_at), Outcome::Found);
+        watched(srv, &self.key, &o);
         match o {
             Outcome::Found(_) => bump(&c.touch_hits),
             Outcome::NotFound => bump(&c.touch_misses),
@@ -68,7 +70,16 @@ impl Get {
     fn read(&self, srv: &Server, lru_bump: bool) -> (Outcome, Option<Access>) {
         let c = srv.counters.here();
         bump(&c.cmd_get);
-        match srv.db.lookup_access(&self.key, lru_bump) {
+        let looked = srv.db.lookup_access(&self.key, lru_bump);
+        if srv.watch.wants(crate::state::watch::kind::FETCHERS) {
+            let (found, size) = match &looked {
+                Ok((Lookup::Hit(r), _)) => (Found::Found, r.value.len()),
+                Ok((Lookup::Expired, _)) => (Found::Expired, 0),
+                _ => (Found::NotFound, 0),
+            };
+            srv.watch.item_get(&self.key, found, size);
+        }
+        match looked {
             Ok((Lookup::Hit(r), access)) => {
                 bump(&c.get_hits);
                 (Outcome::Found(r), access)
@@ -99,6 +110,12 @@ impl Get {
             None => (&c.cmd_get, &c.get_hits, &c.get_misses),
         };
         bump(cmd);
+        if srv.watch.wants(crate::state::watch::kind::FETCHERS) {
+            match earlier {
+                Some(r) => srv.watch.item_get(&self.key, Found::Found, r.value.len()),
+                None => srv.watch.item_get(&self.key, Found::NotFound, 0),
+            }
+        }
         match earlier {
             Some(r) => {
                 bump(hits);
@@ -109,6 +126,17 @@ impl Get {
                 Outcome::NotFound
             }
         }
+    }
+}
+
+/// A fetch's outcome as fetchers' watchers see it (memcached's `item_get`).
+pub(super) fn watched(srv: &Server, key: &[u8], o: &Outcome) {
+    if !srv.watch.wants(crate::state::watch::kind::FETCHERS) {
+        return;
+    }
+    match o {
+        Outcome::Found(r) => srv.watch.item_get(key, Found::Found, r.value.len()),
+        _ => srv.watch.item_get(key, Found::NotFound, 0),
     }
 }
 

@@ -60,6 +60,7 @@ impl Store {
     }
 
     fn apply_as(&self, srv: &Server, delim: &[u8], new_cas: Option<u64>) -> Outcome {
+        self.fetch_watched(srv);
         let c = srv.counters.here();
         bump(&c.cmd_set);
         let cap = srv.cfg.max_item_size;
@@ -97,6 +98,55 @@ impl Store {
 
     /// Counts a store's result and turns it into its outcome.
     fn finish(&self, srv: &Server, result: memstored_engine::Result<u64>) -> Outcome {
+        let o = self.counted(srv, result);
+        self.store_watched(srv, &o);
+        o
+    }
+
+    /// memcached fetches the item a store replaces (`do_store_item`), and
+    /// its fetchers' watchers see that fetch: the present value's size, or
+    /// a miss. Read only while someone watches.
+    fn fetch_watched(&self, srv: &Server) {
+        use crate::state::watch::{kind, Found};
+        if !srv.watch.wants(kind::FETCHERS) {
+            return;
+        }
+        match srv.db.get_record(&self.key) {
+            Ok(Some(r)) => srv.watch.item_get(&self.key, Found::Found, r.value.len()),
+            _ => srv.watch.item_get(&self.key, Found::NotFound, 0),
+        }
+    }
+
+    /// The store as memcached's mutations watchers see it (`item_store`).
+    fn store_watched(&self, srv: &Server, o: &Outcome) {
+        if !srv.watch.wants(crate::state::watch::kind::MUTATIONS) {
+            return;
+        }
+        let status = match o {
+            Outcome::Stored { .. } => "stored",
+            Outcome::Exists => "exists",
+            Outcome::NotFound => "not_found",
+            Outcome::TooLarge { .. } => "too_large",
+            Outcome::NoMemory => "no_memory",
+            _ => "not_stored",
+        };
+        let cmd = match self.kind {
+            StoreKind::Set if self.cas.is_some() => "cas",
+            StoreKind::Set => "set",
+            StoreKind::Add => "add",
+            StoreKind::Replace => "replace",
+            StoreKind::Append | StoreKind::AppendOrSet { .. } => "append",
+            StoreKind::Prepend => "prepend",
+        };
+        let expires_at = match self.kind {
+            StoreKind::AppendOrSet { expires_at } => expires_at.unwrap_or(0),
+            _ => self.expires_at,
+        };
+        srv.watch
+            .item_store(&self.key, status, cmd, expires_at, self.value.len());
+    }
+
+    fn counted(&self, srv: &Server, result: memstored_engine::Result<u64>) -> Outcome {
         let c = srv.counters.here();
         let with_cas = self.cas.is_some();
         match result {
@@ -145,6 +195,7 @@ impl Store {
         let (Some(want), StoreKind::Set | StoreKind::Replace) = (self.cas, self.kind) else {
             return self.apply(srv);
         };
+        self.fetch_watched(srv);
         bump(&srv.counters.here().cmd_set);
         if let Err(too_large) = check_size(self.value.len(), srv.cfg.max_item_size) {
             return too_large;

@@ -12,6 +12,7 @@ use crate::state::conns::ConnInfo;
 use crate::state::counters as stats;
 use crate::state::replication::StreamRequest;
 use crate::state::server::Server;
+use crate::state::watch::CloseReason;
 use bytes::BytesMut;
 use std::io;
 use std::net::SocketAddr;
@@ -21,14 +22,48 @@ use tokio::sync::mpsc;
 
 /// Serves one connection until it closes.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>) {
-    serve_from(stream, peer, srv, BytesMut::new()).await
+    let _ = stream.set_nodelay(true);
+    serve_socket(stream, peer.to_string(), srv, BytesMut::new(), Listing::New).await
 }
 
 /// Serves a connection whose first bytes were already read into `rbuf`
 /// (an io_uring worker hands over the protocols it does not serve).
 pub async fn serve_from(stream: TcpStream, peer: SocketAddr, srv: Arc<Server>, rbuf: BytesMut) {
     let _ = stream.set_nodelay(true);
-    serve_socket(stream, peer.to_string(), srv, rbuf).await
+    serve_socket(stream, peer.to_string(), srv, rbuf, Listing::Handed).await
+}
+
+/// Serves a connection an io_uring worker hands over as it became a log
+/// watcher (`watch`).
+pub async fn serve_watcher(
+    stream: TcpStream,
+    srv: Arc<Server>,
+    watcher: Arc<crate::state::watch::Watcher>,
+) {
+    let listed = stream
+        .addresses()
+        .map(|(addr, local)| srv.conns.register_handed(&stream, addr, Some(local)));
+    crate::net::watch::serve(&stream, &srv, watcher).await;
+    if let Some(l) = &listed {
+        l.info.closing(CloseReason::Normal);
+    }
+}
+
+/// Whether watchers hear of the connection as new (`watch connevents`):
+/// not when another driver accepted it and told them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listing {
+    New,
+    Handed,
+}
+
+/// What a connection's socket goes on to when it closes to requests.
+#[derive(Default)]
+struct Handover {
+    /// A replication stream (`replicate`, Kyoto Tycoon's 0xB1).
+    stream: Option<StreamRequest>,
+    /// A log watcher (`watch`).
+    watcher: Option<Arc<crate::state::watch::Watcher>>,
 }
 
 /// Serves a connection of a TLS port (`-Z`): the handshake (bounded by its
@@ -45,22 +80,36 @@ pub async fn serve_tls(
         return;
     };
     match stream.early_plaintext() {
-        Ok(rbuf) => serve_socket(stream, peer, srv, rbuf).await,
+        Ok(rbuf) => serve_socket(stream, peer, srv, rbuf, Listing::New).await,
         Err(e) => tracing::debug!("{peer}: {e}"),
     }
 }
 
 /// Serves a connection of the Unix socket (`--unix-socket`).
 pub async fn serve_unix(stream: tokio::net::UnixStream, srv: Arc<Server>) {
-    serve_socket(stream, "unix socket client".into(), srv, BytesMut::new()).await
+    serve_socket(
+        stream,
+        "unix socket client".into(),
+        srv,
+        BytesMut::new(),
+        Listing::New,
+    )
+    .await
 }
 
-async fn serve_socket<S: Socket>(stream: S, peer: String, srv: Arc<Server>, rbuf: BytesMut) {
-    let mut handover = None;
+async fn serve_socket<S: Socket>(
+    stream: S,
+    peer: String,
+    srv: Arc<Server>,
+    rbuf: BytesMut,
+    listing: Listing,
+) {
+    let mut handover = Handover::default();
     // Dropped before `stream`: unlisted while its descriptor is still ours.
-    let listed = stream
-        .addresses()
-        .map(|(addr, local)| srv.conns.register_as(&stream, addr, Some(local)));
+    let listed = stream.addresses().map(|(addr, local)| match listing {
+        Listing::New => srv.conns.register_as(&stream, addr, Some(local)),
+        Listing::Handed => srv.conns.register_handed(&stream, addr, Some(local)),
+    });
     match run(
         &stream,
         rbuf,
@@ -73,10 +122,17 @@ async fn serve_socket<S: Socket>(stream: S, peer: String, srv: Arc<Server>, rbuf
         Ok(()) => tracing::debug!("{peer}: closed"),
         Err(e) => tracing::debug!("{peer}: {e}"),
     }
+    // A watcher stays listed (memcached's `conn_watch`) until it closes.
+    if let Some(w) = handover.watcher {
+        crate::net::watch::serve(&stream, &srv, w).await;
+        if let Some(l) = &listed {
+            l.info.closing(CloseReason::Normal);
+        }
+    }
     // A `replicate` call (or Kyoto Tycoon's 0xB1) turned the connection
     // into a replication stream, which `stats conns` does not list.
     drop(listed);
-    if let Some(req) = handover {
+    if let Some(req) = handover.stream {
         match stream.into_tcp() {
             Some(tcp) => crate::replication::master::serve(tcp, srv, req).await,
             None => tracing::info!("{peer}: replication streams run over TCP only"),
@@ -89,9 +145,14 @@ async fn run<S: Socket>(
     rbuf: BytesMut,
     srv: &Arc<Server>,
     listed: Option<&ConnInfo>,
-    handover: &mut Option<StreamRequest>,
+    handover: &mut Handover,
 ) -> io::Result<()> {
-    let mut core = ConnCore::new(srv, rbuf);
+    let mut core = ConnCore::new(srv, rbuf, stream.as_raw_fd());
+    let closing = |why| {
+        if let Some(l) = listed {
+            l.closing(why);
+        }
+    };
     // Bytes handed over with the connection are served before any read.
     let mut handed = !core.rbuf.is_empty();
     let (late_tx, mut late_rx) = mpsc::unbounded_channel::<LateAnswer>();
@@ -105,6 +166,7 @@ async fn run<S: Socket>(
     let probe = srv.shutdown.clone();
     let mut shutdown = srv.shutdown.clone();
     if *shutdown.borrow_and_update() {
+        closing(CloseReason::Shutdown);
         return Ok(());
     }
     let stopping = shutdown.changed();
@@ -115,6 +177,7 @@ async fn run<S: Socket>(
         if wait {
             // Err: the sender is gone, which ends the server too.
             if probe.has_changed().unwrap_or(true) {
+                closing(CloseReason::Shutdown);
                 return Ok(());
             }
             let in_flight = core.in_flight();
@@ -139,7 +202,10 @@ async fn run<S: Socket>(
                     }
                     continue;
                 }
-                _ = &mut stopping => return Ok(()),
+                _ = &mut stopping => {
+                    closing(CloseReason::Shutdown);
+                    return Ok(());
+                }
             }
         }
         if let Some(grow) = core.make_room() {
@@ -157,6 +223,7 @@ async fn run<S: Socket>(
         match read {
             Ok(ReadResult::Eof) => {
                 // Slow calls still running get answered before the close.
+                closing(CloseReason::Normal);
                 eof = true;
                 wait = true;
                 continue;
@@ -219,7 +286,7 @@ async fn serve_batch<S: Socket>(
     core: &mut ConnCore<'_>,
     late: &LateTx,
     listed: Option<&ConnInfo>,
-    handover: &mut Option<StreamRequest>,
+    handover: &mut Handover,
 ) -> io::Result<bool> {
     if let Some(l) = listed {
         l.begin();
@@ -250,7 +317,11 @@ async fn serve_batch<S: Socket>(
             // otherwise keep its worker, its writes never blocking.
             Step::Flush => tokio::task::yield_now().await,
             Step::Close => {
-                *handover = core.handover();
+                if let Some(l) = listed {
+                    l.closing(core.close_reason());
+                }
+                handover.stream = core.handover();
+                handover.watcher = core.watcher();
                 return Ok(false);
             }
         }

@@ -214,6 +214,8 @@ pub(crate) struct ConnCore<'s> {
     pub limits: ReadLimits,
     /// Bytes the buffer must hold for the next request (0 = unknown).
     pub need: usize,
+    /// The socket's descriptor, which watchers log as `cfd`.
+    pub fd: i32,
 }
 
 /// Growth the memory budget must grant before the next read.
@@ -225,7 +227,7 @@ pub(crate) struct Grow {
 
 impl<'s> ConnCore<'s> {
     /// A connection of `srv` whose first bytes (if any) are in `rbuf`.
-    pub fn new(srv: &'s Server, mut rbuf: BytesMut) -> ConnCore<'s> {
+    pub fn new(srv: &'s Server, mut rbuf: BytesMut, fd: i32) -> ConnCore<'s> {
         let limits = ReadLimits::of(srv);
         if rbuf.capacity() < limits.initial {
             rbuf.reserve(limits.initial - rbuf.len());
@@ -238,6 +240,7 @@ impl<'s> ConnCore<'s> {
             session: None,
             limits,
             need: 0,
+            fd,
         }
     }
 
@@ -320,6 +323,7 @@ impl<'s> ConnCore<'s> {
             out: &mut self.out,
             late,
         };
+        let _serving = crate::state::watch::Serving::conn(self.fd);
         s.process(&mut cx, &mut self.cs, &mut self.rbuf)
     }
 
@@ -388,6 +392,19 @@ impl<'s> ConnCore<'s> {
             self.cs.skip = rest;
         }
         go_on
+    }
+
+    /// The watcher the session became as it closed (`watch`).
+    pub fn watcher(&mut self) -> Option<Arc<crate::state::watch::Watcher>> {
+        self.session.as_mut().and_then(AnySession::take_watcher)
+    }
+
+    /// How the session says the connection closed.
+    pub fn close_reason(&self) -> crate::state::watch::CloseReason {
+        self.session.as_ref().map_or(
+            crate::state::watch::CloseReason::Error,
+            AnySession::close_reason,
+        )
     }
 
     /// The replication stream the session accepted as it closed.

@@ -12,4 +12,5 @@ pub mod send;
 pub mod socket;
 pub mod tls;
 pub mod uring;
+pub mod watch;
 pub mod workers;

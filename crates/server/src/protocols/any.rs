@@ -106,6 +106,23 @@ impl AnySession {
         }
     }
 
+    /// The watcher a text session became (`watch`) as it closed: the
+    /// connection's socket goes to it.
+    pub fn take_watcher(&mut self) -> Option<std::sync::Arc<crate::state::watch::Watcher>> {
+        match self {
+            AnySession::Text(s) => s.take_watcher(),
+            _ => None,
+        }
+    }
+
+    /// How the session says the connection closed (`quit`: normally).
+    pub fn close_reason(&self) -> crate::state::watch::CloseReason {
+        match self {
+            AnySession::Text(s) => s.close_reason(),
+            _ => crate::state::watch::CloseReason::Error,
+        }
+    }
+
     /// The replication stream the session accepted before it closed: the
     /// connection's socket goes to it.
     pub fn take_stream(&mut self) -> Option<StreamRequest> {

@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use crate::state::watch::{CloseReason, Watchers};
+
 const NEW: u8 = 0;
 const BUSY: u8 = 1;
 const IDLE: u8 = 2;
@@ -38,6 +40,9 @@ pub struct ConnInfo {
     state: AtomicU8,
     /// When the last request batch began, in the access clock's seconds.
     last_cmd: AtomicU32,
+    /// How it closes, for `watch connevents` (`CloseReason` as a byte;
+    /// memcached's default, `error`, unless a clean end was seen).
+    close_reason: AtomicU8,
 }
 
 impl ConnInfo {
@@ -58,6 +63,22 @@ impl ConnInfo {
     pub fn end(&self, need: usize) {
         self.state
             .store(if need > 0 { NREAD } else { IDLE }, Relaxed);
+    }
+
+    /// How the connection is closing (the last word counts).
+    pub fn closing(&self, why: CloseReason) {
+        self.close_reason.store(why as u8, Relaxed);
+    }
+
+    fn close_reason(&self) -> CloseReason {
+        if self.state.load(Relaxed) == CLOSING {
+            return CloseReason::IdleTimeout;
+        }
+        match self.close_reason.load(Relaxed) {
+            r if r == CloseReason::Normal as u8 => CloseReason::Normal,
+            r if r == CloseReason::Shutdown as u8 => CloseReason::Shutdown,
+            _ => CloseReason::Error,
+        }
     }
 
     fn state(&self) -> &'static str {
@@ -83,6 +104,8 @@ pub(crate) fn text(a: SocketAddr) -> String {
 #[derive(Debug, Default)]
 pub struct Conns {
     by_fd: Mutex<BTreeMap<i32, Arc<ConnInfo>>>,
+    /// Told of connections opened and closed (`watch connevents`).
+    watch: Arc<Watchers>,
     /// memcached's `-o idle_timeout=N` in seconds; 0: connections may idle
     /// for ever (memcached's default). Set once at start.
     idle_timeout: AtomicU32,
@@ -96,18 +119,42 @@ pub struct Registered<'a> {
     conns: &'a Conns,
     fd: i32,
     pub info: Arc<ConnInfo>,
+    /// Its close is logged to watchers (not when handed to another driver).
+    announce: bool,
+}
+
+impl Registered<'_> {
+    /// Unlists it without telling watchers: the connection goes on,
+    /// listed again by the driver it is handed to.
+    pub fn hand_over(mut self) {
+        self.announce = false;
+    }
 }
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        let mut t = self.conns.by_fd.lock().unwrap_or_else(|e| e.into_inner());
-        if t.get(&self.fd).is_some_and(|i| Arc::ptr_eq(i, &self.info)) {
-            t.remove(&self.fd);
+        {
+            let mut t = self.conns.by_fd.lock().unwrap_or_else(|e| e.into_inner());
+            if t.get(&self.fd).is_some_and(|i| Arc::ptr_eq(i, &self.info)) {
+                t.remove(&self.fd);
+            }
+        }
+        if self.announce && self.info.listen_addr.is_some() {
+            let why = self.info.close_reason();
+            self.conns.watch.conn_close(&self.info.addr, why, self.fd);
         }
     }
 }
 
 impl Conns {
+    /// A table whose connections are told to `watch`.
+    pub fn watched_by(watch: Arc<Watchers>) -> Conns {
+        Conns {
+            watch,
+            ..Conns::default()
+        }
+    }
+
     /// Lists `sock`, a listener when `peer` is `None`; `None` when its
     /// local address cannot be read (it is then left out of the table).
     pub fn register<S: AsRawFd>(
@@ -132,13 +179,32 @@ impl Conns {
         addr: String,
         listen_addr: Option<String>,
     ) -> Registered<'_> {
+        let fd = sock.as_raw_fd();
+        if listen_addr.is_some() {
+            self.watch.conn_new(&addr, fd);
+        }
+        self.listed(fd, addr, listen_addr)
+    }
+
+    /// `register_as` for a connection handed over from another driver:
+    /// watchers heard of it when it was accepted.
+    pub fn register_handed<S: AsRawFd>(
+        &self,
+        sock: &S,
+        addr: String,
+        listen_addr: Option<String>,
+    ) -> Registered<'_> {
+        self.listed(sock.as_raw_fd(), addr, listen_addr)
+    }
+
+    fn listed(&self, fd: i32, addr: String, listen_addr: Option<String>) -> Registered<'_> {
         let info = Arc::new(ConnInfo {
             addr,
             listen_addr,
             state: AtomicU8::new(NEW),
             last_cmd: AtomicU32::new(clock()),
+            close_reason: AtomicU8::new(CloseReason::Error as u8),
         });
-        let fd = sock.as_raw_fd();
         self.by_fd
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -147,6 +213,7 @@ impl Conns {
             conns: self,
             fd,
             info,
+            announce: true,
         }
     }
 

@@ -13,3 +13,4 @@ pub mod server;
 pub mod size;
 pub mod slow;
 pub mod tls;
+pub mod watch;

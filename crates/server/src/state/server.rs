@@ -113,6 +113,8 @@ pub struct Server {
     pub replication: crate::state::replication::Replication,
     /// The memcached port's listeners and connections, for `stats conns`.
     pub conns: crate::state::conns::Conns,
+    /// memcached's log watchers (`watch`).
+    pub watch: Arc<crate::state::watch::Watchers>,
     /// `lru_crawler enable|disable` (memcached's `settings.lru_crawler`).
     pub lru_crawler: std::sync::atomic::AtomicBool,
     /// `slabs automove N` (memcached's `settings.slab_automove`; nothing
@@ -191,6 +193,8 @@ impl Server {
         );
         let slow = SlowCalls::new(cfg.blocking_threads);
         let cfg_verbose = cfg.verbose;
+        let watch = Arc::new(crate::state::watch::Watchers::default());
+        db.set_eviction_watch(watch.clone());
         Server {
             db,
             budget,
@@ -208,7 +212,8 @@ impl Server {
             verbosity: AtomicU32::new(u32::from(cfg_verbose)),
             stop_requested: Notify::new(),
             replication: Default::default(),
-            conns: Default::default(),
+            conns: crate::state::conns::Conns::watched_by(watch.clone()),
+            watch,
             lru_crawler: std::sync::atomic::AtomicBool::new(true),
             slab_automove: std::sync::atomic::AtomicU32::new(0),
             tls: crate::state::tls::TlsState::default(),

@@ -7,6 +7,7 @@ use crate::net::placement::Live;
 use crate::protocols::session::{LateTx, Step};
 use crate::state::conns::Registered;
 use crate::state::server::Server;
+use crate::state::watch::CloseReason;
 use bytes::BytesMut;
 use io_uring::{opcode, squeue, types};
 use std::net::SocketAddr;
@@ -56,6 +57,8 @@ pub(super) struct Conn<'s> {
     pub closing: bool,
     /// Stopping: write what is pending, then close.
     pub draining: bool,
+    /// The watcher the connection became (`watch`): handed over with it.
+    pub watcher: Option<Arc<crate::state::watch::Watcher>>,
 }
 
 impl<'s> Conn<'s> {
@@ -67,12 +70,13 @@ impl<'s> Conn<'s> {
     ) -> Conn<'s> {
         let _ = stream.set_nodelay(true);
         let listed = srv.conns.register(&stream, stream.local_addr(), Some(peer));
+        let fd = stream.as_raw_fd();
         Conn {
             listed,
             stream,
             peer,
             live,
-            core: ConnCore::new(srv, BytesMut::new()),
+            core: ConnCore::new(srv, BytesMut::new(), fd),
             plan: None,
             after: Step::NeedInput(0),
             sent: 0,
@@ -85,12 +89,35 @@ impl<'s> Conn<'s> {
             sending: false,
             closing: false,
             draining: false,
+            watcher: None,
         }
     }
 
-    /// Unlists the connection (before it is handed over: the new owner lists it again).
+    /// Unlists the connection (before it is handed over: the new owner
+    /// lists it again, and watchers hear nothing).
     pub fn unlist(&mut self) {
-        self.listed = None;
+        if let Some(l) = self.listed.take() {
+            l.hand_over();
+        }
+    }
+
+    /// How the connection is closing (`watch connevents`).
+    pub fn close_as(&self, why: CloseReason) {
+        if let Some(l) = &self.listed {
+            l.info.closing(why);
+        }
+    }
+
+    /// The session closed the connection: it ends, or goes on as the
+    /// watcher it became (`watch`), served by a tokio worker.
+    fn session_closed(&mut self) -> Next {
+        self.close_as(self.core.close_reason());
+        self.watcher = self.core.watcher();
+        if self.watcher.is_some() {
+            Next::Handover
+        } else {
+            Next::Close
+        }
     }
 
     /// The receive into the buffer's free space.
@@ -168,7 +195,7 @@ impl<'s> Conn<'s> {
             match step {
                 Step::NeedInput(n) => return self.await_input(srv, n),
                 Step::Flush => continue,
-                Step::Close => return Next::Close,
+                Step::Close => return self.session_closed(),
             }
         }
     }
@@ -221,7 +248,7 @@ impl<'s> Conn<'s> {
         match self.after {
             Step::NeedInput(n) => self.await_input(srv, n),
             Step::Flush => self.batch(srv, late),
-            Step::Close => Next::Close,
+            Step::Close => self.session_closed(),
         }
     }
 

@@ -190,6 +190,7 @@ impl<'s> Worker<'s> {
                 let Some(c) = self.conns[slot].as_mut() else {
                     continue;
                 };
+                c.close_as(crate::state::watch::CloseReason::Shutdown);
                 if !c.busy {
                     self.close(slot);
                 } else if c.sending {
@@ -235,6 +236,9 @@ impl<'s> Worker<'s> {
             }
         } else if result == 0 {
             // End of file, or a send that wrote nothing.
+            if op != SEND {
+                c.close_as(crate::state::watch::CloseReason::Normal);
+            }
             Next::Close
         } else {
             let late = &self.late;
@@ -343,6 +347,15 @@ impl<'s> Worker<'s> {
             return;
         };
         let rbuf = std::mem::take(&mut c.core.rbuf);
+        if let Some(w) = c.watcher.take() {
+            let Conn {
+                stream, peer, live, ..
+            } = c;
+            crate::net::placement::place_std(&workers, stream, peer, live, move |s, _, srv| {
+                crate::net::connection::serve_watcher(s, srv, w)
+            });
+            return;
+        }
         let Conn {
             stream, peer, live, ..
         } = c;

@@ -159,6 +159,12 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         reclaimed,
         checked,
     ]);
+    v.extend(
+        srv.watch
+            .stats()
+            .into_iter()
+            .map(|(k, n)| (k, n.to_string())),
+    );
     // memcached's TLS counters (with -Z only), last of its own, in its order.
     if let Some(tls) = &srv.cfg.tls {
         if tls.session_cache {

@@ -74,6 +74,11 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("lru_segmented", "no".to_string()),
         ("temp_lru", "no".to_string()),
         ("idle_timeout", srv.conns.idle_timeout().to_string()),
+        ("watcher_logbuf_size", srv.watch.buffer().to_string()),
+        (
+            "worker_logbuf_size",
+            crate::state::watch::WORKER_BUFFER.to_string(),
+        ),
         ("track_sizes", "no".to_string()),
     ];
     v.extend(tls(cfg.tls.as_ref()));

@@ -288,7 +288,7 @@ pub fn delete(srv: &Server, m: MetaDelete, out: &mut Out) {
             key: m.key.clone(),
             cas: f.compare_cas,
         }
-        .apply(srv)
+        .apply_as(srv, "md")
     };
     status_reply(f, &m.key, &o, out);
 }

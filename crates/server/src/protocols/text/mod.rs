@@ -32,6 +32,11 @@ pub struct TextSession {
     framer: TextFramer,
     /// Where an `lru_crawler metadump` goes on (`Session::resume`).
     dump: Option<crate::protocols::text::admin::Dump>,
+    /// The watcher `watch` made: the connection closes to commands and
+    /// is handed to it (`take_watcher`).
+    watcher: Option<Arc<crate::state::watch::Watcher>>,
+    /// How the connection closes (`quit`: normally), for `watch connevents`.
+    close_reason: crate::state::watch::CloseReason,
 }
 
 impl TextSession {
@@ -39,6 +44,47 @@ impl TextSession {
         TextSession {
             framer: TextFramer::new(srv.cfg.max_item_size),
             dump: None,
+            watcher: None,
+            close_reason: crate::state::watch::CloseReason::Error,
+        }
+    }
+
+    /// The watcher this connection became (`watch`), once.
+    pub fn take_watcher(&mut self) -> Option<Arc<crate::state::watch::Watcher>> {
+        self.watcher.take()
+    }
+
+    /// How the connection closed, as far as the session knows.
+    pub fn close_reason(&self) -> crate::state::watch::CloseReason {
+        self.close_reason
+    }
+
+    /// `watch [kinds...]`: memcached's answers, or the connection becomes a
+    /// watcher (its `OK` is the watcher's first line).
+    fn watch(&mut self, srv: &Server, args: &[Bytes], out: &mut Out) -> Flow {
+        use crate::state::watch::{kinds_of, Refused};
+        if !out.is_empty() {
+            out.put(b"ERROR cannot pipeline other commands before watch\r\n");
+            return Flow::Continue;
+        }
+        let words: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+        let Some(kinds) = kinds_of(&words) else {
+            out.put(ERROR);
+            return Flow::Continue;
+        };
+        match srv.watch.add(kinds) {
+            Ok(w) => {
+                self.watcher = Some(w);
+                Flow::Close
+            }
+            Err(Refused::Disabled) => {
+                out.put(b"CLIENT_ERROR watch commands not allowed\r\n");
+                Flow::Continue
+            }
+            Err(Refused::TooMany) => {
+                out.put(b"WATCHER_TOO_MANY log watcher limit reached\r\n");
+                Flow::Continue
+            }
         }
     }
 }
@@ -64,8 +110,16 @@ impl Session for TextSession {
             (Command::LruCrawler { args }, _) => {
                 self.dump = crate::protocols::text::admin::lru_crawler(srv, &args, out);
             }
+            (Command::Watch { args }, _) => return self.watch(srv, &args, out),
             (cmd, _) => {
+                use crate::state::watch::CloseReason;
+                let quit = matches!(cmd, Command::Quit);
                 if !execute(srv, cmd, out) {
+                    self.close_reason = if quit {
+                        CloseReason::Normal
+                    } else {
+                        CloseReason::Shutdown
+                    };
                     return Flow::Close;
                 }
             }
@@ -209,8 +263,9 @@ fn execute(srv: &Arc<Server>, cmd: Command, out: &mut Out) -> bool {
         Command::MetaArith(m) => meta::arith(srv, *m, out),
         Command::MetaNoop => out.put(b"MN\r\n"),
         Command::MetaDebug { key, base64 } => meta::debug(srv, key, base64, out),
-        // Storage commands come through `store` with their data block.
-        Command::Store(_) | Command::MetaSet(_) => out.put(ERROR),
+        // Storage commands come through `store` with their data block,
+        // `watch` through `TextSession::watch` (it hands the connection over).
+        Command::Store(_) | Command::MetaSet(_) | Command::Watch { .. } => out.put(ERROR),
     }
     true
 }
