@@ -104,6 +104,12 @@ fn fetchers_mutations_and_deletions(io: &str) {
     assert_eq!(c.cmd("md a#b\r\n"), "HD");
     assert_eq!(w.event(), "type=deleted key=a%23b cmd=md clsid=1 size=2");
     assert_eq!(c.stat("log_watchers"), 1);
+    // Listed as memcached lists a watcher.
+    let conns = c.listing("stats conns\r\n");
+    assert!(
+        conns.iter().any(|l| l.ends_with(":state conn_watch")),
+        "{conns:?}"
+    );
     drop(w);
     // Unlisted once its client closed (its task sees the end of input).
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -159,6 +165,13 @@ fn connection_events_say_how_each_closed() {
             close.ends_with(&format!("reason=error cfd={}", fd_of(&new))),
             "{close}"
         );
+        // The binary protocol's QUIT: normal.
+        let mut bin = srv.connect();
+        assert!(w.event().starts_with("type=conn_new"));
+        bin.write_all(&common::req(0x07, b"", b"", b"", 0, 0))
+            .unwrap();
+        let close = w.event();
+        assert!(close.contains(" reason=normal "), "{close}");
         // A client that just goes: normal.
         let gone = srv.connect();
         assert!(w.event().starts_with("type=conn_new"));
@@ -261,4 +274,16 @@ fn evictions_are_logged_with_the_evicted_item() {
     assert!(ev.starts_with("type=eviction key=key"), "{ev}");
     assert!(ev.contains(" fetch=no ttl=-1 la="), "{ev}");
     assert!(ev.ends_with(" clsid=1 size=2000"), "{ev}");
+}
+
+#[test]
+fn a_connection_closed_for_idling_says_so() {
+    let srv = Server::start(&["-o", "idle_timeout=1"]);
+    let mut w = Watch::start(&srv, "connevents");
+    let idle = srv.connect();
+    assert!(w.event().starts_with("type=conn_new"));
+    // The watcher idles too, but a watcher is not waiting for a request.
+    let close = w.event();
+    assert!(close.contains(" reason=idle_timeout "), "{close}");
+    drop(idle);
 }

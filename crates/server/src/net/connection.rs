@@ -43,6 +43,9 @@ pub async fn serve_watcher(
     let listed = stream
         .addresses()
         .map(|(addr, local)| srv.conns.register_handed(&stream, addr, Some(local)));
+    if let Some(l) = &listed {
+        l.info.watching();
+    }
     crate::net::watch::serve(&stream, &srv, watcher).await;
     if let Some(l) = &listed {
         l.info.closing(CloseReason::Normal);
@@ -124,6 +127,9 @@ async fn serve_socket<S: Socket>(
     }
     // A watcher stays listed (memcached's `conn_watch`) until it closes.
     if let Some(w) = handover.watcher {
+        if let Some(l) = &listed {
+            l.info.watching();
+        }
         crate::net::watch::serve(&stream, &srv, w).await;
         if let Some(l) = &listed {
             l.info.closing(CloseReason::Normal);

@@ -119,6 +119,7 @@ impl AnySession {
     pub fn close_reason(&self) -> crate::state::watch::CloseReason {
         match self {
             AnySession::Text(s) => s.close_reason(),
+            AnySession::Binary(s) => s.close_reason(),
             _ => crate::state::watch::CloseReason::Error,
         }
     }

@@ -26,6 +26,8 @@ const IDLE: u8 = 2;
 const NREAD: u8 = 3;
 /// Shut down for idling (`-o idle_timeout`), not yet gone: `conn_closing`.
 const CLOSING: u8 = 4;
+/// A log watcher (`watch`): memcached's `conn_watch`, never idle-kicked.
+const WATCH: u8 = 5;
 
 /// One listening socket or connection.
 #[derive(Debug)]
@@ -65,6 +67,11 @@ impl ConnInfo {
             .store(if need > 0 { NREAD } else { IDLE }, Relaxed);
     }
 
+    /// The connection became a log watcher (`watch`).
+    pub fn watching(&self) {
+        self.state.store(WATCH, Relaxed);
+    }
+
     /// How the connection is closing (the last word counts).
     pub fn closing(&self, why: CloseReason) {
         self.close_reason.store(why as u8, Relaxed);
@@ -88,6 +95,7 @@ impl ConnInfo {
             (Some(_), BUSY) => "conn_parse_cmd",
             (Some(_), NREAD) => "conn_nread",
             (Some(_), CLOSING) => "conn_closing",
+            (Some(_), WATCH) => "conn_watch",
             (Some(_), _) => "conn_read",
         }
     }

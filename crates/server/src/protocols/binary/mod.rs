@@ -28,6 +28,8 @@ pub struct BinarySession {
     /// What came after a run that could not finish before the output was
     /// written: served once the run is done (`resume`).
     held: Option<Held>,
+    /// QUIT was served: the connection closes normally (`watch connevents`).
+    quit: bool,
 }
 
 /// A request or refusal waiting for the quiet run before it.
@@ -45,6 +47,7 @@ impl BinarySession {
             auth: crate::command::AuthState::default(),
             quiet: quiet::QuietRun::default(),
             held: None,
+            quit: false,
         }
     }
 
@@ -210,7 +213,24 @@ impl BinarySession {
             }
             cmd => Err(cmd),
         };
-        served.unwrap_or_else(|cmd| control(srv, head, cmd, out))
+        match served {
+            Ok(flow) => flow,
+            Err(cmd) => {
+                // `control` closes for QUIT only.
+                let flow = control(srv, head, cmd, out);
+                self.quit |= flow == Flow::Close;
+                flow
+            }
+        }
+    }
+
+    /// How the connection closed, as far as the session knows.
+    pub fn close_reason(&self) -> crate::state::watch::CloseReason {
+        if self.quit {
+            crate::state::watch::CloseReason::Normal
+        } else {
+            crate::state::watch::CloseReason::Error
+        }
     }
 
     /// SASL_LIST_MECHS, SASL_AUTH, SASL_STEP.
