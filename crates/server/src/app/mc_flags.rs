@@ -19,4 +19,10 @@ pub struct McFlags {
     /// printed); the working directory is kept (app::daemon).
     #[arg(short = 'd', long = "daemon")]
     pub daemon: bool,
+    /// memcached's `-e`: a restartable cache. Stopped gracefully (SIGUSR1,
+    /// or `shutdown graceful`), the server writes the cache to FILE (and
+    /// FILE.meta); started again with the same `-e`, it reads it back
+    /// before serving (docs/memcached-compat.md "-e").
+    #[arg(short = 'e', long = "memory-file", value_name = "FILE")]
+    pub memory_file: Option<PathBuf>,
 }

@@ -1,4 +1,6 @@
-//! SIGINT/SIGTERM: graceful stop. SIGHUP: synchronize. Periodic sync.
+//! SIGINT/SIGTERM: graceful stop. SIGUSR1: memcached's graceful stop (with
+//! `-e`, the cache is written to its memory file). SIGHUP: synchronize.
+//! Periodic sync.
 
 use crate::state::server::Server;
 use memstored_engine::Db;
@@ -13,7 +15,11 @@ pub struct StopSignals {
     term: Signal,
     int: Signal,
     hup: Signal,
+    usr1: Signal,
 }
+
+/// What `StopSignals::wait` returns for memcached's graceful stop (SIGUSR1).
+pub const GRACEFUL: &str = "SIGUSR1 (graceful stop)";
 
 impl StopSignals {
     pub fn install() -> std::io::Result<StopSignals> {
@@ -21,6 +27,7 @@ impl StopSignals {
             term: signal(SignalKind::terminate())?,
             int: signal(SignalKind::interrupt())?,
             hup: signal(SignalKind::hangup())?,
+            usr1: signal(SignalKind::user_defined1())?,
         })
     }
 
@@ -35,6 +42,7 @@ impl StopSignals {
             tokio::select! {
                 _ = self.term.recv() => return "SIGTERM",
                 _ = self.int.recv() => return "SIGINT",
+                _ = self.usr1.recv() => return GRACEFUL,
                 _ = self.hup.recv() => {
                     tracing::info!("SIGHUP: synchronizing the store");
                     if let Some(Err(why)) = auth.as_ref().map(|a| a.reload()) {

@@ -337,6 +337,7 @@ fn config_of(
         .map_err(StartError::Flags)?,
         // Set by `run` once `-Z`'s files are read (`tls_of`).
         tls: None,
+        memory_file: args.mc.memory_file.clone(),
     })
 }
 
@@ -366,6 +367,7 @@ async fn wind_down(
         // It applies its last batch and stops before the stores close.
         let _ = tokio::task::spawn_blocking(move || r.stop()).await;
     }
+    write_memory_file(srv).await;
     for closing in crate::state::databases::all(srv) {
         tokio::task::spawn_blocking(move || {
             closing.synchronize(true)?;
@@ -377,6 +379,56 @@ async fn wind_down(
     }
     tracing::info!("store synchronized and closed; bye");
     Ok(())
+}
+
+/// `-e FILE` at start: the cache a graceful stop wrote is read back
+/// before anything is served; an unreadable summary refuses the start.
+async fn read_memory_file(srv: &Arc<Server>, path: std::path::PathBuf) -> Result<(), StartError> {
+    let reading = srv.clone();
+    let done =
+        tokio::task::spawn_blocking(move || crate::command::memory_file::load(&reading, &path))
+            .await
+            .map_err(|e| StartError::Flags(format!("-e: {e}")))?;
+    match done {
+        Ok(Some(l)) => {
+            srv.restore_hash_power(l.hash_power);
+            tracing::info!(
+                "-e: {} records read back ({} expired or too large left out)",
+                l.records,
+                l.dropped
+            );
+            Ok(())
+        }
+        Ok(None) => {
+            tracing::info!("-e: no memory file to read back; starting empty");
+            Ok(())
+        }
+        Err(e) => Err(StartError::Flags(format!("-e: {e}"))),
+    }
+}
+
+/// `-e FILE` at a graceful stop (SIGUSR1, `shutdown graceful`): the cache
+/// is written there, after the last batch and before the stores close.
+async fn write_memory_file(srv: &Arc<Server>) {
+    let Some(path) = srv.cfg.memory_file.clone() else {
+        return;
+    };
+    if !srv.graceful.load(Relaxed) {
+        tracing::info!(
+            "-e: not a graceful stop (SIGUSR1 or `shutdown graceful`); no memory file written"
+        );
+        return;
+    }
+    let hp = srv.hash_power_level();
+    let writing = srv.clone();
+    let done =
+        tokio::task::spawn_blocking(move || crate::command::memory_file::save(&writing, &path, hp))
+            .await;
+    match done {
+        Ok(Ok(n)) => tracing::info!("-e: {n} records written to the memory file"),
+        Ok(Err(e)) => tracing::error!("-e: {e}"),
+        Err(e) => tracing::error!("-e: {e}"),
+    }
 }
 
 /// The start-up line: where it listens, what it serves, on how many threads.
@@ -631,6 +683,9 @@ async fn serve(
     if let Some(log) = started.ulog {
         let _ = srv.replication.ulog.set(log);
     }
+    if let Some(path) = srv.cfg.memory_file.clone() {
+        read_memory_file(&srv, path).await?;
+    }
     let grpc_port = started.grpc_listener.is_some();
     let replica = crate::replication::start(&srv, &started.replica, &started.ulog_args, grpc_port)
         .map_err(StartError::Flags)?;
@@ -689,6 +744,9 @@ async fn serve(
         why = stop.wait(crate::state::databases::all(&srv), srv.ascii_auth.clone()) => why,
         () = srv.stop_requested.notified() => "shutdown command",
     };
+    if why == signals::GRACEFUL {
+        srv.graceful.store(true, Relaxed);
+    }
     tracing::info!("{why}: stopping");
     let _ = stop_tx.send(true);
     for a in accept

@@ -36,6 +36,7 @@ mod flush;
 mod get;
 mod iterate;
 mod list;
+pub mod memory_file;
 mod queue;
 mod search;
 pub mod store;

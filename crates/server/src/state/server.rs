@@ -77,7 +77,13 @@ pub struct Config {
     pub io: crate::state::server::IoEngine,
     /// `-Z`'s TLS on the memcached port (`-o ssl_*`); `None` without `-Z`.
     pub tls: Option<crate::state::tls::TlsSettings>,
+    /// memcached's `-e FILE`: the cache is written there at a graceful
+    /// stop and read back at the next start (`command::memory_file`).
+    pub memory_file: Option<std::path::PathBuf>,
 }
+
+/// memcached's starting `hashpower`.
+const HASH_POWER: u32 = 16;
 
 /// Everything a connection needs, shared through an `Arc`.
 pub struct Server {
@@ -124,6 +130,11 @@ pub struct Server {
     pub tls: crate::state::tls::TlsState,
     /// memcached's `-Y`: text connections log in first (`protocols::text::ascii_auth`).
     pub ascii_auth: Option<Arc<crate::state::ascii_auth::AsciiAuth>>,
+    /// memcached's `hash_power_level` (`Server::hash_power_level`).
+    hash_power: AtomicU32,
+    /// The stop asked for is memcached's graceful one (SIGUSR1, `shutdown
+    /// graceful`): `-e`'s memory file is written.
+    pub graceful: std::sync::atomic::AtomicBool,
 }
 
 impl Config {
@@ -154,6 +165,7 @@ impl Config {
             scheduler: crate::state::server::Scheduler::Shared,
             io: crate::state::server::IoEngine::Epoll,
             tls: None,
+            memory_file: None,
         }
     }
 }
@@ -218,7 +230,30 @@ impl Server {
             slab_automove: std::sync::atomic::AtomicU32::new(0),
             tls: crate::state::tls::TlsState::default(),
             ascii_auth: None,
+            hash_power: AtomicU32::new(HASH_POWER),
+            graceful: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// memcached's `hash_power_level`: the log2 of the buckets memcached's
+    /// hash table would have grown to for the most items this server has
+    /// been seen holding (it starts at 16 and doubles past 1.5 items a
+    /// bucket, never shrinking). memstored's own index grows by other
+    /// rules; this is reported for memcached's tools and kept across a
+    /// restart from `-e`'s memory file. Seen when asked (`stats`) and at
+    /// a graceful stop.
+    pub fn hash_power_level(&self) -> u32 {
+        let items = self.db.count();
+        let mut hp = self.hash_power.load(Ordering::Relaxed);
+        while hp < 63 && u128::from(items) > (3u128 << hp) / 2 {
+            hp += 1;
+        }
+        self.hash_power.fetch_max(hp, Ordering::Relaxed).max(hp)
+    }
+
+    /// A restart's memory file says how far the table had grown.
+    pub fn restore_hash_power(&self, hp: u32) {
+        self.hash_power.fetch_max(hp.min(63), Ordering::Relaxed);
     }
 
     /// This server with memcached's ASCII authentication (`-Y`).

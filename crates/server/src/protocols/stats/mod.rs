@@ -143,6 +143,7 @@ fn general(srv: &Server) -> Vec<(String, String)> {
         ("listen_disabled_num", "0".to_string()),
         ("time_in_listen_disabled_us", "0".to_string()),
         ("threads", srv.cfg.threads.to_string()),
+        ("hash_power_level", srv.hash_power_level().to_string()),
         ("io_engine", srv.cfg.io.label().to_string()),
         running,
         starts,

@@ -82,6 +82,13 @@ pub fn listing(srv: &Server) -> Vec<(String, String)> {
         ("track_sizes", "no".to_string()),
     ];
     v.extend(tls(cfg.tls.as_ref()));
+    // memcached's `-e` (printf's `(null)` without one, as memcached prints it).
+    v.push((
+        "memory_file",
+        cfg.memory_file
+            .as_ref()
+            .map_or("(null)".to_string(), |p| p.display().to_string()),
+    ));
     v.extend([
         // memstored's own.
         ("interface", cfg.listen.ip().to_string()),

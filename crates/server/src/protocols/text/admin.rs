@@ -30,7 +30,7 @@ pub fn shutdown(srv: &Server, args: &[Bytes], out: &mut Out) -> bool {
     }
     match args {
         [] => {}
-        [mode] if &mode[..] == b"graceful" => {}
+        [mode] if &mode[..] == b"graceful" => srv.graceful.store(true, Relaxed),
         _ => {
             out.put(b"CLIENT_ERROR invalid shutdown mode\r\n");
             return true;
