@@ -445,6 +445,7 @@ impl SegCache {
     fn make_byte_room(&mut self, len: usize, class: usize) -> Result<()> {
         let size = len.max(self.seg_size);
         let mut passes = 2 * self.segments() + 2;
+        let mut compacted = false;
         loop {
             let room = self.room_in(class) >= len;
             if !room && self.cap_bytes == 0 && self.live_bytes * 2 < self.allocated {
@@ -504,8 +505,15 @@ impl SegCache {
             if room && self.evict_aside(over) {
                 continue;
             }
+            // Without room for the record, a first pass frees only the
+            // bytes over the cap: it compacts as it goes, and the records
+            // `evict_aside` left dead may be room enough. Only if not does
+            // the next pass evict every item its segment holds unread.
             let external_quota = if room {
                 over.max(self.cap_bytes / EXTERNAL_EVICTION_SHARE)
+            } else if !compacted {
+                compacted = true;
+                over
             } else {
                 u64::MAX
             };

@@ -192,13 +192,16 @@ fn large_values_are_evicted_only_as_far_as_the_cap_needs() {
 /// aside. Once the cache is full of them, each insert evicts about what it
 /// needs (memcached evicts one item per allocation; t/watcher.t looks for
 /// an eviction after one set), the oldest first, reading on from where the
-/// last insert stopped instead of passing the whole segment: 20,000 inserts
-/// of 2 KB values into 8 MiB stay fast and take few whole passes.
+/// last insert stopped instead of passing the whole segment: 60,000 inserts
+/// of 1 KiB values into 8 MiB take few whole passes. And the cache stays
+/// full all along: the records those evictions leave dead fill the
+/// segment, and the pass that then makes room must compact them away, not
+/// evict every value the segment names (it kept a third of the cap).
 #[test]
 fn evicting_large_values_frees_what_each_insert_needs() {
     let cap = 8 << 20;
     let mut c = SegCache::new(cap, 0);
-    let v = vec![b'v'; 2000];
+    let v = vec![b'v'; 1024];
     let mut i = 0;
     while c.evictions == 0 {
         c.put_slice(&key(i), &v, meta(1)).unwrap();
@@ -206,18 +209,25 @@ fn evicting_large_values_frees_what_each_insert_needs() {
     }
     assert!(c.evictions <= 2, "{} evicted at once", c.evictions);
     let passes = c.passes;
-    // More only when the table grows (its bytes count against the cap).
+    // More only when the table grows (its bytes count against the cap),
+    // or main opens its first segment (a written key taken for a ghost is
+    // marked read, and its pass moves it to main).
     let mut more = 0;
-    for _ in 0..20_000 {
+    for n in 0..60_000 {
         let before = c.evictions;
         c.put_slice(&key(i), &v, meta(1)).unwrap();
         more += usize::from(c.evictions - before > 2);
         i += 1;
+        if n % 1000 == 0 {
+            let held = c.allocated + c.external + c.table.bytes();
+            assert!(
+                held >= cap * 9 / 10,
+                "{held} of {cap} held after {n} inserts"
+            );
+        }
     }
-    assert!(more <= 3, "{more} inserts evicted more than 2");
-    assert!(c.evictions >= 19_000, "{}", c.evictions);
-    // Whole passes only when a segment's records are all read (or its
-    // room is needed): a few hundred records a segment.
+    assert!(more <= 10, "{more} inserts evicted more than 2");
+    assert!(c.evictions >= 59_000, "{}", c.evictions);
     assert!(
         c.passes - passes < 200,
         "{} whole passes",
