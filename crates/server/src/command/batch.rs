@@ -210,11 +210,7 @@ impl GetMany<'_> {
         }
         let hits = found.iter().filter(|r| r.is_some()).count() as u64;
         let expired = expired.iter().filter(|&&i| i < n).count() as u64;
-        let c = srv.counters.here();
-        add(&c.cmd_get, n as u64);
-        add(&c.get_hits, hits);
-        add(&c.get_misses, n as u64 - hits);
-        add(&c.get_expired, expired);
+        count_gets(srv, n as u64, hits, expired);
         Ok((found, first_large))
     }
 
@@ -258,12 +254,17 @@ impl GetMany<'_> {
         for (key, (found, size)) in self.keys.iter().zip(seen.unwrap_or_default()) {
             srv.watch.item_get(key, found, size);
         }
-        let n = self.keys.len() as u64;
-        let c = srv.counters.here();
-        add(&c.cmd_get, n);
-        add(&c.get_hits, hits);
-        add(&c.get_misses, n - hits);
-        add(&c.get_expired, expired);
+        count_gets(srv, self.keys.len() as u64, hits, expired);
         Ok(())
     }
+}
+
+/// Counts `n` gets of one batch as memcached counts each: hits, misses, and
+/// of the misses those that found the record expired.
+fn count_gets(srv: &Server, n: u64, hits: u64, expired: u64) {
+    let c = srv.counters.here();
+    add(&c.cmd_get, n);
+    add(&c.get_hits, hits);
+    add(&c.get_misses, n - hits);
+    add(&c.get_expired, expired);
 }

@@ -337,10 +337,11 @@ fn get_bulk(srv: &Server, keys: &[KeyRecord], out: &mut Out) -> Result<(), Outco
             Found::Miss => {}
             Found::Encoded(from, to) => out.put(&encoded[from..to]),
             Found::Long(j) => {
-                let (xt, value) = &long[j];
-                kt::encode_record_head(k.dbidx, k.key.len(), value.len(), *xt, out.buf());
+                // Each long value is answered once: taken, not shared.
+                let (xt, value) = std::mem::take(&mut long[j]);
+                kt::encode_record_head(k.dbidx, k.key.len(), value.len(), xt, out.buf());
                 out.put(&k.key);
-                out.value(value.clone());
+                out.value(value);
             }
         }
     }
