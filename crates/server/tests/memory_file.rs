@@ -3,9 +3,13 @@
 //! and FILE.meta, the next start with the same `-e` reads it back (values,
 //! flags, CAS and expiry; what expired meanwhile stays gone) and removes
 //! the `.meta`; another stop writes nothing; a `.meta` that does not read
-//! refuses the start; a file memstored did not write is never replaced.
+//! refuses the start; a file memstored did not write is never replaced; a
+//! disk too full for the file leaves no summary, and the next start is cold.
 
 mod common;
+#[path = "common/tmpfs.rs"]
+#[allow(dead_code)]
+mod tmpfs;
 use common::{Server, Text};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -167,4 +171,32 @@ fn hash_power_level_grows_as_memcacheds_and_survives_a_restart() {
     let srv = start(&file, &[]);
     let mut c = Text::new(srv.connect());
     assert_eq!(c.stat("hash_power_level"), 17);
+}
+
+/// The memory file on a disk too full for it: the stop logs why and
+/// writes no summary (nor a partial file in FILE's place), so the next
+/// start is cold, not from half a file.
+#[test]
+fn a_full_disk_leaves_no_summary_and_the_next_start_is_cold() {
+    let Some(disk) = tmpfs::Tmpfs::mount("2m") else {
+        return;
+    };
+    let file = disk.join("m");
+    let srv = start(&file, &[]);
+    let mut c = Text::new(srv.connect());
+    let value = "v".repeat(100_000);
+    for i in 0..30 {
+        let set = format!("set k{i} 0 0 {}\r\n{value}\r\n", value.len());
+        assert_eq!(c.cmd(&set), "STORED");
+    }
+    drop(c);
+    stop_with(&srv, libc::SIGUSR1);
+    let err = String::from_utf8_lossy(&srv.stderr()).to_string();
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!meta(&file).exists());
+    assert!(!file.exists(), "no partial file in its place");
+    assert!(!disk.join("m.tmp").exists(), "nor left beside it");
+    let srv = start(&file, &[]);
+    let mut c = Text::new(srv.connect());
+    assert_eq!(c.cmd("get k0\r\n"), "END");
 }

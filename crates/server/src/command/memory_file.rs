@@ -159,7 +159,10 @@ pub fn save(srv: &Server, path: &Path, hash_power: u32) -> Result<u64, MemoryFil
         head.starts_with(META_HEAD.as_bytes())
     })?;
     let tmp = with_suffix(path, ".tmp");
-    let (records, bytes) = write_records(srv, &tmp)?;
+    // A write cut short (a full disk) leaves nothing behind to fill it.
+    let (records, bytes) = write_records(srv, &tmp).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })?;
     std::fs::rename(&tmp, path).map_err(io_err(path))?;
     let summary = Summary {
         records,
@@ -171,7 +174,10 @@ pub fn save(srv: &Server, path: &Path, hash_power: u32) -> Result<u64, MemoryFil
     let mut f = create_new(&meta_tmp)?;
     f.write_all(summary.to_text().as_bytes())
         .and_then(|()| f.sync_all())
-        .map_err(io_err(&meta_tmp))?;
+        .map_err(io_err(&meta_tmp))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&meta_tmp);
+        })?;
     std::fs::rename(&meta_tmp, &meta).map_err(io_err(&meta))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         let _ = File::open(dir).and_then(|d| d.sync_all());

@@ -43,13 +43,7 @@ pub async fn serve_watcher(
     let listed = stream
         .addresses()
         .map(|(addr, local)| srv.conns.register_handed(&stream, addr, Some(local)));
-    if let Some(l) = &listed {
-        l.info.watching();
-    }
-    crate::net::watch::serve(&stream, &srv, watcher).await;
-    if let Some(l) = &listed {
-        l.info.closing(CloseReason::Normal);
-    }
+    crate::net::watch::serve(&stream, &srv, watcher, listed.as_ref().map(|r| &*r.info)).await;
 }
 
 /// Whether watchers hear of the connection as new (`watch connevents`):
@@ -127,13 +121,7 @@ async fn serve_socket<S: Socket>(
     }
     // A watcher stays listed (memcached's `conn_watch`) until it closes.
     if let Some(w) = handover.watcher {
-        if let Some(l) = &listed {
-            l.info.watching();
-        }
-        crate::net::watch::serve(&stream, &srv, w).await;
-        if let Some(l) = &listed {
-            l.info.closing(CloseReason::Normal);
-        }
+        crate::net::watch::serve(&stream, &srv, w, listed.as_ref().map(|r| &*r.info)).await;
     }
     // A `replicate` call (or Kyoto Tycoon's 0xB1) turned the connection
     // into a replication stream, which `stats conns` does not list.
