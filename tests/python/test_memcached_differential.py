@@ -756,9 +756,8 @@ SETTINGS_NOT_APPLICABLE = {
     b"slab_automove_window", b"slab_chunk_max", b"slab_automove_freeratio",
     b"lru_crawler_sleep", b"lru_crawler_tocrawl", b"tail_repair_time",
     b"hash_algorithm", b"hot_lru_pct", b"warm_lru_pct", b"hot_max_factor",
-    b"warm_max_factor", b"temporary_ttl", b"watcher_logbuf_size",
-    b"worker_logbuf_size", b"read_buf_mem_limit", b"inline_ascii_response",
-    b"num_napi_ids", b"memory_file",
+    b"warm_max_factor", b"temporary_ttl", b"read_buf_mem_limit",
+    b"inline_ascii_response", b"num_napi_ids",
 }
 
 
