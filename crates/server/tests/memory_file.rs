@@ -200,3 +200,26 @@ fn a_full_disk_leaves_no_summary_and_the_next_start_is_cold() {
     let mut c = Text::new(srv.connect());
     assert_eq!(c.cmd("get k0\r\n"), "END");
 }
+
+/// A damaged record length refuses the start instead of allocating what it
+/// claims (the file's length and its summary still agree).
+#[test]
+fn a_record_longer_than_the_file_refuses_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m");
+    let srv = start(&file, &[]);
+    let mut c = Text::new(srv.connect());
+    assert_eq!(c.cmd("set k 0 0 1\r\nv\r\n"), "STORED");
+    stop_with(&srv, libc::SIGUSR1);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = b"memstored memory file 1\n".len();
+    bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(&file, bytes).unwrap();
+    let out = common::memstored()
+        .args(["-e", file.to_str().unwrap(), "-l", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("runs past the end of the file"), "{err}");
+}

@@ -58,7 +58,11 @@ impl Get {
         let c = srv.counters.here();
         bump(&c.cmd_touch);
         let o = outcome(srv.db.touch(&self.key, expires_at), Outcome::Found);
-        watched(srv, &self.key, &o);
+        let found = match &o {
+            Outcome::Found(r) => Some(r),
+            _ => None,
+        };
+        watched(srv, &self.key, found);
         match o {
             Outcome::Found(_) => bump(&c.touch_hits),
             Outcome::NotFound => bump(&c.touch_misses),
@@ -110,12 +114,7 @@ impl Get {
             None => (&c.cmd_get, &c.get_hits, &c.get_misses),
         };
         bump(cmd);
-        if srv.watch.wants(crate::state::watch::kind::FETCHERS) {
-            match earlier {
-                Some(r) => srv.watch.item_get(&self.key, Found::Found, r.value.len()),
-                None => srv.watch.item_get(&self.key, Found::NotFound, 0),
-            }
-        }
+        watched(srv, &self.key, earlier);
         match earlier {
             Some(r) => {
                 bump(hits);
@@ -129,14 +128,15 @@ impl Get {
     }
 }
 
-/// A fetch's outcome as fetchers' watchers see it (memcached's `item_get`).
-pub(super) fn watched(srv: &Server, key: &[u8], o: &Outcome) {
+/// A fetch as fetchers' watchers see it (memcached's `item_get`): the
+/// record found, if any.
+fn watched(srv: &Server, key: &[u8], found: Option<&Record>) {
     if !srv.watch.wants(crate::state::watch::kind::FETCHERS) {
         return;
     }
-    match o {
-        Outcome::Found(r) => srv.watch.item_get(key, Found::Found, r.value.len()),
-        _ => srv.watch.item_get(key, Found::NotFound, 0),
+    match found {
+        Some(r) => srv.watch.item_get(key, Found::Found, r.value.len()),
+        None => srv.watch.item_get(key, Found::NotFound, 0),
     }
 }
 

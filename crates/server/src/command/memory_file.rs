@@ -54,9 +54,7 @@ pub struct Loaded {
 }
 
 fn meta_path(path: &Path) -> PathBuf {
-    let mut p = path.as_os_str().to_owned();
-    p.push(".meta");
-    PathBuf::from(p)
+    with_suffix(path, ".meta")
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> MemoryFileError + '_ {
@@ -110,6 +108,9 @@ pub fn load(srv: &Server, path: &Path) -> Result<Option<Loaded>, MemoryFileError
         hash_power: summary.hash_power,
     };
     let mut head = [0u8; HEAD];
+    // What the file has left after the magic line: no record may claim more
+    // (a damaged length must not make the start allocate gigabytes).
+    let mut left = len.saturating_sub(MAGIC.len() as u64);
     for _ in 0..summary.records {
         r.read_exact(&mut head).map_err(io_err(path))?;
         let u32_at =
@@ -121,6 +122,11 @@ pub fn load(srv: &Server, path: &Path) -> Result<Option<Loaded>, MemoryFileError
         };
         let (klen, vlen, flags) = (u32_at(0) as usize, u32_at(4) as usize, u32_at(8));
         let (expires_at, cas) = (u64_at(12), u64_at(20));
+        let size = (HEAD + klen) as u64 + vlen as u64;
+        if size > left {
+            return Err(invalid(path, "a record runs past the end of the file"));
+        }
+        left -= size;
         let mut key = vec![0u8; klen];
         r.read_exact(&mut key).map_err(io_err(path))?;
         let mut value = vec![0u8; vlen];
