@@ -32,6 +32,16 @@ fn stop_with(srv: &Server, sig: i32) {
     }
 }
 
+/// Starts with `-e file`, which must fail: its standard error.
+fn refused_start(file: &Path) -> String {
+    let out = common::memstored()
+        .args(["-e", file.to_str().unwrap(), "-l", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn meta(file: &Path) -> std::path::PathBuf {
     file.with_file_name(format!(
         "{}.meta",
@@ -115,12 +125,7 @@ fn an_unreadable_summary_refuses_the_start() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("m");
     std::fs::write(meta(&file), b"").unwrap();
-    let out = common::memstored()
-        .args(["-e", file.to_str().unwrap(), "-l", "127.0.0.1:0"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_start(&file);
     assert!(err.contains("not a memstored memory file summary"), "{err}");
 }
 
@@ -215,11 +220,6 @@ fn a_record_longer_than_the_file_refuses_the_start() {
     let at = b"memstored memory file 1\n".len();
     bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     std::fs::write(&file, bytes).unwrap();
-    let out = common::memstored()
-        .args(["-e", file.to_str().unwrap(), "-l", "127.0.0.1:0"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_start(&file);
     assert!(err.contains("runs past the end of the file"), "{err}");
 }
